@@ -1,0 +1,19 @@
+/* cli.h — the seer command's shared pieces: each subcommand is `int cli_<name>(int argc, char **argv)`
+   returning the process exit status (cli_exit_status maps SEER_E* codes). Results go to stdout,
+   everything else (logs, errors, timings) to stderr. */
+#ifndef SEER_CLI_H
+#define SEER_CLI_H
+
+#include <stdio.h>
+
+/* Exit statuses: 0 ok, 1 runtime failure (bad file, device), 2 usage error. */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+int cli_info(int argc, char **argv);
+/* `seer info --devices`: lists compute devices (cli/devices.c). */
+int cli_info_devices(FILE *out);
+
+/* Prints "seer: <last error>" to stderr and returns CLI_FAIL. */
+int cli_fail(int rc);
+
+#endif

@@ -1,0 +1,67 @@
+/* main.c — the `seer` command: global flags (-v, -q, --version) then a subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "seer.h"
+
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+};
+
+static const struct command commands[] = {
+    {"info", cli_info, "show a model file's architecture, hyperparameters and tensors; --devices lists devices"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: seer [-v|-vv|-q] <command> [args]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\nglobal flags: -v more logging (-vv debug), -q errors only, --version\n");
+}
+
+int cli_fail(int rc)
+{
+    const char *msg = seer_last_error();
+    fprintf(stderr, "seer: %s\n", msg && *msg ? msg : seer_strerror(rc));
+    return CLI_FAIL;
+}
+
+int main(int argc, char **argv)
+{
+    int i = 1;
+    seer_log_level level = SEER_LOG_WARN;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (!strcmp(argv[i], "-v"))
+            level = SEER_LOG_INFO;
+        else if (!strcmp(argv[i], "-vv"))
+            level = SEER_LOG_DEBUG;
+        else if (!strcmp(argv[i], "-q"))
+            level = SEER_LOG_ERROR;
+        else if (!strcmp(argv[i], "--version")) {
+            printf("seer %s\n", seer_version());
+            return CLI_OK;
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return CLI_OK;
+        } else {
+            fprintf(stderr, "seer: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return CLI_USAGE;
+        }
+    }
+    seer_set_log_level(level);
+    if (i >= argc) {
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
+        if (!strcmp(argv[i], commands[c].name))
+            return commands[c].run(argc - i, argv + i);
+    fprintf(stderr, "seer: unknown command '%s'\n", argv[i]);
+    usage(stderr);
+    return CLI_USAGE;
+}

@@ -1,0 +1,132 @@
+/* cpu.c — CPU backend object: buffers are aligned host memory (or borrowed mmapped memory),
+   tensor_set/get are memcpy, sync is a no-op because ops run when called. */
+#include "core/cpu/cpu.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cpu/cpu_internal.h"
+#include "core/error.h"
+#include "core/util.h"
+
+/* 64 bytes: a cache line, and enough for any SIMD load we use. */
+#define CPU_ALIGN 64
+
+static int cpu_buffer_alloc(backend *be, size_t size, backend_buffer **out)
+{
+    backend_buffer *b = seer_calloc(1, sizeof *b);
+    void *mem = b ? seer_aligned_alloc(CPU_ALIGN, size) : NULL;
+    if (!mem) {
+        free(b);
+        return seer_err(SEER_ENOMEM, "cpu: cannot allocate %zu bytes", size);
+    }
+    b->be = be;
+    b->size = size;
+    b->host = mem;
+    *out = b;
+    return SEER_OK;
+}
+
+static int cpu_buffer_from_host(backend *be, void *ptr, size_t size, backend_buffer **out)
+{
+    backend_buffer *b = seer_calloc(1, sizeof *b);
+    if (!b)
+        return seer_err(SEER_ENOMEM, "cpu: no memory for a buffer record");
+    b->be = be;
+    b->size = size;
+    b->host = ptr;
+    b->borrowed = true;
+    *out = b;
+    return SEER_OK;
+}
+
+static void cpu_buffer_free(backend_buffer *b)
+{
+    if (!b->borrowed)
+        seer_aligned_free(b->host);
+    free(b);
+}
+
+static int cpu_tensor_set(backend *be, tensor *t, const void *src, size_t off, size_t n)
+{
+    (void)be;
+    memcpy((char *)t->data + off, src, n);
+    return SEER_OK;
+}
+
+static int cpu_tensor_get(backend *be, const tensor *t, void *dst, size_t off, size_t n)
+{
+    (void)be;
+    memcpy(dst, (const char *)t->data + off, n);
+    return SEER_OK;
+}
+
+static int cpu_sync(backend *be)
+{
+    (void)be;
+    return SEER_OK;
+}
+
+static void cpu_free(backend *be)
+{
+    struct cpu_ctx *c = be->ctx;
+    threadpool_free(c->pool);
+    free(c);
+    free(be);
+}
+
+static const struct backend_i cpu_iface = {
+    .name = "cpu",
+    .free = cpu_free,
+    .buffer_alloc = cpu_buffer_alloc,
+    .buffer_from_host = cpu_buffer_from_host,
+    .buffer_free = cpu_buffer_free,
+    .tensor_set = cpu_tensor_set,
+    .tensor_get = cpu_tensor_get,
+    .sync = cpu_sync,
+    .ops = {
+        .matmul = cpu_matmul,
+        .get_rows = cpu_get_rows,
+        .binary = cpu_binary,
+        .unary = cpu_unary,
+        .scale = cpu_scale,
+        .cpy = cpu_cpy,
+        .rmsnorm = cpu_rmsnorm,
+        .rmsnorm_gated = cpu_rmsnorm_gated,
+        .layernorm = cpu_layernorm,
+        .l2norm = cpu_l2norm,
+        .softmax = cpu_softmax,
+        .rope_text = cpu_rope_text,
+        .rope_vision = cpu_rope_vision,
+        .conv1d_causal = cpu_conv1d_causal,
+        .gdn_recurrent = cpu_gdn_recurrent,
+        .gdn_chunked = cpu_gdn_chunked,
+        .attention = cpu_attention,
+    },
+};
+
+int backend_cpu_create(int n_threads, backend **out)
+{
+    backend *be = seer_calloc(1, sizeof *be);
+    struct cpu_ctx *c = seer_calloc(1, sizeof *c);
+    if (!be || !c) {
+        free(be);
+        free(c);
+        return seer_err(SEER_ENOMEM, "cpu: no memory for the backend");
+    }
+    int rc = threadpool_create(n_threads, &c->pool);
+    if (rc) {
+        free(be);
+        free(c);
+        return rc;
+    }
+    be->iface = &cpu_iface;
+    be->ctx = c;
+    be->alignment = CPU_ALIGN;
+    be->max_buffer_size = SIZE_MAX / 2;
+    snprintf(be->description, sizeof be->description, "cpu (%d thread%s)", n_threads, n_threads == 1 ? "" : "s");
+    *out = be;
+    return SEER_OK;
+}

@@ -1,0 +1,74 @@
+/* tensor.h — element types and tensor descriptors.
+   Shapes use GGUF/ggml order: ne[0] is the innermost, contiguous dimension (a row), so an HF
+   linear weight [out, in] is ne = {in, out}. Quantised types store each row as whole blocks of
+   GGUF's exact layout (core/quant.h), so ne[0] must be a multiple of the block size. */
+#ifndef SEER_CORE_TENSOR_H
+#define SEER_CORE_TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum dtype {
+    DT_F32,
+    DT_F16,
+    DT_BF16,
+    DT_Q8_0,
+    DT_Q4_0,
+    DT_Q4_K,
+    DT_Q5_K,
+    DT_Q6_K,
+    DT_I32,
+    DT_COUNT
+};
+
+struct dtype_info {
+    const char *name;   /* "f32", "q4_K" (GGUF spelling) */
+    int block_elems;    /* elements per block (1 for plain types) */
+    int block_bytes;    /* bytes per block */
+    bool quantized;
+};
+
+const struct dtype_info *dtype_info(enum dtype t);
+static inline const char *dtype_name(enum dtype t);
+/* Bytes of a row of n elements; false if n is not a whole number of blocks or it overflows. */
+bool dtype_row_bytes(enum dtype t, int64_t n, size_t *out);
+
+#define TENSOR_MAX_DIMS 4
+#define TENSOR_NAME_MAX 96
+
+struct backend_buffer;
+
+typedef struct tensor {
+    enum dtype type;
+    int64_t ne[TENSOR_MAX_DIMS]; /* elements per dimension, ne[0] innermost; unused dims are 1 */
+    size_t nb[TENSOR_MAX_DIMS];  /* byte strides; nb[0] = block_bytes (one block steps block_elems) */
+    struct backend_buffer *buf;  /* where the bytes live (NULL: plain host memory, e.g. a mapping) */
+    size_t offset;               /* byte offset of element 0 inside buf */
+    void *data;                  /* host address of element 0 when host-visible, else NULL */
+    char name[TENSOR_NAME_MAX];
+} tensor;
+
+/* Fills a contiguous descriptor (strides from the shape); data/buf left NULL. Returns false
+   when a dimension is < 1, ne[0] is not a whole number of blocks, or the size overflows. */
+bool tensor_init(tensor *t, enum dtype type, int n_dims, const int64_t *ne);
+/* Shorthand for tensor_init with up to 4 dims given as arguments (unused trailing dims = 1). */
+bool tensor_init4(tensor *t, enum dtype type, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
+int64_t tensor_nelements(const tensor *t);
+int64_t tensor_nrows(const tensor *t); /* ne[1]*ne[2]*ne[3] */
+/* Bytes spanned from element 0 to the end of the last element (for strided views too). */
+size_t tensor_nbytes(const tensor *t);
+bool tensor_is_contiguous(const tensor *t);
+bool tensor_same_shape(const tensor *a, const tensor *b);
+/* A view of t: new shape and strides (in bytes) starting `offset` bytes after t's element 0.
+   The caller guarantees the view lies inside t. */
+tensor tensor_view(const tensor *t, int n_dims, const int64_t *ne, const size_t *nb, size_t offset);
+/* Host address of row (i1,i2,i3) when t->data is set. */
+static inline void *tensor_row(const tensor *t, int64_t i1, int64_t i2, int64_t i3)
+{
+    return (char *)t->data + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
+}
+
+static inline const char *dtype_name(enum dtype t) { return dtype_info(t)->name; }
+
+#endif

@@ -1,0 +1,43 @@
+#!/bin/sh
+# Installs seer's build and test dependencies from Debian/Ubuntu packages.
+# Idempotent: packages already present are left alone and named as such.
+# Usage: scripts/install-deps.sh [--no-test]   (--no-test skips what only the tests need)
+set -eu
+
+build_pkgs="build-essential cmake pkg-config
+  libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
+  libturbojpeg0-dev libvulkan-dev glslc
+  libpcre2-dev libutf8proc-dev libjansson-dev libcurl4-openssl-dev"
+# lavapipe (mesa-vulkan-drivers) runs every Vulkan test on the CPU; python3-numpy runs the
+# reference implementation; ffmpeg makes test videos; the validation layers check Vulkan usage.
+test_pkgs="mesa-vulkan-drivers vulkan-tools vulkan-validationlayers python3 python3-numpy ffmpeg
+  perl"
+
+pkgs=$build_pkgs
+[ "${1:-}" = "--no-test" ] || pkgs="$pkgs $test_pkgs"
+# The llama.cpp and tokenizers oracles are npm packages; a Node.js from elsewhere (e.g. nodesource,
+# which bundles npm and conflicts with Debian's npm) is kept when present.
+if [ "${1:-}" != "--no-test" ] && ! command -v npm >/dev/null 2>&1; then
+  pkgs="$pkgs nodejs npm"
+fi
+
+missing=""
+for p in $pkgs; do
+  if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    :
+  else
+    missing="$missing $p"
+  fi
+done
+
+if [ -z "$missing" ]; then
+  echo "install-deps: all packages already installed"
+  exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+echo "install-deps: installing:$missing"
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing
+echo "install-deps: done"

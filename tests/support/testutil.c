@@ -1,0 +1,173 @@
+/* testutil.c — see testutil.h. */
+#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
+#include "support/testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/util.h"
+#include "seer.h"
+#include "tap.h"
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+uint64_t test_seed(void)
+{
+    const char *env = getenv("SEER_TEST_SEED");
+    uint64_t seed;
+    if (env && *env) {
+        seed = strtoull(env, NULL, 10);
+    } else {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
+        seed %= 1000000007ull;
+    }
+    rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
+    diag("seed %llu (replay with SEER_TEST_SEED=%llu)", (unsigned long long)seed, (unsigned long long)seed);
+    return seed;
+}
+
+uint64_t test_rand_u64(void)
+{
+    /* splitmix64 */
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+float test_randf(float lo, float hi) { return lo + (hi - lo) * (float)((test_rand_u64() >> 40) * (1.0 / 16777216.0)); }
+
+double test_randn(void)
+{
+    double u1 = ((test_rand_u64() >> 11) + 1.0) * (1.0 / 9007199254740993.0);
+    double u2 = (test_rand_u64() >> 11) * (1.0 / 9007199254740992.0);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+void test_fill_uniform(float *x, size_t n, float lo, float hi)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = test_randf(lo, hi);
+}
+
+void test_fill_normal(float *x, size_t n, float scale)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)(test_randn() * scale);
+}
+
+double rel_l2(const float *a, const float *b, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)a[i] - (double)b[i];
+        num += d * d;
+        den += (double)b[i] * (double)b[i];
+    }
+    if (den == 0)
+        return num == 0 ? 0 : INFINITY;
+    return sqrt(num / den);
+}
+
+double rel_l2_d(const float *a, const double *b, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)a[i] - b[i];
+        num += d * d;
+        den += b[i] * b[i];
+    }
+    if (den == 0)
+        return num == 0 ? 0 : INFINITY;
+    return sqrt(num / den);
+}
+
+double max_abs_diff(const float *a, const float *b, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (d > m || isnan(d))
+            m = isnan(d) ? INFINITY : d;
+    }
+    return m;
+}
+
+tensor *test_tensor(backend *be, enum dtype type, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3,
+                    const float *data)
+{
+    tensor *t = calloc(1, sizeof *t);
+    backend_buffer *buf;
+    if (!t || !tensor_init4(t, type, ne0, ne1, ne2, ne3)) {
+        fprintf(stderr, "test_tensor: bad shape\n");
+        exit(2);
+    }
+    snprintf(t->name, sizeof t->name, "test_%s", dtype_name(type));
+    if (backend_tensor_alloc(be, t, &buf) != SEER_OK) {
+        fprintf(stderr, "test_tensor: %s\n", seer_last_error());
+        exit(2);
+    }
+    if (data && backend_tensor_set_f32(t, data) != SEER_OK) {
+        fprintf(stderr, "test_tensor: %s\n", seer_last_error());
+        exit(2);
+    }
+    return t;
+}
+
+float *test_tensor_read(const tensor *t)
+{
+    float *x = malloc((size_t)tensor_nelements(t) * sizeof *x);
+    if (!x || backend_sync(t->buf->be) != SEER_OK || backend_tensor_get_f32(t, x) != SEER_OK) {
+        fprintf(stderr, "test_tensor_read: %s\n", seer_last_error());
+        exit(2);
+    }
+    return x;
+}
+
+void test_tensor_free(tensor *t)
+{
+    if (!t)
+        return;
+    backend_buffer_free(t->buf);
+    free(t);
+}
+
+const char *test_src_path(const char *rel)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf, "%s/%s", SEER_SOURCE_DIR, rel);
+    return buf;
+}
+
+static char tmp_dir[256];
+
+static void remove_tmp_dir(void)
+{
+    char cmd[300];
+    if (tmp_dir[0]) {
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "# could not remove %s\n", tmp_dir);
+    }
+}
+
+const char *test_tmp_dir(void)
+{
+    if (!tmp_dir[0]) {
+        const char *base = getenv("TMPDIR");
+        snprintf(tmp_dir, sizeof tmp_dir, "%s/seer-test-XXXXXX", base && *base ? base : "/tmp");
+        if (!mkdtemp(tmp_dir)) {
+            perror("mkdtemp");
+            exit(2);
+        }
+        atexit(remove_tmp_dir);
+    }
+    return tmp_dir;
+}

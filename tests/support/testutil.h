@@ -1,0 +1,40 @@
+/* testutil.h — shared helpers for seer's TAP programs: a seeded RNG (fresh seed each run, printed
+   so a failure can be replayed with SEER_TEST_SEED=N), relative L2 error, and making tensors on a
+   backend from f32 data. */
+#ifndef SEER_TESTS_TESTUTIL_H
+#define SEER_TESTS_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/backend.h"
+
+/* Seeds the RNG from SEER_TEST_SEED or the clock, prints "# seed N", returns the seed. */
+uint64_t test_seed(void);
+uint64_t test_rand_u64(void);
+/* Uniform in [lo, hi). */
+float test_randf(float lo, float hi);
+/* Standard normal. */
+double test_randn(void);
+void test_fill_uniform(float *x, size_t n, float lo, float hi);
+void test_fill_normal(float *x, size_t n, float scale);
+
+/* ||a − b||₂ / ||b||₂ in double (b is the reference); 0 when both are zero. */
+double rel_l2(const float *a, const float *b, size_t n);
+double rel_l2_d(const float *a, const double *b, size_t n);
+/* Largest |a − b|. */
+double max_abs_diff(const float *a, const float *b, size_t n);
+
+/* Makes a contiguous tensor of `type` with shape ne0..ne3 on be (its own buffer, freed with
+   test_tensor_free) and fills it from f32 data (converted/quantised), when data != NULL. */
+tensor *test_tensor(backend *be, enum dtype type, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3,
+                    const float *data);
+/* Reads the tensor back as f32 into a new malloc'ed array (after syncing its backend). */
+float *test_tensor_read(const tensor *t);
+void test_tensor_free(tensor *t);
+
+/* Path helpers: SEER_SOURCE_DIR / SEER_BINARY_DIR from the build; returns a static buffer. */
+const char *test_src_path(const char *rel);
+const char *test_tmp_dir(void); /* a fresh private directory, removed at exit */
+
+#endif
