@@ -1,0 +1,289 @@
+/* elementwise.c — CPU elementwise ops (core/ops.h): add/mul with b broadcast, the unary
+   activations (SiLU, GELU tanh/erf for spec §4.5/§4.6, sigmoid, softplus for spec §2.5 step 4,
+   exp), scale, f32 → f32/f16/bf16 copies between strided layouts, and row softmax.
+   Divisions: work splitting, binary, unary, scale, cpy, softmax. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/cpu/cpu_internal.h"
+#include "core/fp16.h"
+#include "core/util.h"
+#include "seer.h"
+
+/* ---- work splitting ------------------------------------------------------------------------ */
+
+/* Below this many elements a job runs on the caller: waking the pool costs a few microseconds,
+   more than these loops take at this size. */
+#define PAR_MIN_ELEMS 32768
+
+static void run_job(backend *be, threadpool_fn fn, void *ctx, int64_t work)
+{
+    threadpool *pool = cpu_pool(be);
+    if (work < PAR_MIN_ELEMS || threadpool_size(pool) == 1)
+        fn(ctx, 0, 1);
+    else
+        threadpool_run(pool, fn, ctx);
+}
+
+/* Address of row r (flat over ne[1..3]) of t. */
+static inline char *row_at(const tensor *t, int64_t r)
+{
+    int64_t i1 = r % t->ne[1], i23 = r / t->ne[1];
+    return (char *)t->data + i1 * t->nb[1] + (i23 % t->ne[2]) * t->nb[2] + (i23 / t->ne[2]) * t->nb[3];
+}
+
+/* Elementwise ops split the flat element range [0, nelements) rather than rows, so a single long
+   row (a decode-step activation) still spreads over all threads. Each thread walks the pieces of
+   the rows its range covers: row r, columns [j0, j1). */
+typedef void (*segment_fn)(void *ctx, int64_t r, int64_t j0, int64_t j1);
+
+struct flat_job {
+    segment_fn seg;
+    void *ctx;
+    int64_t ne0, n;
+};
+
+static void flat_worker(void *p, int ith, int nth)
+{
+    const struct flat_job *job = p;
+    long long lo, hi;
+    threadpool_range(job->n, ith, nth, &lo, &hi);
+    while (lo < hi) {
+        int64_t r = lo / job->ne0, j0 = lo - r * job->ne0;
+        int64_t j1 = MIN(job->ne0, j0 + (hi - lo));
+        job->seg(job->ctx, r, j0, j1);
+        lo += j1 - j0;
+    }
+}
+
+static void run_flat(backend *be, const tensor *shape, segment_fn seg, void *ctx)
+{
+    struct flat_job job = {seg, ctx, shape->ne[0], tensor_nelements(shape)};
+    run_job(be, flat_worker, &job, job.n);
+}
+
+/* ---- binary: out = a (+|*) b, b broadcast ---------------------------------------------------- */
+
+struct binary_ctx {
+    enum binary_op op;
+    tensor *out;
+    const tensor *a, *b;
+};
+
+static void binary_seg(void *p, int64_t r, int64_t j0, int64_t j1)
+{
+    const struct binary_ctx *c = p;
+    const tensor *b = c->b;
+    int64_t i1 = r % c->a->ne[1], i23 = r / c->a->ne[1], i2 = i23 % c->a->ne[2], i3 = i23 / c->a->ne[2];
+    /* b's dims are a's or 1 (checked by ops.c); a 1 broadcasts by staying at index 0 */
+    const float *brow = (const float *)((const char *)b->data + (b->ne[1] == 1 ? 0 : i1) * b->nb[1] +
+                                        (b->ne[2] == 1 ? 0 : i2) * b->nb[2] + (b->ne[3] == 1 ? 0 : i3) * b->nb[3]);
+    const float *x = (const float *)row_at(c->a, r);
+    float *y = (float *)row_at(c->out, r);
+    if (b->ne[0] == 1) {
+        float s = brow[0];
+        if (c->op == BINARY_ADD)
+            for (int64_t j = j0; j < j1; j++)
+                y[j] = x[j] + s;
+        else
+            for (int64_t j = j0; j < j1; j++)
+                y[j] = x[j] * s;
+    } else if (c->op == BINARY_ADD) {
+        for (int64_t j = j0; j < j1; j++)
+            y[j] = x[j] + brow[j];
+    } else {
+        for (int64_t j = j0; j < j1; j++)
+            y[j] = x[j] * brow[j];
+    }
+}
+
+int cpu_binary(backend *be, enum binary_op op, tensor *out, const tensor *a, const tensor *b)
+{
+    struct binary_ctx c = {op, out, a, b};
+    run_flat(be, a, binary_seg, &c);
+    return SEER_OK;
+}
+
+/* ---- unary ------------------------------------------------------------------------------------ */
+
+static void silu_row(float *y, const float *x, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++)
+        y[j] = x[j] / (1.0f + expf(-x[j]));
+}
+
+/* 0.5x(1 + tanh u) with u = sqrt(2/pi)(x + 0.044715x³), evaluated as x / (1 + e^(−2u)) (the same
+   function): for x ≲ −3, 1 + tanh u cancels to a handful of f32 ulps, which would leave only a
+   few correct bits in the small negative tail. */
+static void gelu_tanh_row(float *y, const float *x, int64_t n)
+{
+    const float k2 = 2.0f * 0.7978845608028654f; /* 2·sqrt(2/pi) */
+    for (int64_t j = 0; j < n; j++) {
+        float v = x[j];
+        y[j] = v / (1.0f + expf(-k2 * (v + 0.044715f * v * v * v)));
+    }
+}
+
+/* 0.5x(1 + erf(x/√2)) evaluated as 0.5x·erfc(−x/√2) (the same function), which stays accurate in
+   the negative tail where 1 + erf cancels. */
+static void gelu_erf_row(float *y, const float *x, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++)
+        y[j] = 0.5f * x[j] * erfcf(-x[j] * 0.7071067811865476f);
+}
+
+static void sigmoid_row(float *y, const float *x, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++)
+        y[j] = 1.0f / (1.0f + expf(-x[j]));
+}
+
+/* PyTorch's softplus returns x itself above threshold 20 (spec §2.5 step 4), where log1p(e^x)
+   equals x to f32 precision anyway; matching the rule keeps results identical to HF. */
+static void softplus_row(float *y, const float *x, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++)
+        y[j] = x[j] > 20.0f ? x[j] : log1pf(expf(x[j]));
+}
+
+static void exp_row(float *y, const float *x, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++)
+        y[j] = expf(x[j]);
+}
+
+typedef void (*unary_row_fn)(float *y, const float *x, int64_t n);
+
+static const unary_row_fn unary_rows[UNARY_COUNT] = {
+    [UNARY_SILU] = silu_row,       [UNARY_GELU_TANH] = gelu_tanh_row, [UNARY_GELU_ERF] = gelu_erf_row,
+    [UNARY_SIGMOID] = sigmoid_row, [UNARY_SOFTPLUS] = softplus_row,   [UNARY_EXP] = exp_row,
+};
+
+struct unary_ctx {
+    unary_row_fn fn;
+    tensor *out;
+    const tensor *x;
+};
+
+static void unary_seg(void *p, int64_t r, int64_t j0, int64_t j1)
+{
+    const struct unary_ctx *c = p;
+    c->fn((float *)row_at(c->out, r) + j0, (const float *)row_at(c->x, r) + j0, j1 - j0);
+}
+
+int cpu_unary(backend *be, enum unary_op op, tensor *out, const tensor *x)
+{
+    struct unary_ctx c = {unary_rows[op], out, x}; /* op < UNARY_COUNT: checked by ops.c */
+    run_flat(be, x, unary_seg, &c);
+    return SEER_OK;
+}
+
+/* ---- scale ------------------------------------------------------------------------------------ */
+
+struct scale_ctx {
+    tensor *out;
+    const tensor *x;
+    float s;
+};
+
+static void scale_seg(void *p, int64_t r, int64_t j0, int64_t j1)
+{
+    const struct scale_ctx *c = p;
+    const float *x = (const float *)row_at(c->x, r);
+    float *y = (float *)row_at(c->out, r);
+    for (int64_t j = j0; j < j1; j++)
+        y[j] = x[j] * c->s;
+}
+
+int cpu_scale(backend *be, tensor *out, const tensor *x, float s)
+{
+    struct scale_ctx c = {out, x, s};
+    run_flat(be, x, scale_seg, &c);
+    return SEER_OK;
+}
+
+/* ---- cpy: f32 → f32 / f16 / bf16 ---------------------------------------------------------------- */
+
+struct cpy_ctx {
+    tensor *dst;
+    const tensor *src;
+};
+
+static void cpy_seg(void *p, int64_t r, int64_t j0, int64_t j1)
+{
+    const struct cpy_ctx *c = p;
+    const float *x = (const float *)row_at(c->src, r);
+    char *d = row_at(c->dst, r);
+    switch (c->dst->type) {
+    case DT_F16: {
+        uint16_t *y = (uint16_t *)d;
+        for (int64_t j = j0; j < j1; j++)
+            y[j] = f32_to_f16(x[j]);
+        break;
+    }
+    case DT_BF16: {
+        uint16_t *y = (uint16_t *)d;
+        for (int64_t j = j0; j < j1; j++)
+            y[j] = f32_to_bf16(x[j]);
+        break;
+    }
+    default: /* DT_F32: ops.c admits only these three */
+        /* memmove: a copy onto itself (dst == src) is legal and must stay a no-op */
+        memmove((float *)d + j0, x + j0, (size_t)(j1 - j0) * sizeof(float));
+        break;
+    }
+}
+
+int cpu_cpy(backend *be, tensor *dst, const tensor *src)
+{
+    struct cpy_ctx c = {dst, src};
+    run_flat(be, src, cpy_seg, &c);
+    return SEER_OK;
+}
+
+/* ---- softmax ---------------------------------------------------------------------------------- */
+
+struct softmax_ctx {
+    tensor *out;
+    const tensor *x;
+    float scale;
+};
+
+static void softmax_worker(void *p, int ith, int nth)
+{
+    const struct softmax_ctx *c = p;
+    int64_t n = c->x->ne[0];
+    long long lo, hi;
+    threadpool_range(tensor_nrows(c->x), ith, nth, &lo, &hi);
+    for (int64_t r = lo; r < hi; r++) {
+        const float *x = (const float *)row_at(c->x, r);
+        float *y = (float *)row_at(c->out, r);
+        float m = -INFINITY;
+        for (int64_t j = 0; j < n; j++)
+            m = fmaxf(m, c->scale * x[j]);
+        if (m == -INFINITY) {
+            /* every entry masked: no distribution exists; zeros keep NaN out of later sums */
+            memset(y, 0, (size_t)n * sizeof *y);
+            continue;
+        }
+        /* subtracting the max keeps every exponent ≤ 0, so nothing overflows; the sum is kept in
+           double so long rows (thousands of keys) lose nothing to accumulation order */
+        double sum = 0;
+        for (int64_t j = 0; j < n; j++) {
+            float e = expf(c->scale * x[j] - m);
+            y[j] = e;
+            sum += e;
+        }
+        float inv = (float)(1.0 / sum);
+        for (int64_t j = 0; j < n; j++)
+            y[j] *= inv;
+    }
+}
+
+int cpu_softmax(backend *be, tensor *out, const tensor *x, float scale)
+{
+    struct softmax_ctx c = {out, x, scale};
+    run_job(be, softmax_worker, &c, tensor_nelements(x));
+    return SEER_OK;
+}

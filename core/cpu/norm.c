@@ -1,0 +1,165 @@
+/* norm.c — CPU row normalisations (core/ops.h): RMSNorm with optional (w + w_shift) scale
+   (spec §2.3), gated RMSNorm of the GDN output (spec §2.3, §2.5 step 9), LayerNorm with bias
+   (spec §4.5) and the L2 norm of q/k (spec §2.5 step 6). Row statistics are summed in double so
+   rows of 4096+ values keep full f32 accuracy; the per-element work stays in f32 as in HF. */
+#include <math.h>
+#include <stdint.h>
+
+#include "core/cpu/cpu_internal.h"
+#include "seer.h"
+
+/* Below this many elements a job runs on the caller (waking the pool costs more). */
+#define PAR_MIN_ELEMS 32768
+
+static void run_job(backend *be, threadpool_fn fn, void *ctx, int64_t work)
+{
+    threadpool *pool = cpu_pool(be);
+    if (work < PAR_MIN_ELEMS || threadpool_size(pool) == 1)
+        fn(ctx, 0, 1);
+    else
+        threadpool_run(pool, fn, ctx);
+}
+
+/* Address of row r (flat over ne[1..3]) of t. */
+static inline char *row_at(const tensor *t, int64_t r)
+{
+    int64_t i1 = r % t->ne[1], i23 = r / t->ne[1];
+    return (char *)t->data + i1 * t->nb[1] + (i23 % t->ne[2]) * t->nb[2] + (i23 / t->ne[2]) * t->nb[3];
+}
+
+/* Σ x² in double. Four partial sums break the add dependency chain (the loop would otherwise
+   wait on each double add); the order differs from a plain loop only far below f32 precision. */
+static double sum_sq(const float *x, int64_t n)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        s0 += (double)x[j] * x[j];
+        s1 += (double)x[j + 1] * x[j + 1];
+        s2 += (double)x[j + 2] * x[j + 2];
+        s3 += (double)x[j + 3] * x[j + 3];
+    }
+    for (; j < n; j++)
+        s0 += (double)x[j] * x[j];
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* One context serves all four ops; each leaves the fields it does not use NULL/0. */
+struct norm_ctx {
+    tensor *out;
+    const tensor *x, *z;   /* z: gate of rmsnorm_gated */
+    const float *w, *b;    /* scale and bias vectors {ne0}; w NULL = 1 */
+    float w_shift, eps;
+};
+
+static void rmsnorm_worker(void *p, int ith, int nth)
+{
+    const struct norm_ctx *c = p;
+    int64_t n = c->x->ne[0];
+    long long lo, hi;
+    threadpool_range(tensor_nrows(c->x), ith, nth, &lo, &hi);
+    for (int64_t r = lo; r < hi; r++) {
+        const float *x = (const float *)row_at(c->x, r);
+        float *y = (float *)row_at(c->out, r);
+        /* spec §2.3: x · rsqrt(mean(x²) + eps), then the weight (1 + w for HF's zero-centred
+           weights, which the caller asks for with w_shift = 1) */
+        float rs = (float)(1.0 / sqrt(sum_sq(x, n) / (double)n + (double)c->eps));
+        if (c->w) {
+            for (int64_t j = 0; j < n; j++)
+                y[j] = (x[j] * rs) * (c->w[j] + c->w_shift);
+        } else {
+            for (int64_t j = 0; j < n; j++)
+                y[j] = x[j] * rs;
+        }
+    }
+}
+
+int cpu_rmsnorm(backend *be, tensor *out, const tensor *x, const tensor *w, float w_shift, float eps)
+{
+    struct norm_ctx c = {.out = out, .x = x, .w = w ? (const float *)w->data : NULL, .w_shift = w_shift, .eps = eps};
+    run_job(be, rmsnorm_worker, &c, tensor_nelements(x));
+    return SEER_OK;
+}
+
+static void rmsnorm_gated_worker(void *p, int ith, int nth)
+{
+    const struct norm_ctx *c = p;
+    int64_t n = c->x->ne[0];
+    long long lo, hi;
+    threadpool_range(tensor_nrows(c->x), ith, nth, &lo, &hi);
+    for (int64_t r = lo; r < hi; r++) {
+        const float *x = (const float *)row_at(c->x, r);
+        const float *z = (const float *)row_at(c->z, r);
+        float *y = (float *)row_at(c->out, r);
+        /* spec §2.3 gated form: w is a plain scale (not 1 + w), the gate is silu(z) */
+        float rs = (float)(1.0 / sqrt(sum_sq(x, n) / (double)n + (double)c->eps));
+        for (int64_t j = 0; j < n; j++) {
+            float g = z[j] / (1.0f + expf(-z[j]));
+            y[j] = (x[j] * rs) * c->w[j] * g;
+        }
+    }
+}
+
+int cpu_rmsnorm_gated(backend *be, tensor *out, const tensor *x, const tensor *z, const tensor *w, float eps)
+{
+    struct norm_ctx c = {.out = out, .x = x, .z = z, .w = (const float *)w->data, .eps = eps};
+    run_job(be, rmsnorm_gated_worker, &c, tensor_nelements(x));
+    return SEER_OK;
+}
+
+static void layernorm_worker(void *p, int ith, int nth)
+{
+    const struct norm_ctx *c = p;
+    int64_t n = c->x->ne[0];
+    long long lo, hi;
+    threadpool_range(tensor_nrows(c->x), ith, nth, &lo, &hi);
+    for (int64_t r = lo; r < hi; r++) {
+        const float *x = (const float *)row_at(c->x, r);
+        float *y = (float *)row_at(c->out, r);
+        double mean = 0;
+        for (int64_t j = 0; j < n; j++)
+            mean += x[j];
+        mean /= (double)n;
+        /* two passes: the variance of centred values does not cancel catastrophically the way
+           E[x²] − mean² does when |mean| ≫ std (vision activations carry large offsets) */
+        double var = 0;
+        for (int64_t j = 0; j < n; j++) {
+            double d = (double)x[j] - mean;
+            var += d * d;
+        }
+        var /= (double)n; /* biased variance, as torch.nn.LayerNorm (spec §4.5) */
+        double rs = 1.0 / sqrt(var + (double)c->eps);
+        for (int64_t j = 0; j < n; j++)
+            y[j] = (float)(((double)x[j] - mean) * rs) * c->w[j] + c->b[j];
+    }
+}
+
+int cpu_layernorm(backend *be, tensor *out, const tensor *x, const tensor *w, const tensor *b, float eps)
+{
+    struct norm_ctx c = {.out = out, .x = x, .w = (const float *)w->data, .b = (const float *)b->data, .eps = eps};
+    run_job(be, layernorm_worker, &c, tensor_nelements(x));
+    return SEER_OK;
+}
+
+static void l2norm_worker(void *p, int ith, int nth)
+{
+    const struct norm_ctx *c = p;
+    int64_t n = c->x->ne[0];
+    long long lo, hi;
+    threadpool_range(tensor_nrows(c->x), ith, nth, &lo, &hi);
+    for (int64_t r = lo; r < hi; r++) {
+        const float *x = (const float *)row_at(c->x, r);
+        float *y = (float *)row_at(c->out, r);
+        /* spec §2.5 step 6: eps goes inside the rsqrt, added to the sum (not the mean) */
+        float rs = (float)(1.0 / sqrt(sum_sq(x, n) + (double)c->eps));
+        for (int64_t j = 0; j < n; j++)
+            y[j] = x[j] * rs;
+    }
+}
+
+int cpu_l2norm(backend *be, tensor *out, const tensor *x, float eps)
+{
+    struct norm_ctx c = {.out = out, .x = x, .eps = eps};
+    run_job(be, l2norm_worker, &c, tensor_nelements(x));
+    return SEER_OK;
+}
