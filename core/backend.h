@@ -57,6 +57,11 @@ struct attn_mask {
     const tensor *seg;   /* SEGMENTS: i32 {T} segment id per token (queries and keys alike) */
 };
 
+/* Which key head a value head reads when Hv > Hk (spec §2.5 step 5). HF checkpoints group value
+   heads by key head: v-head j reads key head j/(Hv/Hk). llama.cpp's GGUF converter reorders
+   value heads to a tiled order instead: j reads j mod Hk (anchor §1.4 item 6). */
+enum gdn_head_order { GDN_V_GROUPED, GDN_V_TILED };
+
 /* One slot per op; contracts are in core/ops.h next to each op_* wrapper. */
 struct backend_ops {
     int (*matmul)(backend *be, tensor *out, const tensor *w, const tensor *x);
@@ -75,9 +80,11 @@ struct backend_ops {
     int (*rope_vision)(backend *be, tensor *out, const tensor *x, const tensor *pos, float theta);
     int (*conv1d_causal)(backend *be, tensor *out, const tensor *x, const tensor *w, tensor *state);
     int (*gdn_recurrent)(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                         const tensor *g, const tensor *beta, tensor *state, float scale);
+                         const tensor *g, const tensor *beta, tensor *state, float scale,
+                         enum gdn_head_order order);
     int (*gdn_chunked)(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                       const tensor *g, const tensor *beta, tensor *state, float scale);
+                       const tensor *g, const tensor *beta, tensor *state, float scale,
+                       enum gdn_head_order order);
     int (*attention)(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
                      float scale, const struct attn_mask *mask);
 };

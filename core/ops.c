@@ -190,7 +190,7 @@ int op_conv1d_causal(backend *be, tensor *out, const tensor *x, const tensor *w,
     return DISPATCH(be, conv1d_causal, out, x, w, state);
 }
 
-static int check_gdn(const char *name, const tensor *out, const tensor *q, const tensor *k, const tensor *v,
+static int check_gdn(const char *name, enum gdn_head_order order, const tensor *out, const tensor *q, const tensor *k, const tensor *v,
                      const tensor *g, const tensor *beta, const tensor *state)
 {
     int64_t dk = q->ne[0], Hk = q->ne[1], T = q->ne[2], dv = v->ne[0], Hv = v->ne[1];
@@ -198,6 +198,8 @@ static int check_gdn(const char *name, const tensor *out, const tensor *q, const
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (!is_f32(all[i]))
             return bad_shape(name, "dtypes must be f32", all[i], NULL);
+    if ((unsigned)order > GDN_V_TILED)
+        return seer_err(SEER_EINVAL, "%s: unknown head order %d", name, (int)order);
     if (!tensor_same_shape(q, k) || v->ne[2] != T || Hv % Hk != 0)
         return bad_shape(name, "need q,k{dk,Hk,T}, v{dv,Hv,T} with Hv a multiple of Hk", q, v);
     if (g->ne[0] != Hv || g->ne[1] != T || !tensor_same_shape(g, beta))
@@ -210,17 +212,17 @@ static int check_gdn(const char *name, const tensor *out, const tensor *q, const
 }
 
 int op_gdn_recurrent(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                     const tensor *g, const tensor *beta, tensor *state, float scale)
+                     const tensor *g, const tensor *beta, tensor *state, float scale, enum gdn_head_order order)
 {
-    int rc = check_gdn("op_gdn_recurrent", out, q, k, v, g, beta, state);
-    return rc ? rc : DISPATCH(be, gdn_recurrent, out, q, k, v, g, beta, state, scale);
+    int rc = check_gdn("op_gdn_recurrent", order, out, q, k, v, g, beta, state);
+    return rc ? rc : DISPATCH(be, gdn_recurrent, out, q, k, v, g, beta, state, scale, order);
 }
 
 int op_gdn_chunked(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                   const tensor *g, const tensor *beta, tensor *state, float scale)
+                   const tensor *g, const tensor *beta, tensor *state, float scale, enum gdn_head_order order)
 {
-    int rc = check_gdn("op_gdn_chunked", out, q, k, v, g, beta, state);
-    return rc ? rc : DISPATCH(be, gdn_chunked, out, q, k, v, g, beta, state, scale);
+    int rc = check_gdn("op_gdn_chunked", order, out, q, k, v, g, beta, state);
+    return rc ? rc : DISPATCH(be, gdn_chunked, out, q, k, v, g, beta, state, scale, order);
 }
 
 int op_attention(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,

@@ -59,13 +59,14 @@ int op_conv1d_causal(backend *be, tensor *out, const tensor *x, const tensor *w,
 
 /* Gated DeltaNet (spec §2.5 steps 5–8). q, k{dk,Hk,T} already L2-normalised; v{dv,Hv,T};
    g{Hv,T} log-decay (≤ 0); beta{Hv,T} in (0,1); state f32{dv,dk,Hv}: S[j][i][c] at
-   j*dk*dv + i*dv + c, updated in place; out{dv,Hv,T} contiguous. Value head j reads key head
-   j / (Hv/Hk) (HF order). q is multiplied by `scale` (1/sqrt(dk)) inside. The recurrent form
+   j*dk*dv + i*dv + c, updated in place; out{dv,Hv,T} contiguous. `order` maps value heads to
+   key heads (above). q is multiplied by `scale` (1/sqrt(dk)) inside. The recurrent form
    steps token by token; the chunked form (chunk 64) gives the same result up to rounding. */
 int op_gdn_recurrent(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                     const tensor *g, const tensor *beta, tensor *state, float scale);
+                     const tensor *g, const tensor *beta, tensor *state, float scale,
+                     enum gdn_head_order order);
 int op_gdn_chunked(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                   const tensor *g, const tensor *beta, tensor *state, float scale);
+                   const tensor *g, const tensor *beta, tensor *state, float scale, enum gdn_head_order order);
 
 /* Attention: q{hd,nh,T}, k and v{hd,nkv,Tk} (f32 or F16, e.g. views of a KV cache), nh a
    multiple of nkv; query head h uses kv head h/(nh/nkv) (spec §2.6 step 6). Scores scale·q·k,

@@ -35,9 +35,11 @@ int cpu_rope_text(backend *be, tensor *out, const tensor *x, const tensor *pos, 
 int cpu_rope_vision(backend *be, tensor *out, const tensor *x, const tensor *pos, float theta);
 int cpu_conv1d_causal(backend *be, tensor *out, const tensor *x, const tensor *w, tensor *state);
 int cpu_gdn_recurrent(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                      const tensor *g, const tensor *beta, tensor *state, float scale);
+                      const tensor *g, const tensor *beta, tensor *state, float scale,
+                      enum gdn_head_order order);
 int cpu_gdn_chunked(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                    const tensor *g, const tensor *beta, tensor *state, float scale);
+                    const tensor *g, const tensor *beta, tensor *state, float scale,
+                    enum gdn_head_order order);
 int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
                   float scale, const struct attn_mask *mask);
 

@@ -1,0 +1,351 @@
+/* attention.c — CPU op_attention (core/ops.h): softmax(scale·q·kᵀ, masked)·v per query head,
+   for the text decoder's full-attention layers (spec §2.6 step 6: GQA, query head h reads kv
+   head h/(nh/nkv), causal mask) and the vision tower (spec §4.5 step 4: attention within each
+   image's segment). K and V are f32 or f16 and read through their strides (views of a KV cache).
+   Keys are visited in blocks with an online softmax (running max and sum per query row), so
+   the T×Tk score matrix never exists; a block's scores and its P·V update are small GEMMs over
+   a tile of (query, head) rows that share one kv head. Tiles run on the backend's pool. */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cpu/cpu_internal.h"
+#include "core/cpu/gemm_f32.h"
+#include "core/error.h"
+#include "core/util.h"
+#include "seer.h"
+
+/* Keys per block: one block's scores (KB × rows) and its K, V rows stay in L1/L2. */
+#define KB 64
+/* Target (query, head) rows per tile: enough rows to amortise each K/V block over a GEMM. */
+#define TILE_ROWS 64
+/* Below this many score multiply-adds a call runs on the caller thread. */
+#define PAR_MIN_WORK 65536
+
+struct attn_ctx {
+    const tensor *q, *k, *v;  /* q{hd,nh,T} f32; k, v{hd,nkv,Tk} f32 or f16, any row strides */
+    tensor *out;              /* {hd,nh,T} contiguous f32 */
+    float scale;
+    bool causal;
+    int64_t q_pos0;           /* causal: key index of query 0 */
+    const int32_t *seg;       /* segments: id per token, T == Tk */
+    const int64_t *seg_lo, *seg_hi; /* segments: first/last index holding each token's id */
+    int64_t hd, nh, nkv, T, Tk;
+    int64_t r;                /* query heads per kv head */
+    int64_t nhp;              /* query heads per tile (r split into r/nhp parts) */
+    int64_t qt;               /* queries per tile */
+    int64_t n_tiles, n_items; /* tiles per (kv head, head part); items in all */
+    bool kv_direct;           /* f32 K/V whose strides are whole floats: read in place */
+    float *scratch;
+    size_t scratch_floats;    /* per thread */
+    atomic_llong next;        /* next work item (dynamic: causal tiles differ in cost) */
+};
+
+/* ---- key/value rows ---------------------------------------------------------------------------- */
+
+static inline const char *kv_row(const tensor *t, int64_t g, int64_t j)
+{
+    return (const char *)t->data + g * t->nb[1] + j * t->nb[2];
+}
+
+/* Keys [j0, j0+n) of kv head g as f32 rows: in place for f32 with float-multiple strides,
+   else converted into buf {n×hd}. *ld receives the row stride in floats. */
+static const float *kv_block(const struct attn_ctx *c, const tensor *t, int64_t g, int64_t j0, int64_t n,
+                             float *buf, int64_t *ld)
+{
+    if (c->kv_direct) {
+        *ld = (int64_t)(t->nb[2] / sizeof(float));
+        return (const float *)kv_row(t, g, j0);
+    }
+    for (int64_t j = 0; j < n; j++) {
+        const char *src = kv_row(t, g, j0 + j);
+        float *dst = buf + j * c->hd;
+        if (t->type == DT_F16) {
+            cpu_f16_to_f32_row(dst, (const uint16_t *)(const void *)src, c->hd);
+        } else {
+            memcpy(dst, src, (size_t)c->hd * sizeof(float));
+        }
+    }
+    *ld = c->hd;
+    return buf;
+}
+
+/* ---- one tile ------------------------------------------------------------------------------------
+   Rows ρ = tt·nh_t + hh for query t0+tt and head h0+hh. Per row: running max m, running sum l
+   of exp(s − m) and acc = Σ exp(s − m)·v, rescaled by exp(m_old − m_new) when the max grows
+   (the standard streaming softmax; every exponent is ≤ 0, so nothing overflows). */
+
+struct tile_bufs {
+    float *qt;   /* {hd×R}: Qᵀ·scale (GEMM path) or {R×hd}: Q·scale (dot path) */
+    float *acc;  /* {R×hd} */
+    float *m, *l; /* {R} */
+    float *st;   /* {KB×R}: scores of the block, transposed, then the probabilities */
+    float *kb, *vb; /* {KB×hd}: converted K/V rows */
+    bool *allow; /* {KB×qt}: mask of the block per query */
+};
+
+/* Lays the buffers out from `base` (NULL: only count); returns the size in floats, 0 on
+   overflow. */
+static size_t tile_layout(float *base, int64_t hd, int64_t R, int64_t qt, struct tile_bufs *b)
+{
+    size_t n = 0, hR, kh, kq;
+    if (!size_mul((size_t)hd, (size_t)R, &hR) || !size_mul(KB, (size_t)hd, &kh) || !size_mul(KB, (size_t)qt, &kq))
+        return 0;
+    float **fp[] = {&b->qt, &b->acc, &b->m, &b->l, &b->st, &b->kb, &b->vb};
+    size_t nf[] = {hR, hR, (size_t)R, (size_t)R, KB * (size_t)R, kh, kh};
+    for (size_t i = 0; i < ARRAY_LEN(nf); i++) {
+        *fp[i] = base ? base + n : NULL;
+        if (!size_add(n, nf[i], &n))
+            return 0;
+    }
+    b->allow = base ? (bool *)(void *)(base + n) : NULL;
+    return size_add(n, kq / sizeof(float) + 1, &n) ? n : 0;
+}
+
+/* Scores for few rows (R < 4, e.g. decoding with nh == nkv): dot products along hd, so the
+   vector width is used without needing 4 rows. st[j·R + ρ] = k_j · q_ρ. */
+static void scores_dot(const float *k, int64_t ldk, int64_t n, const float *q, int64_t R, int64_t hd, float *st)
+{
+    for (int64_t j = 0; j < n; j++) {
+        const float *kj = k + j * ldk;
+        for (int64_t rho = 0; rho < R; rho++) {
+            const float *qr = q + rho * hd;
+            v4f a0 = {0}, a1 = {0};
+            int64_t e = 0;
+            for (; e + 8 <= hd; e += 8)
+                a0 += ld4(kj + e) * ld4(qr + e), a1 += ld4(kj + e + 4) * ld4(qr + e + 4);
+            v4f a = a0 + a1;
+            float s = (a[0] + a[1]) + (a[2] + a[3]);
+            for (; e < hd; e++)
+                s += kj[e] * qr[e];
+            st[j * R + rho] = s;
+        }
+    }
+}
+
+static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_t g, int64_t h0, int64_t nh_t,
+                     int64_t t0, int64_t nq)
+{
+    const int64_t hd = c->hd, R = nh_t * nq;
+    const bool dot = R < 4;
+
+    /* Q rows, pre-scaled; copied before any output is written (out may alias q, ops.h) */
+    for (int64_t tt = 0; tt < nq; tt++)
+        for (int64_t hh = 0; hh < nh_t; hh++) {
+            const float *src = (const float *)(const void *)((const char *)c->q->data + (h0 + hh) * c->q->nb[1] +
+                                                              (t0 + tt) * c->q->nb[2]);
+            int64_t rho = tt * nh_t + hh;
+            for (int64_t e = 0; e < hd; e++) {
+                if (dot)
+                    b->qt[rho * hd + e] = src[e] * c->scale;
+                else
+                    b->qt[e * R + rho] = src[e] * c->scale;
+            }
+        }
+    for (int64_t rho = 0; rho < R; rho++)
+        b->m[rho] = -INFINITY, b->l[rho] = 0.0f;
+    memset(b->acc, 0, (size_t)(R * hd) * sizeof(float));
+
+    /* keys any query of the tile may see */
+    int64_t jlo = 0, jhi;
+    if (c->causal) {
+        jhi = c->q_pos0 + t0 + nq; /* query t sees keys 0..q_pos0+t */
+    } else {
+        jlo = c->Tk, jhi = 0;
+        for (int64_t tt = 0; tt < nq; tt++)
+            jlo = MIN(jlo, c->seg_lo[t0 + tt]), jhi = MAX(jhi, c->seg_hi[t0 + tt] + 1);
+    }
+
+    for (int64_t j0 = jlo; j0 < jhi; j0 += KB) {
+        int64_t n = MIN(KB, jhi - j0);
+        /* which (query, key) pairs of the block are visible; a query that sees none skips it */
+        bool full = c->causal && j0 + n - 1 <= c->q_pos0 + t0, any = false;
+        for (int64_t tt = 0; tt < nq; tt++)
+            for (int64_t j = 0; j < n; j++) {
+                bool ok = full || (c->causal ? j0 + j <= c->q_pos0 + t0 + tt : c->seg[j0 + j] == c->seg[t0 + tt]);
+                b->allow[tt * KB + j] = ok;
+                any |= ok;
+            }
+        if (!any)
+            continue;
+
+        int64_t ldk, ldv;
+        const float *kr = kv_block(c, c->k, g, j0, n, b->kb, &ldk);
+        if (dot) {
+            scores_dot(kr, ldk, n, b->qt, R, hd, b->st);
+        } else {
+            /* Sᵀ{n×R} = K{n×hd}·(Q·scale)ᵀ{hd×R} */
+            struct cpu_gemm sg = {.M = n, .N = R, .K = hd, .alpha = 1.0f, .cb = 0.0f, .A = kr, .a_rs = ldk,
+                                  .a_cs = 1, .B = b->qt, .ldb = R, .C = b->st, .ldc = R, .tri = CPU_TRI_NONE};
+            cpu_gemm_f32(&sg);
+        }
+
+        /* online softmax per row over this block's visible keys */
+        for (int64_t rho = 0; rho < R; rho++) {
+            const bool *al = b->allow + (rho / nh_t) * KB;
+            float mb = -INFINITY;
+            for (int64_t j = 0; j < n; j++)
+                if (al[j] && b->st[j * R + rho] > mb)
+                    mb = b->st[j * R + rho];
+            if (mb == -INFINITY) { /* nothing visible to this row here */
+                for (int64_t j = 0; j < n; j++)
+                    b->st[j * R + rho] = 0.0f;
+                continue;
+            }
+            float mnew = MAX(b->m[rho], mb), sum = 0.0f;
+            float corr = b->m[rho] == -INFINITY ? 0.0f : expf(b->m[rho] - mnew);
+            for (int64_t j = 0; j < n; j++) {
+                float p = al[j] ? expf(b->st[j * R + rho] - mnew) : 0.0f;
+                b->st[j * R + rho] = p;
+                sum += p;
+            }
+            b->l[rho] = b->l[rho] * corr + sum;
+            b->m[rho] = mnew;
+            if (corr != 1.0f)
+                cpu_vscale(b->acc + rho * hd, b->acc + rho * hd, corr, hd);
+        }
+
+        /* acc{R×hd} += P{R×n}·V{n×hd}; P is st read transposed */
+        const float *vr = kv_block(c, c->v, g, j0, n, b->vb, &ldv);
+        struct cpu_gemm pg = {.M = R, .N = hd, .K = n, .alpha = 1.0f, .cb = 1.0f, .A = b->st, .a_rs = 1,
+                              .a_cs = R, .B = vr, .ldb = ldv, .C = b->acc, .ldc = hd, .tri = CPU_TRI_NONE};
+        cpu_gemm_f32(&pg);
+    }
+
+    for (int64_t tt = 0; tt < nq; tt++)
+        for (int64_t hh = 0; hh < nh_t; hh++) {
+            int64_t rho = tt * nh_t + hh;
+            float *o = (float *)c->out->data + ((t0 + tt) * c->nh + h0 + hh) * hd;
+            /* every row sees at least its own key (causal: key q_pos0+t; segments: itself), so l > 0 */
+            cpu_vscale(o, b->acc + rho * hd, 1.0f / b->l[rho], hd);
+        }
+}
+
+/* Work item → (kv head, head part, query tile); threads take items from a shared counter
+   because causal tiles near the end of the sequence cost more than early ones. */
+static void attn_worker(void *p, int ith, int nth)
+{
+    struct attn_ctx *c = p;
+    (void)nth;
+    struct tile_bufs b;
+    int64_t n_parts = c->r / c->nhp;
+    tile_layout(c->scratch + (size_t)ith * c->scratch_floats, c->hd, c->nhp * c->qt, c->qt, &b);
+    for (;;) {
+        long long it = atomic_fetch_add(&c->next, 1);
+        if (it >= c->n_items)
+            break;
+        /* last tiles first: the longest causal rows start early and the short ones fill in */
+        int64_t tile = c->n_tiles - 1 - it % c->n_tiles, rest = it / c->n_tiles;
+        int64_t part = rest % n_parts, g = rest / n_parts;
+        int64_t t0 = tile * c->qt;
+        run_tile(c, &b, g, g * c->r + part * c->nhp, c->nhp, t0, MIN(c->qt, c->T - t0));
+    }
+}
+
+/* ---- segments -------------------------------------------------------------------------------- */
+
+struct seg_pos { int32_t id; int32_t pos; };
+
+static int seg_cmp(const void *a, const void *b)
+{
+    const struct seg_pos *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* lo[i]/hi[i]: first and last index whose id equals seg[i] (ids need not be contiguous runs). */
+static int seg_ranges(const int32_t *seg, int64_t T, int64_t *lo, int64_t *hi)
+{
+    struct seg_pos *sp = seer_malloc((size_t)T * sizeof *sp);
+    if (!sp)
+        return seer_err(SEER_ENOMEM, "op_attention: no memory to index %lld segment ids", (long long)T);
+    for (int64_t i = 0; i < T; i++)
+        sp[i] = (struct seg_pos){seg[i], (int32_t)i};
+    qsort(sp, (size_t)T, sizeof *sp, seg_cmp);
+    for (int64_t a = 0; a < T;) {
+        int64_t e = a;
+        while (e + 1 < T && sp[e + 1].id == sp[a].id)
+            e++;
+        for (int64_t i = a; i <= e; i++)
+            lo[sp[i].pos] = sp[a].pos, hi[sp[i].pos] = sp[e].pos;
+        a = e + 1;
+    }
+    free(sp);
+    return SEER_OK;
+}
+
+/* ---- entry point ----------------------------------------------------------------------------- */
+
+int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v, float scale,
+                  const struct attn_mask *mask)
+{
+    threadpool *pool = cpu_pool(be);
+    struct attn_ctx c = {.q = q, .k = k, .v = v, .out = out, .scale = scale, .causal = mask->kind == ATTN_CAUSAL,
+                         .q_pos0 = mask->q_pos0, .hd = q->ne[0], .nh = q->ne[1], .T = q->ne[2],
+                         .nkv = k->ne[1], .Tk = k->ne[2]};
+    int64_t *ranges = NULL;
+    c.r = c.nh / c.nkv;
+    /* segment positions are stored as int32 */
+    if (c.T > INT32_MAX || c.Tk > INT32_MAX)
+        return seer_err(SEER_EINVAL, "op_attention: %lld queries / %lld keys: too many", (long long)c.T,
+                        (long long)c.Tk);
+    /* f32 K/V are read in place when every row starts on a float boundary (always, for views
+       made by tensor_view of f32 tensors); anything else is copied row by row */
+    c.kv_direct = k->type == DT_F32 && (uintptr_t)k->data % sizeof(float) == 0 &&
+                  (uintptr_t)v->data % sizeof(float) == 0 && k->nb[1] % sizeof(float) == 0 &&
+                  k->nb[2] % sizeof(float) == 0 && v->nb[1] % sizeof(float) == 0 && v->nb[2] % sizeof(float) == 0;
+    if (!c.causal) {
+        c.seg = (const int32_t *)mask->seg->data;
+        ranges = seer_malloc(2 * (size_t)c.T * sizeof *ranges);
+        if (!ranges)
+            return seer_err(SEER_ENOMEM, "op_attention: no memory for segment ranges of %lld tokens", (long long)c.T);
+        int rc = seg_ranges(c.seg, c.T, ranges, ranges + c.T);
+        if (rc) {
+            free(ranges);
+            return rc;
+        }
+        c.seg_lo = ranges, c.seg_hi = ranges + c.T;
+    }
+
+    /* Tiles: all r query heads of a kv head share each K/V block; split the heads only when
+       there would otherwise be fewer items than threads (decoding one token). */
+    int nth = threadpool_size(pool);
+    bool par = nth > 1 && (double)c.T * (double)c.Tk * (double)(c.nh * c.hd) >= PAR_MIN_WORK;
+    c.nhp = c.r;
+    for (;;) {
+        c.qt = MAX(1, MIN(c.T, TILE_ROWS / c.nhp));
+        c.n_tiles = (c.T + c.qt - 1) / c.qt;
+        c.n_items = c.nkv * (c.r / c.nhp) * c.n_tiles;
+        if (!par || c.n_items >= nth || c.nhp == 1)
+            break;
+        int64_t d = c.nhp - 1; /* next smaller divisor of r */
+        while (c.r % d)
+            d--;
+        c.nhp = d;
+    }
+    struct tile_bufs tb;
+    size_t per = tile_layout(NULL, c.hd, c.nhp * c.qt, c.qt, &tb), total;
+    /* each thread's area rounded to 64 bytes so threads do not share cache lines */
+    if (per == 0 || !size_align(per, 16, &c.scratch_floats) ||
+        !size_mul(c.scratch_floats, par ? (size_t)nth : 1, &total) || !size_mul(total, sizeof(float), &total)) {
+        free(ranges);
+        return seer_err(SEER_EINVAL, "op_attention: scratch size overflows (head_dim %lld)", (long long)c.hd);
+    }
+    c.scratch = seer_aligned_alloc(64, total);
+    if (!c.scratch) {
+        free(ranges);
+        return seer_err(SEER_ENOMEM, "op_attention: no memory for %zu bytes of scratch", total);
+    }
+    atomic_init(&c.next, 0);
+    if (par)
+        threadpool_run(pool, attn_worker, &c);
+    else
+        attn_worker(&c, 0, 1);
+    seer_aligned_free(c.scratch);
+    free(ranges);
+    return SEER_OK;
+}
