@@ -1,0 +1,151 @@
+/* backend.c — the Vulkan backend object (core/backend.h): buffers are device memory, tensor_set/get
+   copy directly into mapped memory or through the staging buffer, ops append dispatches and
+   backend_sync submits them once. Ops without a Vulkan kernel yet stay NULL, so op_* reports
+   SEER_EUNSUPPORTED naming the op. Creation follows the redis pattern: one fail path that tears
+   down whatever was built, in reverse order. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "vulkan/vk_internal.h"
+
+static int vkb_buffer_alloc(backend *be, size_t size, backend_buffer **out)
+{
+    struct vk_ctx *vk = vk_ctx_of(be);
+    backend_buffer *buf = seer_calloc(1, sizeof *buf);
+    struct vk_buffer *vb = seer_calloc(1, sizeof *vb);
+    if (!buf || !vb) {
+        free(buf);
+        free(vb);
+        return seer_err(SEER_ENOMEM, "vulkan: no memory for a buffer record");
+    }
+    int rc = vk_buffer_create(vk, size, false, vb);
+    if (rc) {
+        free(buf);
+        free(vb);
+        return rc;
+    }
+    buf->be = be;
+    buf->size = size;
+    /* No host pointer even when the memory is mapped: reading through it would skip the sync
+       that tensor_get performs, and writing would race recorded ops. */
+    buf->host = NULL;
+    buf->ctx = vb;
+    *out = buf;
+    return SEER_OK;
+}
+
+static void vkb_buffer_free(backend_buffer *buf)
+{
+    struct vk_ctx *vk = vk_ctx_of(buf->be);
+    /* Recorded dispatches may still use this buffer: run them before it goes. A failure here
+       already marked the device lost; the buffer is released either way. */
+    if (vk->cmd.recording)
+        (void)vk_cmd_submit(vk);
+    vk_buffer_destroy(vk, buf->ctx);
+    free(buf->ctx);
+    free(buf);
+}
+
+static int vkb_tensor_set(backend *be, tensor *t, const void *src, size_t off, size_t n)
+{
+    return vk_upload(vk_ctx_of(be), t->buf->ctx, t->offset + off, src, n);
+}
+
+static int vkb_tensor_get(backend *be, const tensor *t, void *dst, size_t off, size_t n)
+{
+    return vk_download(vk_ctx_of(be), t->buf->ctx, t->offset + off, dst, n);
+}
+
+static int vkb_sync(backend *be) { return vk_cmd_submit(vk_ctx_of(be)); }
+
+/* Reverse creation order; every step accepts a half-built context. */
+static void vk_ctx_free(struct vk_ctx *vk)
+{
+    if (vk->device != VK_NULL_HANDLE)
+        vkDeviceWaitIdle(vk->device); /* nothing below may be in use; a lost device returns at once */
+    vk_pipelines_destroy(vk);
+    vk_staging_deinit(vk);
+    vk_cmd_deinit(vk);
+    vk_device_close(vk);
+    free(vk->pipeline_cache_path);
+    free(vk);
+}
+
+static void vkb_free(backend *be)
+{
+    struct vk_ctx *vk = vk_ctx_of(be);
+    if (vk->cmd.recording)
+        (void)vk_cmd_submit(vk);
+    vk_ctx_free(vk);
+    free(be);
+}
+
+static const struct backend_i vk_iface = {
+    .name = "vulkan",
+    .free = vkb_free,
+    .buffer_alloc = vkb_buffer_alloc,
+    .buffer_free = vkb_buffer_free,
+    .tensor_set = vkb_tensor_set,
+    .tensor_get = vkb_tensor_get,
+    .sync = vkb_sync,
+    .ops = {
+        .matmul = vk_matmul,
+        .binary = vk_binary,
+        .rmsnorm = vk_rmsnorm,
+    },
+};
+
+int backend_vulkan_create(const struct vk_backend_params *params, backend **out)
+{
+    struct vk_backend_params p = params ? *params : vk_backend_params_default();
+    backend *be = seer_calloc(1, sizeof *be);
+    struct vk_ctx *vk = seer_calloc(1, sizeof *vk);
+    if (!be || !vk) {
+        free(be);
+        free(vk);
+        return seer_err(SEER_ENOMEM, "vulkan: no memory for the backend");
+    }
+    atomic_init(&vk->validation_errors, 0);
+    vk->force_staging = p.force_staging;
+    int rc = SEER_OK;
+    if (p.pipeline_cache_path && !(vk->pipeline_cache_path = seer_strdup(p.pipeline_cache_path)))
+        rc = seer_err(SEER_ENOMEM, "vulkan: no memory for the pipeline cache path");
+    if (rc == SEER_OK)
+        rc = vk_device_open(vk, &p);
+    if (rc == SEER_OK)
+        rc = vk_cmd_init(vk);
+    if (rc == SEER_OK)
+        rc = vk_pipelines_init(vk);
+    if (rc)
+        goto fail;
+    be->iface = &vk_iface;
+    be->ctx = vk;
+    /* Tensor offsets aligned for descriptor windows, and to 64 bytes for vector loads. */
+    be->alignment = MAX((size_t)vk->caps.storage_align, (size_t)64);
+    be->max_buffer_size = (size_t)MIN(vk->caps.max_alloc, (uint64_t)SIZE_MAX);
+    snprintf(be->description, sizeof be->description, "vulkan: %.110s", vk->info.name);
+    LOG_INFO("vulkan", "%s (%s); subgroup %u, storage window %llu bytes%s", vk->info.name, vk->info.driver_info,
+             vk->caps.subgroup_size, (unsigned long long)vk->caps.max_storage_range,
+             vk->validation_active ? ", validation on" : "");
+    *out = be;
+    return SEER_OK;
+fail:
+    vk_ctx_free(vk);
+    free(be);
+    return rc;
+}
+
+uint64_t backend_vulkan_validation_errors(const backend *be)
+{
+    if (!be || be->iface != &vk_iface)
+        return 0;
+    return atomic_load(&((struct vk_ctx *)be->ctx)->validation_errors);
+}
+
+bool backend_vulkan_validation_active(const backend *be)
+{
+    return be && be->iface == &vk_iface && ((struct vk_ctx *)be->ctx)->validation_active;
+}

@@ -1,0 +1,320 @@
+/* pipeline.c — the kernel registry (style.md "Shaders": one static table, indexed by kernel,
+   gives each its name, SPIR-V blob, bindings, push-constant size, spec-constant builder and
+   supports() predicate) and pipelines created from it on first use. Adding a kernel means one
+   shader, one row here, one record function in an op_*.c and one test row.
+   Divisions: spec-constant builders; the table; the pipeline cache file; creating and destroying
+   pipelines. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "spv_blobs.h"
+#include "vulkan/push.h"
+#include "vulkan/vk_internal.h"
+
+/* ---- spec-constant builders: sizes chosen from the caps, never assumed ------------------- */
+
+static uint32_t pow2_floor(uint32_t x)
+{
+    uint32_t p = 1;
+    while (p <= x / 2)
+        p *= 2;
+    return p;
+}
+
+/* A 1-D workgroup of up to `want` invocations, a power of two (the tree reductions halve it). */
+static uint32_t wg_1d(const struct vk_caps *c, uint32_t want)
+{
+    return pow2_floor(MIN(want, MIN(c->max_wg_size[0], c->max_wg_invocations)));
+}
+
+/* matvec: one workgroup per weight row; 128 invocations keeps a 1000-wide row busy without
+   leaving most of a large workgroup idle, and fits every device's guaranteed minimum. */
+static uint32_t spec_matvec(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
+{
+    (void)variant;
+    spec[VK_SPEC_WG] = wg_1d(c, 128);
+    return 1;
+}
+
+/* matmul: BM×BN output tile per workgroup, BK-deep slices through shared memory, each
+   invocation a 4×4 register tile (TM, TN in matmul.comp), so WG = (BM/4)·(BN/4). 64×64×16
+   needs 256 invocations and 8 KiB shared; devices below that get 64×32 (128 invocations,
+   6 KiB), inside the minimums every Vulkan device guarantees (128 invocations, 16 KiB). */
+static uint32_t spec_matmul(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
+{
+    (void)variant;
+    uint32_t bm = 64, bn = 64, bk = 16;
+    uint32_t max_wg = MIN(c->max_wg_size[0], c->max_wg_invocations);
+    if (max_wg < 256 || c->shared_bytes < (bm + bn) * bk * 4)
+        bn = 32;
+    spec[VK_SPEC_WG] = (bm / 4) * (bn / 4);
+    spec[VK_SPEC_MM_BM] = bm;
+    spec[VK_SPEC_MM_BN] = bn;
+    spec[VK_SPEC_MM_BK] = bk;
+    return 4;
+}
+
+/* rmsnorm: one workgroup per row, reduction in shared memory. */
+static uint32_t spec_norm(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
+{
+    (void)variant;
+    spec[VK_SPEC_WG] = wg_1d(c, 128);
+    return 1;
+}
+
+/* binary: one invocation per element; variant = enum binary_op as the OP constant. */
+static uint32_t spec_binary(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
+{
+    spec[VK_SPEC_WG] = wg_1d(c, 256);
+    spec[VK_SPEC_BINARY_OP] = variant;
+    return 2;
+}
+
+/* ---- the table --------------------------------------------------------------------------- */
+
+struct vk_kernel_desc {
+    const char *name;
+    const uint32_t *spv;       /* embedded SPIR-V (spv_blobs.h) */
+    const size_t *spv_bytes;
+    uint32_t n_bindings;       /* storage buffers 0..n-1 */
+    uint32_t push_bytes;
+    uint32_t n_variants;       /* specialisations the record function may ask for */
+    uint32_t (*spec)(const struct vk_caps *c, uint32_t variant, uint32_t *spec); /* returns count */
+    bool (*supports)(const struct vk_caps *c); /* (optional) NULL: every Vulkan 1.1 device */
+};
+
+/* The f32 weight kernels are the plain builds of matvec.comp/matmul.comp (no define); the
+   f16/bf16 ones are the variants listed in shaders/variants.cmake. */
+static const struct vk_kernel_desc kernels[VK_KERNEL_COUNT] = {
+    [VK_K_MATVEC_F32] = {"matvec_f32", spv_matvec, &spv_matvec_size, 3, sizeof(struct vk_push_matvec), 1, spec_matvec, NULL},
+    [VK_K_MATVEC_F16] = {"matvec_f16", spv_matvec_f16, &spv_matvec_f16_size, 3, sizeof(struct vk_push_matvec), 1, spec_matvec, NULL},
+    [VK_K_MATVEC_BF16] = {"matvec_bf16", spv_matvec_bf16, &spv_matvec_bf16_size, 3, sizeof(struct vk_push_matvec), 1, spec_matvec, NULL},
+    [VK_K_MATMUL_F32] = {"matmul_f32", spv_matmul, &spv_matmul_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
+    [VK_K_MATMUL_F16] = {"matmul_f16", spv_matmul_f16, &spv_matmul_f16_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
+    [VK_K_MATMUL_BF16] = {"matmul_bf16", spv_matmul_bf16, &spv_matmul_bf16_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
+    [VK_K_RMSNORM] = {"rmsnorm", spv_norm, &spv_norm_size, 3, sizeof(struct vk_push_norm), 1, spec_norm, NULL},
+    [VK_K_BINARY] = {"binary", spv_elementwise, &spv_elementwise_size, 3, sizeof(struct vk_push_binary), BINARY_COUNT, spec_binary, NULL},
+};
+
+/* ---- the pipeline cache file ------------------------------------------------------------ */
+
+/* A cache blob opens with VkPipelineCacheHeaderVersionOne: 32 bytes, least significant byte
+   first whatever the host (Vulkan spec). The file is input like any other: the driver only gets
+   it when its header names this very device and driver build. */
+#define CACHE_HEADER_BYTES 32
+#define CACHE_MAX_BYTES ((long)256 << 20) /* caches are a few MiB; larger is not one of ours */
+
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static bool cache_matches(const struct vk_ctx *vk, const unsigned char *d, size_t n)
+{
+    return n >= CACHE_HEADER_BYTES && le32(d) >= CACHE_HEADER_BYTES && le32(d) <= n &&
+           le32(d + 4) == VK_PIPELINE_CACHE_HEADER_VERSION_ONE && le32(d + 8) == vk->caps.vendor_id &&
+           le32(d + 12) == vk->caps.device_id && !memcmp(d + 16, vk->caps.cache_uuid, VK_UUID_SIZE);
+}
+
+/* The file's bytes when it exists and matches; NULL otherwise (a missing or stale cache only
+   costs compile time, so nothing here is an error). */
+static unsigned char *cache_load(const struct vk_ctx *vk, size_t *n)
+{
+    const char *path = vk->pipeline_cache_path;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        LOG_DEBUG("vulkan", "pipeline cache %s not found: starting empty", path);
+        return NULL;
+    }
+    unsigned char *d = NULL;
+    long size = -1;
+    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 && size <= CACHE_MAX_BYTES && fseek(f, 0, SEEK_SET) == 0 &&
+        (d = seer_malloc((size_t)size)) && fread(d, 1, (size_t)size, f) == (size_t)size && cache_matches(vk, d, (size_t)size)) {
+        fclose(f);
+        *n = (size_t)size;
+        return d;
+    }
+    fclose(f);
+    free(d);
+    LOG_WARN("vulkan", "pipeline cache %s (%ld bytes) is unreadable or for another device/driver: ignored", path, size);
+    return NULL;
+}
+
+/* Written to a temporary name and renamed, so a crash never leaves half a cache behind. */
+static void cache_save(const struct vk_ctx *vk)
+{
+    size_t n = 0;
+    if (vkGetPipelineCacheData(vk->device, vk->pipeline_cache, &n, NULL) != VK_SUCCESS || n == 0)
+        return;
+    unsigned char *d = seer_malloc(n);
+    char *tmp = seer_malloc(strlen(vk->pipeline_cache_path) + 5);
+    bool saved = false;
+    if (d && tmp && vkGetPipelineCacheData(vk->device, vk->pipeline_cache, &n, d) == VK_SUCCESS) {
+        sprintf(tmp, "%s.tmp", vk->pipeline_cache_path);
+        FILE *f = fopen(tmp, "wb");
+        if (f) {
+            bool written = fwrite(d, 1, n, f) == n;
+            saved = (fclose(f) == 0) && written && rename(tmp, vk->pipeline_cache_path) == 0;
+            if (!saved)
+                remove(tmp);
+        }
+    }
+    if (!saved)
+        LOG_WARN("vulkan", "could not write the pipeline cache %s", vk->pipeline_cache_path);
+    free(d);
+    free(tmp);
+}
+
+int vk_pipelines_init(struct vk_ctx *vk)
+{
+    size_t n = 0;
+    unsigned char *seed = vk->pipeline_cache_path ? cache_load(vk, &n) : NULL;
+    VkPipelineCacheCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
+                                    .initialDataSize = n,
+                                    .pInitialData = seed};
+    VkResult r = vkCreatePipelineCache(vk->device, &ci, NULL, &vk->pipeline_cache);
+    if (r != VK_SUCCESS && seed) {
+        /* a driver may still refuse data it wrote itself: start empty rather than fail */
+        LOG_WARN("vulkan", "pipeline cache %s refused by the driver (%s): ignored", vk->pipeline_cache_path,
+                 vk_result_name(r));
+        ci.initialDataSize = 0;
+        ci.pInitialData = NULL;
+        r = vkCreatePipelineCache(vk->device, &ci, NULL, &vk->pipeline_cache);
+    }
+    free(seed);
+    if (r != VK_SUCCESS) {
+        vk->pipeline_cache = VK_NULL_HANDLE;
+        return vk_fail(r, "vkCreatePipelineCache");
+    }
+    return SEER_OK;
+}
+
+/* ---- creating and destroying pipelines --------------------------------------------------- */
+
+static int kernel_layouts(struct vk_ctx *vk, const struct vk_kernel_desc *d, struct vk_kernel_objs *o)
+{
+    VkDescriptorSetLayoutBinding bind[VK_MAX_BINDINGS];
+    for (uint32_t i = 0; i < d->n_bindings; i++)
+        bind[i] = (VkDescriptorSetLayoutBinding){
+            .binding = i,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorCount = 1,
+            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+        };
+    VkDescriptorSetLayoutCreateInfo dci = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .bindingCount = d->n_bindings,
+        .pBindings = bind,
+    };
+    VkResult r = vkCreateDescriptorSetLayout(vk->device, &dci, NULL, &o->dsl);
+    if (r != VK_SUCCESS)
+        return vk_fail(r, "vkCreateDescriptorSetLayout");
+    VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = d->push_bytes};
+    VkPipelineLayoutCreateInfo lci = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+        .setLayoutCount = 1,
+        .pSetLayouts = &o->dsl,
+        .pushConstantRangeCount = 1,
+        .pPushConstantRanges = &pcr,
+    };
+    if ((r = vkCreatePipelineLayout(vk->device, &lci, NULL, &o->layout)) != VK_SUCCESS) {
+        o->layout = VK_NULL_HANDLE;
+        vkDestroyDescriptorSetLayout(vk->device, o->dsl, NULL); /* so a retry starts clean */
+        o->dsl = VK_NULL_HANDLE;
+        return vk_fail(r, "vkCreatePipelineLayout");
+    }
+    return SEER_OK;
+}
+
+static int create_pipeline(struct vk_ctx *vk, const struct vk_kernel_desc *d, struct vk_kernel_objs *o,
+                           uint32_t variant, struct vk_pipeline *pl)
+{
+    uint32_t spec[VK_MAX_SPEC] = {0};
+    uint32_t n_spec = d->spec(&vk->caps, variant, spec);
+    ASSERT1(n_spec <= VK_MAX_SPEC);
+    VkSpecializationMapEntry map[VK_MAX_SPEC];
+    for (uint32_t i = 0; i < n_spec; i++)
+        map[i] = (VkSpecializationMapEntry){.constantID = i, .offset = i * 4, .size = 4};
+    VkSpecializationInfo si = {.mapEntryCount = n_spec, .pMapEntries = map, .dataSize = n_spec * 4, .pData = spec};
+
+    VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                    .codeSize = *d->spv_bytes,
+                                    .pCode = d->spv};
+    VkShaderModule module;
+    VkResult r = vkCreateShaderModule(vk->device, &mci, NULL, &module);
+    if (r != VK_SUCCESS)
+        return vk_fail(r, "vkCreateShaderModule");
+    VkComputePipelineCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = module,
+                  .pName = "main",
+                  .pSpecializationInfo = &si},
+        .layout = o->layout,
+    };
+    r = vkCreateComputePipelines(vk->device, vk->pipeline_cache, 1, &ci, NULL, &pl->pipeline);
+    /* the module is only needed while the pipeline is compiled */
+    vkDestroyShaderModule(vk->device, module, NULL);
+    if (r != VK_SUCCESS) {
+        pl->pipeline = VK_NULL_HANDLE;
+        int rc = vk_fail(r, "vkCreateComputePipelines"); /* for the code; the message names the kernel */
+        return seer_err(rc, "vulkan: vkCreateComputePipelines failed for kernel %s on %s: %s (%d)", d->name,
+                        vk->info.name, vk_result_name(r), (int)r);
+    }
+    pl->layout = o->layout;
+    pl->dsl = o->dsl;
+    pl->n_bindings = d->n_bindings;
+    pl->push_bytes = d->push_bytes;
+    memcpy(pl->spec, spec, sizeof spec);
+    LOG_DEBUG("vulkan", "pipeline %s variant %u: spec {%u %u %u %u}", d->name, variant, spec[0], spec[1], spec[2], spec[3]);
+    return SEER_OK;
+}
+
+int vk_pipeline_get(struct vk_ctx *vk, enum vk_kernel k, uint32_t variant, const struct vk_pipeline **out)
+{
+    ASSERT1((unsigned)k < VK_KERNEL_COUNT);
+    const struct vk_kernel_desc *d = &kernels[k];
+    ASSERT1(variant < d->n_variants && d->n_variants <= VK_MAX_VARIANTS);
+    struct vk_kernel_objs *o = &vk->kernels[k];
+    struct vk_pipeline *pl = &o->variants[variant];
+    if (pl->pipeline != VK_NULL_HANDLE) {
+        *out = pl;
+        return SEER_OK;
+    }
+    if (d->supports && !d->supports(&vk->caps))
+        return seer_err(SEER_EUNSUPPORTED, "vulkan: kernel %s is not supported on %s", d->name, vk->info.name);
+    if (d->push_bytes > vk->caps.max_push_bytes)
+        return seer_err(SEER_EUNSUPPORTED, "vulkan: kernel %s needs %u bytes of push constants, %s offers %u", d->name,
+                        d->push_bytes, vk->info.name, vk->caps.max_push_bytes);
+    int rc;
+    if (o->layout == VK_NULL_HANDLE && (rc = kernel_layouts(vk, d, o)))
+        return rc;
+    if ((rc = create_pipeline(vk, d, o, variant, pl)))
+        return rc;
+    *out = pl;
+    return SEER_OK;
+}
+
+/* The caller has waited for the device to be idle. */
+void vk_pipelines_destroy(struct vk_ctx *vk)
+{
+    if (vk->device == VK_NULL_HANDLE)
+        return;
+    if (vk->pipeline_cache_path && vk->pipeline_cache != VK_NULL_HANDLE)
+        cache_save(vk);
+    for (int k = 0; k < VK_KERNEL_COUNT; k++) {
+        struct vk_kernel_objs *o = &vk->kernels[k];
+        for (int v = 0; v < VK_MAX_VARIANTS; v++)
+            vkDestroyPipeline(vk->device, o->variants[v].pipeline, NULL);
+        vkDestroyPipelineLayout(vk->device, o->layout, NULL);
+        vkDestroyDescriptorSetLayout(vk->device, o->dsl, NULL);
+        memset(o, 0, sizeof *o);
+    }
+    vkDestroyPipelineCache(vk->device, vk->pipeline_cache, NULL);
+    vk->pipeline_cache = VK_NULL_HANDLE;
+}

@@ -1,0 +1,86 @@
+/* vulkan.h — the Vulkan backend's internal API (design.md "Compute layer"): creating the backend
+   on a chosen device, and listing the devices the loader sees (used by `seer info --devices`).
+   The backend itself is reached through core/backend.h and core/ops.h like any other.
+   Nothing here reads environment variables: every switch is a field of vk_backend_params. */
+#ifndef SEER_VULKAN_VULKAN_H
+#define SEER_VULKAN_VULKAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/backend.h"
+
+struct vk_backend_params {
+    int device_index;                  /* index in vk_device_list order; -1 = auto (vk_device_pick_auto) */
+    uint64_t max_storage_range_override; /* 0 = the device's maxStorageBufferRange; a smaller value
+                                          (tests) forces ops to split across descriptor windows */
+    bool enable_validation;            /* load VK_LAYER_KHRONOS_validation (with synchronization
+                                          validation) when installed; its messages go to seer_log and
+                                          errors are counted (backend_vulkan_validation_errors) */
+    bool force_staging;                /* copy through a staging buffer even where device memory can
+                                          be mapped (UMA, lavapipe): exercises the discrete-GPU path */
+    const char *pipeline_cache_path;   /* NULL: none. Else a VkPipelineCache file, loaded at create
+                                          when its header matches the device (anything else is
+                                          ignored with a warning) and rewritten at free, so compiled
+                                          pipelines survive between runs. Copied; may be freed after. */
+};
+
+/* Defaults: auto device, device limits, no validation, direct mapping where possible. */
+struct vk_backend_params vk_backend_params_default(void);
+
+/* Creates the backend on the chosen device. p NULL = defaults. Errors: SEER_EUNSUPPORTED when no
+   usable Vulkan device exists or the index is out of range / names an unusable device,
+   SEER_EDEVICE for a failing Vulkan call (its VkResult name in the message), SEER_ENOMEM. */
+int backend_vulkan_create(const struct vk_backend_params *p, backend **out);
+
+/* Validation-layer messages of severity ERROR seen since the backend was created (0 when
+   validation is off). validation_active: whether the layer was actually loaded. */
+uint64_t backend_vulkan_validation_errors(const backend *be);
+bool backend_vulkan_validation_active(const backend *be);
+
+/* ---- device enumeration ------------------------------------------------------------------ */
+
+enum vk_device_kind { VK_KIND_DISCRETE, VK_KIND_INTEGRATED, VK_KIND_VIRTUAL, VK_KIND_CPU, VK_KIND_OTHER };
+
+#define VK_INFO_MAX_HEAPS 16
+
+struct vk_device_info {
+    int index;                      /* position in the loader's order; what device_index selects */
+    char name[256];                 /* VkPhysicalDeviceProperties.deviceName */
+    enum vk_device_kind kind;
+    uint32_t vendor_id, device_id;
+    uint32_t api_version;           /* VK_MAKE_API_VERSION form */
+    uint32_t driver_version;        /* vendor-encoded; see driver_version_str */
+    char driver_version_str[64];    /* decoded by the vendor's convention */
+    char driver_name[256];          /* VkPhysicalDeviceDriverProperties (empty when not reported) */
+    char driver_info[256];
+    uint32_t n_heaps;
+    struct { uint64_t size_bytes; bool device_local; } heaps[VK_INFO_MAX_HEAPS];
+    uint32_t subgroup_size;
+    uint64_t max_storage_range;     /* maxStorageBufferRange, bytes */
+    uint32_t max_workgroup_size[3];
+    uint32_t max_workgroup_invocations;
+    uint32_t shared_memory_bytes;   /* maxComputeSharedMemorySize */
+    uint64_t max_allocation_bytes;  /* maxMemoryAllocationSize */
+    bool fp16;                      /* shaderFloat16 */
+    bool storage16;                 /* storageBuffer16BitAccess */
+    bool int_dot;                   /* VK_KHR_shader_integer_dot_product (or core 1.3) */
+    bool coopmat;                   /* VK_KHR_cooperative_matrix */
+    bool usable;                    /* Vulkan >= 1.1 and a compute queue: the backend can run on it */
+};
+
+/* Lists every physical device. *out is an array of *n entries, released with
+   vk_device_list_free. When the loader finds no driver or no device this is SEER_OK with *n = 0
+   (and *out NULL); `why` (may be NULL, size why_size) then receives a one-line reason. */
+int vk_device_list(struct vk_device_info **out, int *n, char *why, size_t why_size);
+void vk_device_list_free(struct vk_device_info *list);
+
+/* The device `auto` runs on: a usable discrete GPU, else integrated, else virtual; CPU-type and
+   other devices (lavapipe) only when nothing better exists. Ties go to the larger device-local
+   heap, then the lower index. Returns the array position, or -1 when none is usable. */
+int vk_device_pick_auto(const struct vk_device_info *list, int n);
+
+const char *vk_device_kind_name(enum vk_device_kind k); /* "discrete", "integrated", … */
+
+#endif
