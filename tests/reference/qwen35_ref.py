@@ -308,7 +308,10 @@ def main():
     ap.add_argument("--decode", type=int, default=0, help="greedy tokens to generate")
     ap.add_argument("--gdn", default="chunked", choices=["chunked", "recurrent"])
     ap.add_argument("--dtype", default="f64", choices=["f64", "f32"])
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", required=True,
+                    help="NAME.npz, or a prefix for raw little-endian files (--raw): PREFIX.prefill.f32 "
+                         "[T,V], PREFIX.tokens.i32 [N], PREFIX.steps.f32 [N,V] (read by C tests)")
+    ap.add_argument("--raw", action="store_true", help="write raw binary files instead of .npz")
     a = ap.parse_args()
     prompt = [int(t) for t in a.tokens.split(",") if t.strip()]
     if not prompt:
@@ -318,7 +321,12 @@ def main():
     if min(prompt) < 0 or max(prompt) >= V:
         ap.error(f"token ids must be in [0, {V})")
     prefill, toks, steps = ref.generate(prompt, a.decode)
-    np.savez(a.out, prompt=np.array(prompt, np.int64), prefill_logits=prefill, tokens=toks, step_logits=steps)
+    if a.raw:
+        prefill.astype("<f4").tofile(a.out + ".prefill.f32")
+        toks.astype("<i4").tofile(a.out + ".tokens.i32")
+        steps.astype("<f4").tofile(a.out + ".steps.f32")
+    else:
+        np.savez(a.out, prompt=np.array(prompt, np.int64), prefill_logits=prefill, tokens=toks, step_logits=steps)
     print(f"qwen35_ref: {len(prompt)} prompt tokens, greedy {toks.tolist()}", file=sys.stderr)
 
 

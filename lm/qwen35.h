@@ -1,0 +1,107 @@
+/* qwen35.h — the Qwen3.5 text decoder (spec §2–§3): weights in one internal form whatever file
+   they came from, the per-sequence state (KV cache of the full-attention layers, conv and
+   recurrent state of the GDN layers), and the forward pass.
+
+   Internal form (lm/load.c converts to it):
+     - RMSNorm weights are f32 with the zero-centred +1 folded in (spec §2.3), as GGUF stores them;
+       the gated GDN norm weight is a plain f32 scale.
+     - ssm_a is f32 −exp(A_log) (spec §2.5 step 4); dt_bias f32; conv weight f32 {K, conv_dim}.
+     - Matrices keep the file's dtype and are used in place where the backend can (CPU + mmap).
+     - Value heads stay in the file's order: HF checkpoints group value heads by key head
+       (v-head j reads key head j/(Hv/Hk)); llama.cpp GGUFs tile them (j reads j mod Hk,
+       anchor §1.4 item 6). `v_tiled` tells the GDN op which; every V-side tensor of one file is
+       in one order, so nothing is reordered (reordering ssm_out's input columns is impossible
+       for K-quant blocks that span two heads). */
+#ifndef SEER_LM_QWEN35_H
+#define SEER_LM_QWEN35_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/arena.h"
+#include "core/backend.h"
+#include "lm/config.h"
+
+struct qwen35_layer {
+    bool is_attn;
+    tensor attn_norm;  /* f32 {H} (+1 folded) */
+    tensor post_norm;  /* f32 {H} (+1 folded) */
+    tensor ffn_gate;   /* {H, I} */
+    tensor ffn_up;     /* {H, I} */
+    tensor ffn_down;   /* {I, H} */
+    /* Gated DeltaNet (spec §2.5) */
+    tensor ssm_qkv;    /* {H, conv_dim}: q | k | v blocks */
+    tensor ssm_z;      /* {H, value_dim} output gate */
+    tensor ssm_beta;   /* {H, Hv} */
+    tensor ssm_alpha;  /* {H, Hv} */
+    tensor ssm_conv;   /* f32 {K, conv_dim} */
+    tensor ssm_dt;     /* f32 {Hv} */
+    tensor ssm_a;      /* f32 {Hv} = −exp(A_log) */
+    tensor ssm_norm;   /* f32 {dv} gated RMSNorm scale */
+    tensor ssm_out;    /* {value_dim, H} */
+    /* gated full attention (spec §2.6) */
+    tensor attn_q;     /* {H, 2·nh·hd}: per head [q | gate] */
+    tensor attn_k;     /* {H, nkv·hd} */
+    tensor attn_v;     /* {H, nkv·hd} */
+    tensor attn_o;     /* {nh·hd, H} */
+    tensor q_norm;     /* f32 {hd} (+1 folded) */
+    tensor k_norm;     /* f32 {hd} (+1 folded) */
+};
+
+typedef struct qwen35_model {
+    struct qwen35_config cfg;
+    backend *be;
+    bool v_tiled;            /* value heads in llama.cpp's tiled order (GGUF with Hv > Hk) */
+    int64_t n_vocab_real;    /* rows below this are real tokens; 0 = all (set by the tokenizer owner) */
+    tensor tok_embd;         /* {H, V} */
+    tensor output_norm;      /* f32 {H} (+1 folded) */
+    const tensor *output;    /* {H, V}: &output_own, or &tok_embd when tied */
+    tensor output_own;
+    struct qwen35_layer *layers; /* [n_layer] */
+    /* ownership: buffers holding weights, and the file handles whose mappings they may borrow */
+    backend_buffer **bufs;
+    int n_bufs, cap_bufs;
+    void *gguf_file;         /* gguf * or NULL */
+    void *st_file;           /* safetensors * or NULL */
+} qwen35_model;
+
+/* Per-sequence state. Positions continue across calls: a second call continues the sequence
+   (multi-turn chat never re-processes earlier turns). */
+typedef struct qwen35_state {
+    int64_t n_ctx;       /* KV capacity in tokens */
+    int64_t n_past;      /* tokens processed so far */
+    int64_t pos_next;    /* MRoPE position of the next token (n_past + rope_delta, spec §3.2) */
+    int64_t n_ubatch;    /* tokens per micro-batch */
+    tensor *k_cache, *v_cache;    /* per layer (attention layers only): f32 {hd, nkv, n_ctx} */
+    tensor *conv_state;           /* per layer (GDN layers only): f32 {conv_dim, K−1} */
+    tensor *ssm_state;            /* per layer (GDN layers only): f32 {dv, dk, Hv} */
+    tensor x;                     /* residual stream f32 {H, n_ubatch} */
+    tensor logits;                /* f32 {V, n_ubatch} */
+    tensor ids, pos;              /* i32 {n_ubatch}, i32 {n_ubatch, 3} */
+    arena scratch;                /* per-layer intermediates, reset after each layer */
+    backend_buffer **bufs;
+    int n_bufs;
+} qwen35_state;
+
+/* Which logits a forward call returns. */
+enum qwen35_logits { QWEN35_LOGITS_NONE, QWEN35_LOGITS_LAST, QWEN35_LOGITS_ALL };
+
+/* Loads a GGUF text model or an HF model directory onto `be` (borrowed; must outlive the model).
+   Checks the configuration and every tensor's shape first. */
+int qwen35_load(const char *path, backend *be, qwen35_model **out);
+void qwen35_free(qwen35_model *m);
+
+/* n_ctx: KV capacity; n_ubatch: tokens per forward micro-batch (≥ 1). */
+int qwen35_state_create(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch, qwen35_state **out);
+void qwen35_state_free(qwen35_state *st);
+/* Back to an empty sequence (zero recurrent and conv state, n_past = 0). */
+int qwen35_state_reset(const qwen35_model *m, qwen35_state *st);
+
+/* Runs n tokens through the decoder, continuing the state. Logits (n_vocab floats per returned
+   token) go to `logits` (LAST: n_vocab floats; ALL: n·n_vocab). `pos` (optional, NULL for text)
+   gives the three MRoPE axes per token as pos[a*n + t] (spec §3.2). `chunked` selects the GDN
+   form for multi-token calls (the recurrent form is always used for a single token). */
+int qwen35_eval(const qwen35_model *m, qwen35_state *st, const int32_t *ids, int64_t n, const int32_t *pos,
+                enum qwen35_logits which, float *logits, bool chunked);
+
+#endif
