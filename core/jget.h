@@ -1,0 +1,35 @@
+/* jget.h — typed, range-checked getters over parsed JSON configuration files (config.json,
+   preprocessor_config.json, index files) so every config reader reports problems the same way:
+   "PATH: text_config.hidden_size is missing" / "... must be an integer" / "... = 0 is out of
+   range [1, 16777216]". A JSON null counts as absent. `def` NULL makes a key required. */
+#ifndef SEER_CORE_JGET_H
+#define SEER_CORE_JGET_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct jget_ctx {
+    const char *path;   /* the file, for messages */
+    const char *prefix; /* dotted location of the object, e.g. "text_config." ("" at the root) */
+};
+
+/* True when key is present and not null. */
+bool jget_has(const json_t *obj, const char *key);
+int jget_i64(const struct jget_ctx *c, const json_t *obj, const char *key, int64_t lo, int64_t hi,
+             const int64_t *def, int64_t *out);
+/* Accepts JSON integers and reals; must be finite. */
+int jget_f64(const struct jget_ctx *c, const json_t *obj, const char *key, const double *def, double *out);
+int jget_bool(const struct jget_ctx *c, const json_t *obj, const char *key, const bool *def, bool *out);
+/* *out borrows the JSON string; when absent and not required, *out = NULL. */
+int jget_str(const struct jget_ctx *c, const json_t *obj, const char *key, bool required, const char **out);
+/* Integer array with at most cap entries (each in [lo, hi]); *n is its length. Absent and not
+   required: *n = 0. */
+int jget_i64_arr(const struct jget_ctx *c, const json_t *obj, const char *key, bool required, int64_t lo,
+                 int64_t hi, int64_t *out, size_t cap, size_t *n);
+/* Number array with at most cap entries. Absent and not required: *n = 0. */
+int jget_f64_arr(const struct jget_ctx *c, const json_t *obj, const char *key, bool required, double *out,
+                 size_t cap, size_t *n);
+
+#endif
