@@ -9,7 +9,17 @@
 /* Exit statuses: 0 ok, 1 runtime failure (bad file, device), 2 usage error. */
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 
+#include "seer.h"
+
+/* The -v/-q level the user chose (cli/main.c). */
+extern seer_log_level cli_log_level;
+
 int cli_info(int argc, char **argv);
+/* `seer run` and `seer chat` (cli/run.c). */
+int cli_run(int argc, char **argv);
+int cli_chat(int argc, char **argv);
+/* `seer tokenize`: text → ids with a model's tokenizer (cli/tokenize.c). */
+int cli_tokenize(int argc, char **argv);
 /* `seer info --devices`: lists compute devices (cli/devices.c). */
 int cli_info_devices(FILE *out);
 

@@ -11,8 +11,13 @@ struct command {
     const char *help;
 };
 
+seer_log_level cli_log_level = SEER_LOG_WARN;
+
 static const struct command commands[] = {
+    {"run", cli_run, "answer one prompt, streaming to stdout (-m MODEL -p PROMPT; --json, --raw, ...)"},
+    {"chat", cli_chat, "interactive chat with history (-m MODEL); one message per line on stdin"},
     {"info", cli_info, "show a model file's architecture, hyperparameters and tensors; --devices lists devices"},
+    {"tokenize", cli_tokenize, "print the token ids of a text (-m MODEL TEXT | -f FILE, --json, --special)"},
 };
 
 static void usage(FILE *f)
@@ -54,6 +59,7 @@ int main(int argc, char **argv)
         }
     }
     seer_set_log_level(level);
+    cli_log_level = level;
     if (i >= argc) {
         usage(stderr);
         return CLI_USAGE;

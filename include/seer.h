@@ -74,6 +74,112 @@ SEER_API void seer_set_log_callback(seer_log_fn fn, void *user_data);
 /* ---- version ----------------------------------------------------------------------------- */
 SEER_API const char *seer_version(void);
 
+/* ---- models ------------------------------------------------------------------------------ */
+/* A loaded Qwen3.5 model: weights on a compute device plus its tokenizer and chat template.
+   Read-only after loading; contexts made from it must be freed before it. */
+typedef struct seer_model seer_model;
+
+typedef struct seer_model_params {
+    const char *device; /* "auto" (default): a discrete GPU, else an integrated one, else the CPU;
+                           "cpu"; "vulkan" (the auto-chosen Vulkan device) or "vulkan:N" */
+    int n_threads;      /* CPU threads; 0 (default) = one per online core */
+} seer_model_params;
+
+SEER_API seer_model_params seer_model_params_default(void);
+/* Loads a GGUF text model or a Hugging Face model directory (config.json + safetensors +
+   tokenizer.json). NULL params = defaults. */
+SEER_API int seer_model_load(const char *path, const seer_model_params *params, seer_model **out);
+SEER_API void seer_model_free(seer_model *model);
+/* "cpu (4 threads)", "vulkan: NVIDIA …": where the model runs. */
+SEER_API const char *seer_model_device(const seer_model *model);
+
+/* Text → token ids (*ids released with seer_free). parse_special: special tokens written in the
+   text (<|im_start|>) become their ids; otherwise they are plain text. */
+SEER_API int seer_tokenize(const seer_model *model, const char *text, size_t len, int parse_special,
+                           int32_t **ids, size_t *n_ids);
+/* Token ids → UTF-8 text (*text released with seer_free). */
+SEER_API int seer_detokenize(const seer_model *model, const int32_t *ids, size_t n_ids, char **text,
+                             size_t *len);
+
+/* ---- contexts: one conversation each ------------------------------------------------------ */
+typedef struct seer_context seer_context;
+
+typedef struct seer_context_params {
+    int64_t n_ctx;   /* tokens the conversation may hold (default 4096) */
+    int64_t n_batch; /* prompt tokens per forward micro-batch (default 512) */
+} seer_context_params;
+
+SEER_API seer_context_params seer_context_params_default(void);
+SEER_API int seer_context_create(seer_model *model, const seer_context_params *params, seer_context **out);
+SEER_API void seer_context_free(seer_context *ctx);
+/* Forgets the conversation (history and state). */
+SEER_API int seer_context_reset(seer_context *ctx);
+
+/* ---- generation -------------------------------------------------------------------------- */
+/* Defaults are the model card's for the small models' default (non-thinking) mode (spec §10.4):
+   temperature 1.0, top_k 20, top_p 1.0, presence_penalty 2.0 — the card warns that greedy decoding
+   falls into repetition loops. */
+typedef struct seer_sampling {
+    float temperature;       /* 0 = greedy (default 1.0) */
+    int32_t top_k;           /* 0 = off (default 20) */
+    float top_p;             /* 1 = off (default 1.0) */
+    float min_p;             /* 0 = off (default 0) */
+    float repeat_penalty;    /* 1 = off (default 1) */
+    float presence_penalty;  /* 0 = off (default 2.0); counts generated tokens only */
+    uint64_t seed;           /* same seed, same device → same output (default 0) */
+} seer_sampling;
+
+/* Streaming callback: `text` is complete UTF-8 (never half a character). Return non-zero to stop
+   (the generation then ends with SEER_STOP_CANCELED, not an error). */
+typedef int (*seer_text_fn)(const char *text, size_t len, void *user_data);
+
+enum seer_stop_reason {
+    SEER_STOP_EOS = 0,     /* the model ended its turn (<|im_end|> or <|endoftext|>) */
+    SEER_STOP_LENGTH = 1,  /* max_tokens reached */
+    SEER_STOP_STRING = 2,  /* a stop string appeared (it is not part of the text) */
+    SEER_STOP_CONTEXT = 3, /* the context is full */
+    SEER_STOP_CANCELED = 4 /* the callback asked to stop */
+};
+
+typedef struct seer_generate_params {
+    seer_sampling sampling;
+    int64_t max_tokens;      /* default 1024 */
+    const char *const *stop; /* [n_stop] extra stop strings */
+    size_t n_stop;
+    int think;               /* open a reasoning block before answering (default 0: these small models
+                                do not think unless asked, spec §6.2) */
+    int show_thinking;       /* stream/return the reasoning too (default 0: only the answer) */
+    seer_text_fn on_text;    /* optional streaming callback */
+    void *user_data;
+} seer_generate_params;
+
+SEER_API seer_generate_params seer_generate_params_default(void);
+
+typedef struct seer_result {
+    char *text;               /* the answer (reasoning removed unless show_thinking) */
+    int32_t *tokens;          /* every generated id, in order (stop token excluded) */
+    size_t n_tokens;
+    int64_t prompt_tokens;    /* tokens fed to the model for this call */
+    double prefill_seconds, decode_seconds;
+    enum seer_stop_reason stop;
+} seer_result;
+
+/* Releases what a result holds and zeroes it; NULL is fine. */
+SEER_API void seer_result_clear(seer_result *result);
+
+/* Appends a message ("system", "user", "assistant" or "tool") to the conversation. */
+SEER_API int seer_chat_add(seer_context *ctx, const char *role, const char *content);
+/* Renders the conversation with the chat template, feeds only what the context has not seen yet
+   (earlier turns are never re-processed), generates the assistant's reply and appends it to the
+   history. On failure the result is zeroed. */
+SEER_API int seer_chat_generate(seer_context *ctx, const seer_generate_params *params, seer_result *result);
+/* Continues the context with raw text (no chat template; special tokens in it are parsed). */
+SEER_API int seer_generate_text(seer_context *ctx, const char *prompt, const seer_generate_params *params,
+                                seer_result *result);
+/* Continues the context with token ids. */
+SEER_API int seer_generate_tokens(seer_context *ctx, const int32_t *ids, size_t n_ids,
+                                  const seer_generate_params *params, seer_result *result);
+
 /* ---- memory ------------------------------------------------------------------------------ */
 /* Frees memory that the API documents as "release with seer_free". NULL is fine. */
 SEER_API void seer_free(void *p);

@@ -1,0 +1,180 @@
+/* api.c — the model half of the public API (include/seer.h): loading a model onto the chosen
+   device with its tokenizer (tokenizer.json or GGUF metadata, spec §6.1) and chat template
+   (checked against what lm/chat.c can render, spec §6.2), and tokenize / detokenize. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/device.h"
+#include "core/error.h"
+#include "core/gguf.h"
+#include "core/io.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "lm/api_internal.h"
+
+seer_model_params seer_model_params_default(void)
+{
+    return (seer_model_params){.device = "auto", .n_threads = 0};
+}
+
+/* Tokenizer from the GGUF vocabulary arrays (tokenizer.ggml.*, anchor §1.2). */
+static int tokenizer_from_gguf(const gguf *g, tokenizer **out)
+{
+    const char *model = NULL, *pre = NULL;
+    size_t len;
+    uint64_t n_tok = 0, n_merge = 0;
+    enum gguf_type et;
+    int rc;
+    if ((rc = gguf_get_str(g, "tokenizer.ggml.model", &model, &len)) ||
+        (rc = gguf_get_str(g, "tokenizer.ggml.pre", &pre, &len)) ||
+        (rc = gguf_get_arr_info(g, "tokenizer.ggml.tokens", &et, &n_tok)) ||
+        (rc = gguf_get_arr_info(g, "tokenizer.ggml.merges", &et, &n_merge)))
+        return rc;
+    const char **toks = seer_calloc(n_tok, sizeof *toks), **merges = seer_calloc(n_merge, sizeof *merges);
+    size_t *tok_lens = seer_calloc(n_tok, sizeof *tok_lens), *merge_lens = seer_calloc(n_merge, sizeof *merge_lens);
+    int32_t *types = NULL;
+    if (!toks || !merges || !tok_lens || !merge_lens) {
+        rc = seer_err(SEER_ENOMEM, "%s: no memory for the vocabulary", gguf_path(g));
+        goto done;
+    }
+    for (uint64_t i = 0; i < n_tok && rc == SEER_OK; i++)
+        rc = gguf_get_arr_str(g, "tokenizer.ggml.tokens", i, &toks[i], &tok_lens[i]);
+    for (uint64_t i = 0; i < n_merge && rc == SEER_OK; i++)
+        rc = gguf_get_arr_str(g, "tokenizer.ggml.merges", i, &merges[i], &merge_lens[i]);
+    if (rc == SEER_OK && gguf_find_key(g, "tokenizer.ggml.token_type") >= 0) {
+        int64_t *t64 = seer_malloc(n_tok * sizeof *t64);
+        size_t nt = 0;
+        types = seer_malloc(n_tok * sizeof *types);
+        if (!t64 || !types)
+            rc = seer_err(SEER_ENOMEM, "%s: no memory for token types", gguf_path(g));
+        else if ((rc = gguf_get_arr_i64(g, "tokenizer.ggml.token_type", t64, n_tok, &nt)) == SEER_OK && nt != n_tok)
+            rc = seer_err(SEER_EFORMAT, "%s: %zu token types for %llu tokens", gguf_path(g), nt,
+                          (unsigned long long)n_tok);
+        for (size_t i = 0; rc == SEER_OK && i < nt; i++)
+            types[i] = (int32_t)t64[i];
+        free(t64);
+    }
+    if (rc == SEER_OK) {
+        const tok_gguf_arrays a = {
+            .source = gguf_path(g), .model = model, .pre = pre, .n_tokens = n_tok, .tokens = toks,
+            .token_lens = tok_lens, .token_types = types, .n_merges = n_merge, .merges = merges,
+            .merge_lens = merge_lens,
+        };
+        rc = tok_load_gguf_arrays(&a, out);
+    }
+done:
+    free(toks), free(merges), free(tok_lens), free(merge_lens), free(types);
+    return rc;
+}
+
+/* The chat template text shipped with the model, or NULL (then the built-in Qwen3.5 rendering is
+   used without a check). *owned is set when the text must be freed. */
+static const char *template_text(const char *path, const gguf *g, char **owned)
+{
+    *owned = NULL;
+    if (g) {
+        const char *s;
+        size_t len;
+        if (gguf_find_key(g, "tokenizer.chat_template") >= 0 &&
+            gguf_get_str(g, "tokenizer.chat_template", &s, &len) == SEER_OK && !memchr(s, 0, len) &&
+            (*owned = seer_malloc(len + 1))) {
+            memcpy(*owned, s, len);
+            (*owned)[len] = '\0';
+        }
+        return *owned;
+    }
+    char p[4096];
+    size_t n;
+    snprintf(p, sizeof p, "%s/chat_template.jinja", path);
+    if (io_path_kind(p) == IO_FILE && io_read_file(p, 1 << 22, owned, &n) == SEER_OK)
+        return *owned;
+    snprintf(p, sizeof p, "%s/tokenizer_config.json", path);
+    json_t *root = json_load_file(p, 0, NULL);
+    const char *t = root ? json_string_value(json_object_get(root, "chat_template")) : NULL;
+    if (t)
+        *owned = seer_strdup(t);
+    json_decref(root);
+    return *owned;
+}
+
+static int32_t required_token(const seer_model *m, const char *s, const char *path, int *rc)
+{
+    int32_t id = tok_token_to_id(m->tok, s, strlen(s));
+    if (id < 0 && *rc == SEER_OK)
+        *rc = seer_err(SEER_EFORMAT, "%s: the vocabulary has no %s token", path, s);
+    return id;
+}
+
+int seer_model_load(const char *path, const seer_model_params *params, seer_model **out)
+{
+    seer_model_params p = params ? *params : seer_model_params_default();
+    seer_model *m = seer_calloc(1, sizeof *m);
+    char tpath[4096], *tmpl = NULL;
+    int rc;
+    if (!m)
+        return seer_err(SEER_ENOMEM, "no memory for a model");
+    if ((rc = backend_open(p.device, p.n_threads, &m->be)) || (rc = qwen35_load(path, m->be, &m->lm)))
+        goto fail;
+    const gguf *g = m->lm->gguf_file;
+    if (g) {
+        rc = tokenizer_from_gguf(g, &m->tok);
+    } else {
+        snprintf(tpath, sizeof tpath, "%s/tokenizer.json", path);
+        rc = tok_load_hf_json(tpath, &m->tok);
+    }
+    if (rc)
+        goto fail;
+    m->id_im_end = required_token(m, "<|im_end|>", path, &rc);
+    m->id_endoftext = required_token(m, "<|endoftext|>", path, &rc);
+    m->id_think_end = required_token(m, "</think>", path, &rc);
+    if (rc)
+        goto fail;
+    /* Rows of the head past the tokenizer's length are padding and never sampled (spec §2.7). */
+    m->n_vocab_real = (int64_t)tok_n_vocab(m->tok);
+    if (m->n_vocab_real > m->lm->cfg.n_vocab) {
+        rc = seer_err(SEER_EFORMAT, "%s: the tokenizer has %lld tokens but the model only %lld rows", path,
+                      (long long)m->n_vocab_real, (long long)m->lm->cfg.n_vocab);
+        goto fail;
+    }
+    m->tmpl_info = (chat_template_info){0};
+    if (template_text(path, g, &tmpl) && chat_template_check(tmpl, &m->tmpl_info) != SEER_OK)
+        /* Reported, never silently ignored: the built-in Qwen3.5 rendering is used instead. */
+        LOG_WARN("chat", "%s: %s; using the built-in Qwen3.5 chat format", path, seer_last_error());
+    free(tmpl);
+    *out = m;
+    return SEER_OK;
+fail:
+    seer_model_free(m);
+    return rc;
+}
+
+void seer_model_free(seer_model *m)
+{
+    if (!m)
+        return;
+    tok_free(m->tok);
+    qwen35_free(m->lm);
+    backend_free(m->be);
+    free(m);
+}
+
+const char *seer_model_device(const seer_model *m) { return m->be->description; }
+
+int seer_tokenize(const seer_model *m, const char *text, size_t len, int parse_special, int32_t **ids,
+                  size_t *n_ids)
+{
+    tok_ids v = {0};
+    int rc = tok_encode(m->tok, text, len, parse_special != 0, &v);
+    if (rc)
+        return rc;
+    *ids = v.ids;
+    *n_ids = v.n;
+    return SEER_OK;
+}
+
+int seer_detokenize(const seer_model *m, const int32_t *ids, size_t n_ids, char **text, size_t *len)
+{
+    return tok_decode(m->tok, ids, n_ids, false, text, len);
+}

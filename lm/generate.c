@@ -1,0 +1,447 @@
+/* generate.c — the conversation half of the public API (include/seer.h): contexts, chat history,
+   and the generation loop (prefill, sample, stream, stop).
+   Multi-turn chats never re-process earlier turns (a hybrid model's GDN state cannot be rolled
+   back, so this is also the only correct way): the context remembers the exact rendered text its
+   state holds, renders the whole conversation again each turn (spec §6.2, with reasoning kept in
+   every assistant turn so the rendering of history does not change), and feeds only the new
+   suffix. Divisions: contexts · history · generation loop · entry points. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "lm/api_internal.h"
+#include "lm/sampler.h"
+
+/* ---- contexts ------------------------------------------------------------------------------- */
+
+seer_context_params seer_context_params_default(void)
+{
+    return (seer_context_params){.n_ctx = 4096, .n_batch = 512};
+}
+
+int seer_context_create(seer_model *m, const seer_context_params *params, seer_context **out)
+{
+    seer_context_params p = params ? *params : seer_context_params_default();
+    seer_context *c = seer_calloc(1, sizeof *c);
+    int rc;
+    if (!c)
+        return seer_err(SEER_ENOMEM, "no memory for a context");
+    c->m = m;
+    c->logits = seer_malloc((size_t)m->lm->cfg.n_vocab * sizeof *c->logits);
+    c->fed = seer_malloc((size_t)p.n_ctx * sizeof *c->fed);
+    if (!c->logits || !c->fed) {
+        free(c->logits);
+        free(c->fed);
+        free(c);
+        return seer_err(SEER_ENOMEM, "no memory for logits");
+    }
+    if ((rc = qwen35_state_create(m->lm, p.n_ctx, p.n_batch, &c->st))) {
+        free(c->logits);
+        free(c->fed);
+        free(c);
+        return rc;
+    }
+    *out = c;
+    return SEER_OK;
+}
+
+static void history_clear(seer_context *c)
+{
+    for (size_t i = 0; i < c->n_hist; i++)
+        free(c->hist[i].role), free(c->hist[i].content);
+    c->n_hist = 0;
+    seer_freep(&c->fed_text);
+    c->fed_len = 0;
+}
+
+void seer_context_free(seer_context *c)
+{
+    if (!c)
+        return;
+    history_clear(c);
+    free(c->hist);
+    free(c->pending);
+    free(c->fed);
+    free(c->logits);
+    qwen35_state_free(c->st);
+    free(c);
+}
+
+int seer_context_reset(seer_context *c)
+{
+    history_clear(c);
+    c->n_pending = 0;
+    c->n_fed = 0;
+    return qwen35_state_reset(c->m->lm, c->st);
+}
+
+/* ---- history -------------------------------------------------------------------------------- */
+
+int seer_chat_add(seer_context *c, const char *role, const char *content)
+{
+    if (!role || !content)
+        return seer_err(SEER_EINVAL, "seer_chat_add: role and content are required");
+    if (strcmp(role, "system") && strcmp(role, "user") && strcmp(role, "assistant") && strcmp(role, "tool"))
+        return seer_err(SEER_EINVAL, "seer_chat_add: unknown role '%s'", role);
+    if (c->n_hist == c->cap_hist) {
+        size_t cap = c->cap_hist ? 2 * c->cap_hist : 8;
+        struct chat_msg *h = seer_realloc(c->hist, cap * sizeof *h);
+        if (!h)
+            return seer_err(SEER_ENOMEM, "no memory for the chat history");
+        c->hist = h;
+        c->cap_hist = cap;
+    }
+    char *r = seer_strdup(role), *t = seer_strdup(content);
+    if (!r || !t) {
+        free(r), free(t);
+        return seer_err(SEER_ENOMEM, "no memory for the chat history");
+    }
+    c->hist[c->n_hist++] = (struct chat_msg){r, t};
+    return SEER_OK;
+}
+
+/* Renders history[0..n) (spec §6.2). Reasoning is kept in every assistant turn
+   (preserve_thinking) so an earlier turn renders the same way it was fed. */
+static int render(const seer_context *c, size_t n, bool gen_prompt, bool think, char **out, size_t *len)
+{
+    chat_message *msgs = seer_calloc(n ? n : 1, sizeof *msgs);
+    if (!msgs)
+        return seer_err(SEER_ENOMEM, "no memory to render the chat");
+    for (size_t i = 0; i < n; i++)
+        msgs[i] = (chat_message){.role = c->hist[i].role, .content = c->hist[i].content};
+    chat_params p = chat_params_default();
+    p.add_generation_prompt = gen_prompt;
+    p.enable_thinking = think;
+    p.preserve_thinking = true;
+    p.scalar_args_as_json = c->m->tmpl_info.scalar_args_as_json;
+    int rc = chat_render(msgs, n, &p, out, len);
+    free(msgs);
+    return rc;
+}
+
+static int pending_push(seer_context *c, int32_t id)
+{
+    if (c->n_pending == c->cap_pending) {
+        size_t cap = c->cap_pending ? 2 * c->cap_pending : 4;
+        int32_t *p = seer_realloc(c->pending, cap * sizeof *p);
+        if (!p)
+            return seer_err(SEER_ENOMEM, "no memory");
+        c->pending = p;
+        c->cap_pending = cap;
+    }
+    c->pending[c->n_pending++] = id;
+    return SEER_OK;
+}
+
+/* ---- generation loop ------------------------------------------------------------------------ */
+
+seer_generate_params seer_generate_params_default(void)
+{
+    return (seer_generate_params){
+        .sampling = {.temperature = 1.0f, .top_k = 20, .top_p = 1.0f, .min_p = 0.0f, .repeat_penalty = 1.0f,
+                     .presence_penalty = 2.0f, .seed = 0},
+        .max_tokens = 1024,
+    };
+}
+
+void seer_result_clear(seer_result *r)
+{
+    if (!r)
+        return;
+    free(r->text);
+    free(r->tokens);
+    memset(r, 0, sizeof *r);
+}
+
+/* Growable byte string. */
+struct sbuf {
+    char *s;
+    size_t n, cap;
+};
+
+static int sbuf_add(struct sbuf *b, const char *s, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = MAX(b->cap * 2, b->n + n + 64);
+        char *t = seer_realloc(b->s, cap);
+        if (!t)
+            return seer_err(SEER_ENOMEM, "no memory for generated text");
+        b->s = t;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = '\0';
+    return SEER_OK;
+}
+
+/* Visible-text bookkeeping: reasoning hidden until </think>, stop strings searched in the answer,
+   and a tail that could begin a stop string held back from the stream. */
+struct visible {
+    const seer_generate_params *p;
+    struct sbuf text;   /* visible answer so far */
+    size_t streamed;    /* bytes of text already given to on_text */
+    bool hiding;        /* inside a hidden reasoning block */
+    bool strip_lead;    /* drop whitespace at the start of the answer (after </think>) */
+    size_t max_stop;
+};
+
+/* Adds decoded text; returns 1 when a stop string completed (text cut before it), 2 when the
+   callback cancelled, 0 to go on, or a negative error. */
+static int visible_add(struct visible *v, const char *s, size_t n, bool final)
+{
+    int rc;
+    if (v->hiding)
+        return 0;
+    if (v->strip_lead) {
+        while (n && (*s == '\n' || *s == ' ' || *s == '\r' || *s == '\t'))
+            s++, n--;
+        if (n)
+            v->strip_lead = false;
+    }
+    size_t before = v->text.n;
+    if ((rc = sbuf_add(&v->text, s, n)))
+        return rc;
+    int stopped = 0;
+    for (size_t i = 0; i < v->p->n_stop; i++) {
+        const char *st = v->p->stop[i];
+        size_t sl = strlen(st);
+        if (!sl)
+            continue;
+        /* search only where a match could end in the new bytes */
+        size_t from = before >= sl ? before - sl + 1 : 0;
+        const char *hit = NULL;
+        for (size_t k = from; k + sl <= v->text.n && !hit; k++)
+            if (!memcmp(v->text.s + k, st, sl))
+                hit = v->text.s + k;
+        if (hit) {
+            v->text.n = (size_t)(hit - v->text.s);
+            v->text.s[v->text.n] = '\0';
+            stopped = 1;
+        }
+    }
+    size_t safe = stopped || final ? v->text.n : (v->text.n > v->max_stop ? v->text.n - v->max_stop : 0);
+    /* never split a UTF-8 character when holding back */
+    while (safe > v->streamed && safe < v->text.n && ((unsigned char)v->text.s[safe] & 0xC0) == 0x80)
+        safe--;
+    if (safe > v->streamed && v->p->on_text) {
+        if (v->p->on_text(v->text.s + v->streamed, safe - v->streamed, v->p->user_data))
+            return v->streamed = safe, 2;
+    }
+    if (safe > v->streamed)
+        v->streamed = safe;
+    return stopped;
+}
+
+/* Feeds `prompt` (after any pending tokens), then samples until a stop. `hide_reasoning`: the
+   prompt opened a think block whose content is not to be shown. */
+static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, const seer_generate_params *p,
+                    bool hide_reasoning, seer_result *r)
+{
+    seer_model *m = c->m;
+    const int64_t V = m->lm->cfg.n_vocab;
+    int32_t *feed = NULL;
+    sampler *smp = NULL;
+    tok_stream ts;
+    struct visible vis = {.p = p, .hiding = hide_reasoning, .strip_lead = true};
+    size_t n_feed = c->n_pending + n_prompt, n_gen = 0, cap_gen = 64;
+    int rc;
+    memset(r, 0, sizeof *r);
+    for (size_t i = 0; i < p->n_stop; i++)
+        vis.max_stop = MAX(vis.max_stop, strlen(p->stop[i]));
+    tok_stream_init(&ts, m->tok, true);
+    if (n_feed == 0)
+        return seer_err(SEER_EINVAL, "nothing to generate from: the prompt is empty");
+    if (c->st->n_past + (int64_t)n_feed > c->st->n_ctx)
+        return seer_err(SEER_EINVAL, "the prompt (%zu tokens) does not fit: %lld of %lld context tokens are used",
+                        n_feed, (long long)c->st->n_past, (long long)c->st->n_ctx);
+    feed = seer_malloc(n_feed * sizeof *feed);
+    r->tokens = seer_malloc(cap_gen * sizeof *r->tokens);
+    if (!feed || !r->tokens) {
+        rc = seer_err(SEER_ENOMEM, "no memory for the prompt");
+        goto done;
+    }
+    memcpy(feed, c->pending, c->n_pending * sizeof *feed);
+    memcpy(feed + c->n_pending, prompt, n_prompt * sizeof *feed);
+    sampler_params sp = sampler_params_default();
+    sp.temperature = p->sampling.temperature;
+    sp.top_k = p->sampling.top_k;
+    sp.top_p = p->sampling.top_p;
+    sp.min_p = p->sampling.min_p;
+    sp.repetition_penalty = p->sampling.repeat_penalty;
+    sp.presence_penalty = p->sampling.presence_penalty;
+    sp.seed = p->sampling.seed;
+    sp.n_vocab_valid = (int32_t)m->n_vocab_real;
+    if ((rc = sampler_create(&sp, (int32_t)V, &smp)) || (rc = sampler_accept_prompt(smp, feed, n_feed)))
+        goto done;
+
+    double t0 = seer_time_now();
+    rc = qwen35_eval(m->lm, c->st, feed, (int64_t)n_feed, NULL, QWEN35_LOGITS_LAST, c->logits, true);
+    r->prefill_seconds = seer_time_now() - t0;
+    r->prompt_tokens = (int64_t)n_feed;
+    if (rc)
+        goto done;
+    memcpy(c->fed + c->n_fed, feed, n_feed * sizeof *feed);
+    c->n_fed += n_feed;
+    c->n_pending = 0;
+    t0 = seer_time_now();
+    r->stop = SEER_STOP_LENGTH;
+    for (;;) {
+        int32_t id;
+        if (n_gen >= (size_t)MAX(p->max_tokens, 0)) {
+            r->stop = SEER_STOP_LENGTH;
+            break;
+        }
+        if ((rc = sampler_sample(smp, c->logits, &id)))
+            goto done;
+        if (id == m->id_im_end || id == m->id_endoftext) {
+            r->stop = SEER_STOP_EOS;
+            rc = pending_push(c, id);
+            break;
+        }
+        if (n_gen == cap_gen) {
+            int32_t *t = seer_realloc(r->tokens, 2 * cap_gen * sizeof *t);
+            if (!t) {
+                rc = seer_err(SEER_ENOMEM, "no memory for generated tokens");
+                goto done;
+            }
+            r->tokens = t;
+            cap_gen *= 2;
+        }
+        r->tokens[n_gen++] = id;
+        if ((rc = sampler_accept(smp, id)))
+            goto done;
+        const char *piece;
+        size_t plen;
+        if ((rc = tok_stream_push(&ts, id, &piece, &plen)))
+            goto done;
+        int v = visible_add(&vis, piece, plen, false);
+        if (id == m->id_think_end && vis.hiding)
+            vis.hiding = false; /* the answer starts after </think> (spec §6.2) */
+        if (v < 0) {
+            rc = v;
+            goto done;
+        }
+        if (v > 0) {
+            r->stop = v == 1 ? SEER_STOP_STRING : SEER_STOP_CANCELED;
+            rc = pending_push(c, id);
+            break;
+        }
+        if (c->st->n_past + 1 > c->st->n_ctx) {
+            r->stop = SEER_STOP_CONTEXT;
+            rc = pending_push(c, id);
+            break;
+        }
+        if ((rc = qwen35_eval(m->lm, c->st, &id, 1, NULL, QWEN35_LOGITS_LAST, c->logits, true)))
+            goto done;
+        c->fed[c->n_fed++] = id;
+    }
+    if (rc)
+        goto done;
+    r->decode_seconds = seer_time_now() - t0;
+    const char *tail;
+    size_t tlen;
+    if (rc == SEER_OK && (rc = tok_stream_flush(&ts, &tail, &tlen)) == SEER_OK && r->stop != SEER_STOP_STRING &&
+        r->stop != SEER_STOP_CANCELED) {
+        int v = visible_add(&vis, tail, tlen, true);
+        rc = v < 0 ? v : SEER_OK;
+    }
+    r->n_tokens = n_gen;
+    r->text = vis.text.s ? vis.text.s : seer_strdup("");
+    vis.text.s = NULL;
+    if (!r->text)
+        rc = seer_err(SEER_ENOMEM, "no memory");
+done:
+    tok_stream_deinit(&ts);
+    sampler_free(smp);
+    free(feed);
+    free(vis.text.s);
+    if (rc)
+        seer_result_clear(r);
+    return rc;
+}
+
+/* ---- entry points --------------------------------------------------------------------------- */
+
+int seer_generate_tokens(seer_context *c, const int32_t *ids, size_t n_ids, const seer_generate_params *params,
+                         seer_result *r)
+{
+    seer_generate_params p = params ? *params : seer_generate_params_default();
+    /* raw continuation: the chat rendering no longer describes the state */
+    history_clear(c);
+    return generate(c, ids, n_ids, &p, false, r);
+}
+
+int seer_generate_text(seer_context *c, const char *prompt, const seer_generate_params *params, seer_result *r)
+{
+    int32_t *ids;
+    size_t n;
+    int rc = seer_tokenize(c->m, prompt, strlen(prompt), 1, &ids, &n);
+    if (rc)
+        return rc;
+    rc = seer_generate_tokens(c, ids, n, params, r);
+    free(ids);
+    return rc;
+}
+
+int seer_chat_generate(seer_context *c, const seer_generate_params *params, seer_result *r)
+{
+    seer_generate_params p = params ? *params : seer_generate_params_default();
+    char *full = NULL, *prev = NULL, *gen = NULL;
+    size_t full_len, prev_len, gen_len;
+    int32_t *ids = NULL;
+    size_t n_ids;
+    struct sbuf fed = {0};
+    int rc;
+    memset(r, 0, sizeof *r);
+    if ((rc = render(c, c->n_hist, true, p.think != 0, &full, &full_len)))
+        return rc;
+    /* The new text: what the rendering adds after the text the state already holds. */
+    const char *suffix = full;
+    if (c->fed_text && full_len >= c->fed_len && !memcmp(full, c->fed_text, c->fed_len)) {
+        suffix = full + c->fed_len;
+    } else if (c->fed_text) {
+        /* The model's last reply renders differently from how it was generated (e.g. whitespace
+           the template trims): keep the state and append the new turns after it. */
+        size_t n_old = c->n_hist;
+        while (n_old > 0 && strcmp(c->hist[n_old - 1].role, "assistant"))
+            n_old--;
+        if ((rc = render(c, n_old, false, false, &prev, &prev_len)))
+            goto done;
+        if (prev_len > full_len || memcmp(full, prev, prev_len)) {
+            rc = seer_err(SEER_EINVAL, "the conversation history was changed: start a new context");
+            goto done;
+        }
+        suffix = full + prev_len;
+        LOG_DEBUG("chat", "last reply re-renders differently; appending %zu bytes after the state",
+                  full_len - prev_len);
+    }
+    if ((rc = seer_tokenize(c->m, suffix, strlen(suffix), 1, &ids, &n_ids)))
+        goto done;
+    if ((rc = generate(c, ids, n_ids, &p, p.think && !p.show_thinking, r)))
+        goto done;
+    /* What the state now holds: the rendered prompt, then every generated token and the pending
+       stop token, decoded exactly (special tokens included). */
+    if ((rc = tok_decode(c->m->tok, r->tokens, r->n_tokens, false, &gen, &gen_len)) ||
+        (rc = sbuf_add(&fed, full, full_len)) || (rc = sbuf_add(&fed, gen, gen_len)))
+        goto done;
+    for (size_t i = 0; i < c->n_pending && rc == SEER_OK; i++) {
+        size_t pl;
+        const char *piece = tok_piece(c->m->tok, c->pending[i], &pl);
+        if (piece)
+            rc = sbuf_add(&fed, piece, pl);
+    }
+    if (rc == SEER_OK && (rc = seer_chat_add(c, "assistant", gen)) == SEER_OK) {
+        free(c->fed_text);
+        c->fed_text = fed.s;
+        c->fed_len = fed.n;
+        fed.s = NULL;
+    }
+done:
+    if (rc)
+        seer_result_clear(r);
+    free(full), free(prev), free(gen), free(ids), free(fed.s);
+    return rc;
+}
