@@ -73,6 +73,8 @@ static int make_golden(const char *hf, int64_t n_prompt, int64_t vocab, struct g
         g->prompt[i] = (int32_t)(test_rand_u64() % (uint64_t)vocab);
         len += snprintf(cmd + len, sizeof cmd - (size_t)len, "%s%d", i ? "," : "", g->prompt[i]);
     }
+    /* the reference's progress line goes to a log; a failure prints the command */
+    len += snprintf(cmd + len, sizeof cmd - (size_t)len, " 2>>%s/reference.log", test_tmp_dir());
     if (run(cmd))
         return -1;
     char path[600];
