@@ -27,7 +27,11 @@ static const char QWEN2_REGEX[] =
 /* HF's ByteLevel pre-tokenizer with use_regex = true (GPT-2). */
 static const char GPT2_REGEX[] = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
-/* Oniguruma's Unicode \s (what HF's regexes are written for) is U+0009..U+000D, U+0085 and the
+/* Character classes come from PCRE2's Unicode tables (14.0 in PCRE2 10.42): a letter, mark or
+   digit assigned in a later Unicode version, which HF's newer Oniguruma knows, can split
+   differently (found with U+138E0, Egyptian Hieroglyphs Extended-A, Unicode 16).
+
+   Oniguruma's Unicode \s (what HF's regexes are written for) is U+0009..U+000D, U+0085 and the
    Z categories; PCRE2's with UCP also takes U+180E, which changes how "a\u180e\u180eb" splits. */
 #define ONIG_SPACE "\\t-\\r\\x{85}\\p{Z}"
 
