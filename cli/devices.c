@@ -28,9 +28,11 @@ static void print_size(FILE *out, uint64_t bytes)
         fprintf(out, "%.1f MiB", (double)bytes / (double)(1 << 20));
 }
 
-static void print_vulkan_device(FILE *out, const struct vk_device_info *d, bool is_auto)
+/* mark: "(auto)" when `--device auto` runs here; "(--device vulkan)" for the device plain `vulkan`
+   picks when auto prefers the CPU backend to it (a CPU-type Vulkan device such as lavapipe). */
+static void print_vulkan_device(FILE *out, const struct vk_device_info *d, const char *mark)
 {
-    fprintf(out, "vulkan:%d%s\n", d->index, is_auto ? "  (auto)" : "");
+    fprintf(out, "vulkan:%d%s%s\n", d->index, mark ? "  " : "", mark ? mark : "");
     fprintf(out, "  name               %s\n", d->name);
     fprintf(out, "  type               %s\n", vk_device_kind_name(d->kind));
     fprintf(out, "  vendor/device id   0x%04x/0x%04x\n", d->vendor_id, d->device_id);
@@ -58,27 +60,29 @@ static void print_vulkan_device(FILE *out, const struct vk_device_info *d, bool 
 }
 #endif
 
+/* Auto policy (core/device.c backend_open): a discrete GPU, then an integrated (or virtual) one,
+   then the CPU backend; a CPU-type Vulkan device only when asked for. */
 int cli_info_devices(FILE *out)
 {
-    fprintf(out, "cpu\n  threads            %ld\n", cpu_threads());
 #if SEER_HAVE_VULKAN
     struct vk_device_info *list;
     int n;
-    char why[256];
+    char why[256] = "";
     int rc = vk_device_list(&list, &n, why, sizeof why);
     if (rc)
         return cli_fail(rc);
-    if (n == 0) {
+    int pick = n ? vk_device_pick_auto(list, n) : -1;
+    bool gpu_auto = pick >= 0 && list[pick].kind != VK_KIND_CPU && list[pick].kind != VK_KIND_OTHER;
+    fprintf(out, "cpu%s\n  threads            %ld\n", gpu_auto ? "" : "  (auto)", cpu_threads());
+    if (n == 0)
         fprintf(out, "vulkan: no device found (%s)\n", why[0] ? why : "no reason given");
-        return CLI_OK;
-    }
-    int pick = vk_device_pick_auto(list, n);
     for (int i = 0; i < n; i++)
-        print_vulkan_device(out, &list[i], i == pick);
-    if (pick < 0)
-        fprintf(out, "vulkan: no usable device; auto runs on the cpu\n");
+        print_vulkan_device(out, &list[i], i != pick ? NULL : gpu_auto ? "(auto)" : "(--device vulkan)");
+    if (n && pick < 0)
+        fprintf(out, "vulkan: no usable device\n");
     vk_device_list_free(list);
 #else
+    fprintf(out, "cpu  (auto)\n  threads            %ld\n", cpu_threads());
     fprintf(out, "vulkan: not built (configure with -DSEER_VULKAN=ON)\n");
 #endif
     return CLI_OK;

@@ -131,8 +131,15 @@ int seer_model_load(const char *path, const seer_model_params *params, seer_mode
     m->id_think_end = required_token(m, "</think>", path, &rc);
     if (rc)
         goto fail;
-    /* Rows of the head past the tokenizer's length are padding and never sampled (spec §2.7). */
+    /* Rows of the head past the tokenizer's last real token are padding and never sampled (spec
+       §2.7); a GGUF lists them as tokens with no text ([PADn], type unused), tokenizer.json not. */
     m->n_vocab_real = (int64_t)tok_n_vocab(m->tok);
+    while (m->n_vocab_real > 0) {
+        size_t plen;
+        if (tok_piece(m->tok, (int32_t)(m->n_vocab_real - 1), &plen))
+            break;
+        m->n_vocab_real--;
+    }
     if (m->n_vocab_real > m->lm->cfg.n_vocab) {
         rc = seer_err(SEER_EFORMAT, "%s: the tokenizer has %lld tokens but the model only %lld rows", path,
                       (long long)m->n_vocab_real, (long long)m->lm->cfg.n_vocab);

@@ -30,60 +30,6 @@ static const char *tmp(const char *name)
     return buf[k];
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s)
-        s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
-struct run {
-    int status; /* exit status, −1 when killed */
-    char *out, *err;
-};
-
-static void run_free(struct run *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
-/* Runs a shell command line with stdout/stderr captured (paths here never contain quotes). */
-static struct run run_cmd(const char *cmdline)
-{
-    char cmd[4096];
-    struct run r = {-1, NULL, NULL};
-    snprintf(cmd, sizeof cmd, "%s >'%s/stdout' 2>'%s/stderr'", cmdline, dir, dir);
-    int st = system(cmd);
-    r.status = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.out = slurp(tmp("stdout"));
-    r.err = slurp(tmp("stderr"));
-    if (!r.out || !r.err) {
-        fprintf(stderr, "cannot read captured output\n");
-        exit(2);
-    }
-    return r;
-}
-
-static struct run seer(const char *args)
-{
-    char cmd[3000];
-    snprintf(cmd, sizeof cmd, "'%s/seer' %s", SEER_BINARY_DIR, args);
-    return run_cmd(cmd);
-}
-
 /* ---- good files -------------------------------------------------------------------------------- */
 
 static size_t list_bytes(const struct tm_list *l, size_t matrix_elem, size_t vector_elem)
@@ -112,12 +58,12 @@ static json_t *info_json(const char *path)
 {
     char args[800];
     snprintf(args, sizeof args, "info --json '%s'", path);
-    struct run r = seer(args);
+    struct test_run r = test_seer(args);
     json_error_t e;
     json_t *j = r.status == 0 ? json_loads(r.out, 0, &e) : NULL;
     if (!j)
         diag("seer info --json %s: status %d, stderr: %s", path, r.status, r.err);
-    run_free(&r);
+    test_run_free(&r);
     return j;
 }
 
@@ -149,7 +95,7 @@ static void test_good(void)
 
     char args[800];
     snprintf(args, sizeof args, "info '%s'", tmp("text.gguf"));
-    struct run r = seer(args);
+    struct test_run r = test_seer(args);
     char want[64];
     snprintf(want, sizeof want, "\ntensors: %d\n", gt.n);
     ok(r.status == 0 && !*r.err && strstr(r.out, "kind: gguf text model\n") && strstr(r.out, "architecture: qwen35\n") &&
@@ -159,7 +105,7 @@ static void test_good(void)
        "text GGUF: exit 0, hyperparameters and tensor count on stdout, stderr empty");
     if (r.status != 0)
         diag("stderr: %s", r.err);
-    run_free(&r);
+    test_run_free(&r);
 
     json_t *j = info_json(tmp("text.gguf"));
     ok(j && jint(j, "text", "hidden_size") == 32 && jint(j, "text", "num_key_value_heads") == 2 &&
@@ -196,19 +142,19 @@ static void test_good(void)
     const struct st_entry e[] = {{"w", "F32", 2, {3, 5}, NULL}, {"b", "BF16", 1, {7}, NULL}};
     st_write(tmp("bare/weights.safetensors"), e, 2);
     snprintf(args, sizeof args, "info '%s'", tmp("bare/weights.safetensors"));
-    r = seer(args);
+    r = test_seer(args);
     ok(r.status == 0 && strstr(r.out, "architecture: unknown") && strstr(r.out, "\ntensors: 2\n") &&
            strstr(r.out, "total_bytes: 74\n") && !*r.err,
        "safetensors without config: kind, 2 tensors, 74 bytes");
-    run_free(&r);
+    test_run_free(&r);
 
     /* Vulkan loaders/drivers (lavapipe) leak a little at exit; that is not ours to fix, so leak
        detection is off for this one command under ASan. */
     char cmd[700];
     snprintf(cmd, sizeof cmd, "ASAN_OPTIONS=detect_leaks=0 '%s/seer' info --devices", SEER_BINARY_DIR);
-    r = run_cmd(cmd);
+    r = test_run_cmd(cmd);
     ok(r.status == 0 && *r.out, "info --devices still lists devices");
-    run_free(&r);
+    test_run_free(&r);
     tm_list_free(&gt);
     tm_list_free(&gv);
     tm_list_free(&hf);
@@ -220,7 +166,7 @@ static void expect_fail(const char *path, const char *needle, const char *what)
 {
     char args[800];
     snprintf(args, sizeof args, "info '%s'", path);
-    struct run r = seer(args);
+    struct test_run r = test_seer(args);
     size_t n = strlen(r.err);
     bool one_line = n > 0 && r.err[n - 1] == '\n' && strchr(r.err, '\n') == r.err + n - 1;
     ok(r.status == 1 && !*r.out && one_line && !strncmp(r.err, "seer: ", 6) && strstr(r.err, path) &&
@@ -228,7 +174,7 @@ static void expect_fail(const char *path, const char *needle, const char *what)
        "%s: exit 1, stdout empty, one stderr line naming the file", what);
     if (r.status != 1 || *r.out || !one_line)
         diag("status %d, stdout %zu bytes, stderr: %s", r.status, strlen(r.out), r.err);
-    run_free(&r);
+    test_run_free(&r);
 }
 
 static void test_bad(void)
@@ -306,15 +252,15 @@ static void test_bad(void)
     st_write_raw(tmp("hdr.safetensors"), 4096, "{}", NULL, 0);
     expect_fail(tmp("hdr.safetensors"), "runs past", "safetensors header length beyond the file");
 
-    struct run r = seer("info");
+    struct test_run r = test_seer("info");
     ok(r.status == 2 && !*r.out && strstr(r.err, "usage"), "no PATH: exit 2 with usage on stderr");
-    run_free(&r);
-    r = seer("info --frobnicate x");
+    test_run_free(&r);
+    r = test_seer("info --frobnicate x");
     ok(r.status == 2 && !*r.out, "unknown option: exit 2");
-    run_free(&r);
-    r = seer("info a b");
+    test_run_free(&r);
+    r = test_seer("info a b");
     ok(r.status == 2 && !*r.out, "two paths: exit 2");
-    run_free(&r);
+    test_run_free(&r);
 }
 
 /* ---- gen_tiny.py checkpoints ------------------------------------------------------------------- */
@@ -402,9 +348,9 @@ static void test_gen_tiny(void)
         skip("tests/reference/gen_tiny.py is not in this tree yet", "gen_tiny checkpoints match seer info");
         return;
     }
-    struct run r = run_cmd("(python3 -c 'import numpy' || /usr/bin/python3 -c 'import numpy')");
+    struct test_run r = test_run_cmd("(python3 -c 'import numpy' || /usr/bin/python3 -c 'import numpy')");
     int have_numpy = r.status == 0;
-    run_free(&r);
+    test_run_free(&r);
     if (!have_numpy) {
         skip("numpy is not installed (apt install python3-numpy)", "gen_tiny checkpoints match seer info");
         return;
@@ -414,13 +360,13 @@ static void test_gen_tiny(void)
         char out[600], cmd[2000], path[800];
         snprintf(out, sizeof out, "%s/gen-%s", dir, presets[p]);
         snprintf(cmd, sizeof cmd, "python3 '%s' --out '%s' --preset %s", script, out, presets[p]);
-        r = run_cmd(cmd);
+        r = test_run_cmd(cmd);
         if (!ok(r.status == 0, "gen_tiny.py --preset %s runs", presets[p])) {
             diag("%s", r.err);
-            run_free(&r);
+            test_run_free(&r);
             continue;
         }
-        run_free(&r);
+        test_run_free(&r);
         snprintf(path, sizeof path, "%s/hf/config.json", out);
         json_error_t e;
         json_t *cfg = json_load_file(path, 0, &e);

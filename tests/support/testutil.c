@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -170,4 +171,64 @@ const char *test_tmp_dir(void)
         atexit(remove_tmp_dir);
     }
     return tmp_dir;
+}
+
+char *test_slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s)
+        s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+struct test_run test_run_cmd(const char *cmdline)
+{
+    char cmd[8192], out[512], err[512];
+    struct test_run r = {-1, NULL, NULL};
+    snprintf(out, sizeof out, "%s/run.stdout", test_tmp_dir());
+    snprintf(err, sizeof err, "%s/run.stderr", test_tmp_dir());
+    snprintf(cmd, sizeof cmd, "%s >'%s' 2>'%s'", cmdline, out, err);
+    int st = system(cmd);
+    r.status = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.out = test_slurp(out);
+    r.err = test_slurp(err);
+    if (!r.out || !r.err) {
+        fprintf(stderr, "test_run_cmd: cannot read captured output\n");
+        exit(2);
+    }
+    return r;
+}
+
+struct test_run test_seer(const char *args)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "'%s/seer' %s", SEER_BINARY_DIR, args);
+    return test_run_cmd(cmd);
+}
+
+void test_run_free(struct test_run *r)
+{
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}
+
+int test_count_lines(const char *s)
+{
+    size_t len = strlen(s);
+    int n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += s[i] == '\n';
+    return n + (len && s[len - 1] != '\n');
 }

@@ -37,4 +37,18 @@ void test_tensor_free(tensor *t);
 const char *test_src_path(const char *rel);
 const char *test_tmp_dir(void); /* a fresh private directory, removed at exit */
 
+/* Runs a shell command line with stdout and stderr captured (files in test_tmp_dir()). */
+struct test_run {
+    int status; /* exit status, −1 when killed by a signal */
+    char *out, *err;
+};
+struct test_run test_run_cmd(const char *cmdline);
+/* Runs SEER_BINARY_DIR/seer with `args` (a shell-quoted argument string). */
+struct test_run test_seer(const char *args);
+void test_run_free(struct test_run *r);
+/* Reads a whole file into a NUL-terminated malloc'ed string, or NULL. */
+char *test_slurp(const char *path);
+/* Number of lines in s (a last line without '\n' counts). */
+int test_count_lines(const char *s);
+
 #endif
