@@ -1,6 +1,7 @@
 /* tokenize.c — `seer tokenize -m MODEL [--json] [--special] (TEXT | -f FILE)`: prints the ids
    of a text with the model's tokenizer (spec §6.1). MODEL is a Hugging Face model directory with
-   tokenizer.json, or a tokenizer.json file. Default output: one "id<TAB>piece" line per token
+   tokenizer.json, a tokenizer.json file, or a GGUF model (only its tokenizer metadata is read).
+   Default output: one "id<TAB>piece" line per token
    (piece C-escaped); --json prints one JSON array of ids. --special parses special tokens written
    in the text (e.g. "<|im_start|>") instead of tokenizing them as plain text. */
 #define _POSIX_C_SOURCE 200809L
@@ -14,6 +15,8 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "core/util.h"
+#include "core/gguf.h"
+#include "lm/tok_gguf.h"
 #include "lm/tokenizer.h"
 #include "seer.h"
 
@@ -88,8 +91,14 @@ static int load_model_tokenizer(const char *model, tokenizer **tok)
         return seer_err(SEER_EIO, "%s: cannot open: %s", model, strerror(errno));
     size_t got = fread(magic, 1, 4, f);
     fclose(f);
-    if (got == 4 && !memcmp(magic, "GGUF", 4))
-        return seer_err(SEER_EUNSUPPORTED, "%s: GGUF tokenizer loading lands with the GGUF reader", model);
+    if (got == 4 && !memcmp(magic, "GGUF", 4)) {
+        gguf *g;
+        int rc = gguf_open(model, &g);
+        if (rc == SEER_OK)
+            rc = tok_load_gguf(g, tok);
+        gguf_free(g); /* the tokenizer copied what it needs */
+        return rc;
+    }
     return tok_load_hf_json(model, tok);
 }
 

@@ -69,6 +69,15 @@ int main(void)
        "same seed, same tokens");
     json_decref(a), json_decref(b);
 
+    /* seer tokenize reads the same vocabulary from the GGUF metadata and from tokenizer.json */
+    snprintf(args, sizeof args, "tokenize -m '%s/model-f32.gguf' --json 'Hello world, \xc3\xbc\x6e\xc3\xaf\x63ode 123'", dir);
+    a = run_json(args, &st1);
+    snprintf(args, sizeof args, "tokenize -m '%s/hf' --json 'Hello world, \xc3\xbc\x6e\xc3\xaf\x63ode 123'", dir);
+    b = run_json(args, &st2);
+    ok(st1 == 0 && st2 == 0 && json_is_array(a) && json_array_size(a) > 3 && json_equal(a, b),
+       "seer tokenize: the GGUF and tokenizer.json give the same ids");
+    json_decref(a), json_decref(b);
+
     /* errors */
     r = test_seer("run -p hi");
     ok(r.status == 2 && !*r.out, "missing -m is a usage error (exit 2)");
