@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/device.h"
 #include "core/error.h"
 #include "core/gguf.h"
 #include "core/io.h"
@@ -18,6 +19,7 @@
 #include "core/safetensors.h"
 #include "core/weights.h"
 #include "lm/config.h"
+#include "lm/plan.h"
 #include "seer.h"
 #include "vision/config.h"
 
@@ -139,6 +141,33 @@ static void add_tensor_stats(json_t *o, const struct weights *w)
 
 /* ---- one function per kind of PATH --------------------------------------------------------------- */
 
+/* `--device D`: the memory plan of a text model on that device (lm/plan.h). */
+static const char *plan_device;
+
+static int add_plan(json_t *o, const char *path, const struct qwen35_config *c, const struct weights *w)
+{
+    backend *be;
+    struct qwen35_plan p;
+    int rc = backend_open(plan_device, 0, &be);
+    if (rc)
+        return rc;
+    qwen35_plan_make(c, w, be, QWEN35_PLAN_CTX, QWEN35_PLAN_UBATCH, &p);
+    json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "device", be->description, "context",
+                          (json_int_t)p.n_ctx, "weights_bytes", (json_int_t)p.weight_bytes, "kv_bytes_per_1k_tokens",
+                          (json_int_t)p.kv_bytes_per_1k, "gdn_state_bytes", (json_int_t)p.gdn_state_bytes,
+                          "scratch_bytes", (json_int_t)p.scratch_bytes, "total_bytes", (json_int_t)p.total_bytes);
+    if (j && p.known) {
+        json_object_set_new(j, "free_bytes", json_integer((json_int_t)p.free_bytes));
+        json_object_set_new(j, "fits", json_boolean(qwen35_plan_check(&p, path, be->description) == SEER_OK));
+    } else if (j) {
+        json_object_set_new(j, "free_bytes", json_string("unknown"));
+    }
+    seer_err_clear();
+    json_object_set_new(o, "plan", j);
+    backend_free(be);
+    return SEER_OK;
+}
+
 static int info_gguf(const char *path, json_t *o)
 {
     gguf *g;
@@ -169,6 +198,8 @@ static int info_gguf(const char *path, json_t *o)
         if ((rc = qwen35_config_from_gguf(g, &tc)) == SEER_OK && (rc = qwen35_check_tensors(&tc, &w)) == SEER_OK) {
             json_object_set_new(o, "architecture", json_string("qwen35"));
             json_object_set_new(o, "text", text_json(&tc));
+            if (plan_device)
+                rc = add_plan(o, path, &tc, &w);
         }
     }
     if (rc == SEER_OK)
@@ -222,6 +253,8 @@ static int hf_configs(const char *dir, const struct weights *w, bool check, json
         json_object_set_new(o, "text", text_json(&tc));
         if (has_vision)
             json_object_set_new(o, "vision", vision_json(&vc));
+        if (check && plan_device)
+            rc = add_plan(o, dir, &tc, w);
     }
     json_decref(root);
     return rc;
@@ -342,7 +375,11 @@ static int fail(const char *path, int rc)
     return CLI_FAIL;
 }
 
-static void usage(FILE *f) { fprintf(f, "usage: seer info [--json] PATH | seer info --devices\n"); }
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: seer info [--json] [--device D] PATH | seer info --devices\n"
+               "  --device D   also print the memory plan of a text model on D (auto, cpu, vulkan[:N])\n");
+}
 
 int cli_info(int argc, char **argv)
 {
@@ -353,6 +390,8 @@ int cli_info(int argc, char **argv)
             return cli_info_devices(stdout);
         if (!strcmp(argv[i], "--json")) {
             as_json = true;
+        } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
+            plan_device = argv[++i];
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return CLI_OK;

@@ -94,6 +94,13 @@ int backend_tensor_get(const tensor *t, void *dst, size_t off, size_t n)
 
 int backend_sync(backend *be) { return be->iface->sync(be); }
 
+int backend_memory(backend *be, uint64_t *free_bytes, uint64_t *total_bytes)
+{
+    if (!be->iface->memory)
+        return seer_err(SEER_EUNSUPPORTED, "%s: cannot tell its free memory", backend_name(be));
+    return be->iface->memory(be, free_bytes, total_bytes);
+}
+
 int backend_tensor_set_f32(tensor *t, const float *src)
 {
     if (!tensor_is_contiguous(t))

@@ -101,6 +101,8 @@ struct backend_i {
     int (*tensor_set)(backend *be, tensor *t, const void *src, size_t off, size_t n);
     int (*tensor_get)(backend *be, const tensor *t, void *dst, size_t off, size_t n);
     int (*sync)(backend *be); /* submit what was recorded and wait */
+    /* (optional) memory the backend's buffers can still use, and its total; NULL = unknown */
+    int (*memory)(backend *be, uint64_t *free_bytes, uint64_t *total_bytes);
     struct backend_ops ops;
 };
 
@@ -134,5 +136,8 @@ int backend_tensor_get(const tensor *t, void *dst, size_t off, size_t n);
 int backend_tensor_set_f32(tensor *t, const float *src);
 int backend_tensor_get_f32(const tensor *t, float *dst);
 int backend_sync(backend *be);
+/* Free and total memory for buffers (host RAM for the CPU, device-local heaps for a GPU);
+   SEER_EUNSUPPORTED when the backend cannot tell. */
+int backend_memory(backend *be, uint64_t *free_bytes, uint64_t *total_bytes);
 
 #endif

@@ -14,6 +14,7 @@
 #include "core/safetensors.h"
 #include "core/util.h"
 #include "core/weights.h"
+#include "lm/plan.h"
 #include "lm/qwen35.h"
 
 /* ---- weight placement ------------------------------------------------------------------------ */
@@ -227,6 +228,11 @@ int qwen35_load(const char *path, backend *be, qwen35_model **out)
         m->v_tiled = m->cfg.ssm_n_v_heads != m->cfg.ssm_n_k_heads;
     }
     if ((rc = qwen35_check_tensors(&m->cfg, &s.w)))
+        goto fail;
+    /* Refuse before loading anything when the model cannot fit with a default-sized context. */
+    struct qwen35_plan plan;
+    qwen35_plan_make(&m->cfg, &s.w, be, QWEN35_PLAN_CTX, QWEN35_PLAN_UBATCH, &plan);
+    if ((rc = qwen35_plan_check(&plan, path, be->description)))
         goto fail;
     m->layers = seer_calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
     if (!m->layers) {

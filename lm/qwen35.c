@@ -16,6 +16,19 @@
 
 /* ---- state ----------------------------------------------------------------------------------- */
 
+size_t qwen35_scratch_bytes(const struct qwen35_config *c, int64_t n_ubatch, size_t alignment)
+{
+    /* f32 values per token for one layer: the GDN mixer's u, mix, conv, z, o, q, k, beta, g and
+       out, or the attention mixer's, plus the MLP's; the head's final norm fits in it too. Slack
+       covers the per-tensor alignment. */
+    const int64_t H = c->n_embd, CD = qwen35_conv_dim(c), VD = qwen35_value_dim(c), KD = qwen35_key_dim(c);
+    const int64_t qd = c->n_head * c->head_dim, kvd = c->n_head_kv * c->head_dim;
+    const int64_t gdn = 2 * H + 2 * CD + 2 * VD + 2 * KD + 2 * c->ssm_n_v_heads;
+    const int64_t att = 2 * H + 5 * qd + 2 * kvd;
+    const int64_t per_tok = MAX(gdn, att) + 2 * H + 2 * c->n_ff;
+    return (size_t)(per_tok * n_ubatch) * 4 + 64 * alignment;
+}
+
 static int state_tensor(qwen35_state *st, backend *be, tensor *t, int64_t ne0, int64_t ne1, int64_t ne2,
                         enum dtype type)
 {
@@ -98,15 +111,7 @@ int qwen35_state_create(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch, 
         (rc = state_tensor(st, m->be, &st->ids, n_ubatch, 1, 1, DT_I32)) ||
         (rc = state_tensor(st, m->be, &st->pos, n_ubatch, 3, 1, DT_I32)))
         goto fail;
-    /* Scratch for one layer of one micro-batch (f32 per token): the GDN mixer's u, mix, conv, z,
-       o, q, k, beta, g and out, or the attention mixer's, plus the MLP's, with slack for the
-       per-tensor alignment. The head's final norm reuses it too. */
-    const int64_t H = c->n_embd, CD = qwen35_conv_dim(c), VD = qwen35_value_dim(c), KD = qwen35_key_dim(c);
-    const int64_t qd = c->n_head * c->head_dim, kvd = c->n_head_kv * c->head_dim;
-    const int64_t gdn = 2 * H + 2 * CD + 2 * VD + 2 * KD + 2 * c->ssm_n_v_heads;
-    const int64_t att = 2 * H + 5 * qd + 2 * kvd;
-    const int64_t per_tok = MAX(gdn, att) + 2 * H + 2 * c->n_ff;
-    if ((rc = arena_init(&st->scratch, m->be, (size_t)(per_tok * n_ubatch) * 4 + 64 * m->be->alignment)))
+    if ((rc = arena_init(&st->scratch, m->be, qwen35_scratch_bytes(c, n_ubatch, m->be->alignment))))
         goto fail;
     if ((rc = qwen35_state_reset(m, st)))
         goto fail;

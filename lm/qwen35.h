@@ -91,6 +91,9 @@ enum qwen35_logits { QWEN35_LOGITS_NONE, QWEN35_LOGITS_LAST, QWEN35_LOGITS_ALL }
 int qwen35_load(const char *path, backend *be, qwen35_model **out);
 void qwen35_free(qwen35_model *m);
 
+/* Bytes of the per-layer scratch arena for micro-batches of n_ubatch tokens. */
+size_t qwen35_scratch_bytes(const struct qwen35_config *c, int64_t n_ubatch, size_t alignment);
+
 /* n_ctx: KV capacity; n_ubatch: tokens per forward micro-batch (≥ 1). */
 int qwen35_state_create(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch, qwen35_state **out);
 void qwen35_state_free(qwen35_state *st);

@@ -69,6 +69,30 @@ static int cpu_sync(backend *be)
     return SEER_OK;
 }
 
+/* Host RAM: MemAvailable (what can be allocated without swapping) and MemTotal, in kB in
+   /proc/meminfo. */
+static int cpu_memory(backend *be, uint64_t *free_bytes, uint64_t *total_bytes)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long avail = 0, total = 0, v;
+    (void)be;
+    if (!f)
+        return seer_err(SEER_EUNSUPPORTED, "cpu: /proc/meminfo is not readable");
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "MemAvailable: %llu kB", &v) == 1)
+            avail = v;
+        else if (sscanf(line, "MemTotal: %llu kB", &v) == 1)
+            total = v;
+    }
+    fclose(f);
+    if (!avail || !total)
+        return seer_err(SEER_EUNSUPPORTED, "cpu: /proc/meminfo has no MemAvailable");
+    *free_bytes = (uint64_t)avail * 1024;
+    *total_bytes = (uint64_t)total * 1024;
+    return SEER_OK;
+}
+
 static void cpu_free(backend *be)
 {
     struct cpu_ctx *c = be->ctx;
@@ -86,6 +110,7 @@ static const struct backend_i cpu_iface = {
     .tensor_set = cpu_tensor_set,
     .tensor_get = cpu_tensor_get,
     .sync = cpu_sync,
+    .memory = cpu_memory,
     .ops = {
         .matmul = cpu_matmul,
         .get_rows = cpu_get_rows,
