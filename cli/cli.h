@@ -20,6 +20,8 @@ int cli_run(int argc, char **argv);
 int cli_chat(int argc, char **argv);
 /* `seer tokenize`: text → ids with a model's tokenizer (cli/tokenize.c). */
 int cli_tokenize(int argc, char **argv);
+/* `seer bench`: prefill/decode speed and peak memory (cli/bench.c). */
+int cli_bench(int argc, char **argv);
 /* `seer info --devices`: lists compute devices (cli/devices.c). */
 int cli_info_devices(FILE *out);
 

@@ -18,6 +18,7 @@ static const struct command commands[] = {
     {"chat", cli_chat, "interactive chat with history (-m MODEL); one message per line on stdin"},
     {"info", cli_info, "show a model file's architecture, hyperparameters and tensors; --devices lists devices"},
     {"tokenize", cli_tokenize, "print the token ids of a text (-m MODEL TEXT | -f FILE, --json, --special)"},
+    {"bench", cli_bench, "prefill/decode speed and peak memory (-m MODEL | --preset 0.8b --dtype q8_0; --json)"},
 };
 
 static void usage(FILE *f)

@@ -92,7 +92,7 @@ static int load_model_tokenizer(const char *model, tokenizer **tok)
     size_t got = fread(magic, 1, 4, f);
     fclose(f);
     if (got == 4 && !memcmp(magic, "GGUF", 4)) {
-        gguf *g;
+        gguf *g = NULL;
         int rc = gguf_open(model, &g);
         if (rc == SEER_OK)
             rc = tok_load_gguf(g, tok);

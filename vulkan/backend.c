@@ -67,6 +67,7 @@ static void vk_ctx_free(struct vk_ctx *vk)
     if (vk->device != VK_NULL_HANDLE)
         vkDeviceWaitIdle(vk->device); /* nothing below may be in use; a lost device returns at once */
     vk_pipelines_destroy(vk);
+    vk_scratch_deinit(vk);
     vk_staging_deinit(vk);
     vk_cmd_deinit(vk);
     vk_device_close(vk);
@@ -93,8 +94,22 @@ static const struct backend_i vk_iface = {
     .sync = vkb_sync,
     .ops = {
         .matmul = vk_matmul,
+        .get_rows = vk_get_rows,
         .binary = vk_binary,
+        .unary = vk_unary,
+        .scale = vk_scale,
+        .cpy = vk_cpy,
         .rmsnorm = vk_rmsnorm,
+        .rmsnorm_gated = vk_rmsnorm_gated,
+        .layernorm = vk_layernorm,
+        .l2norm = vk_l2norm,
+        .softmax = vk_softmax,
+        .rope_text = vk_rope_text,
+        .rope_vision = vk_rope_vision,
+        .conv1d_causal = vk_conv1d_causal,
+        .gdn_recurrent = vk_gdn_recurrent,
+        .gdn_chunked = vk_gdn_chunked,
+        .attention = vk_attention,
     },
 };
 

@@ -301,3 +301,12 @@ struct vk_binding vk_bind(const struct vk_ctx *vk, const struct vk_rows *w, int6
     int64_t rel = ((int64_t)w->t->offset - (int64_t)off) / (int64_t)unit;
     return (struct vk_binding){.buffer = b->buffer, .offset = off, .range = range, .base = (uint32_t)rel, .write = write};
 }
+
+int vk_bind_whole(const struct vk_ctx *vk, const struct vk_rows *w, size_t unit, const char *op, struct vk_binding *out)
+{
+    if (!whole_fits(vk, w))
+        return seer_err(SEER_EUNSUPPORTED, "vulkan: %s: tensor '%s' must fit one %llu-byte storage window", op, w->t->name,
+                        (unsigned long long)vk->caps.max_storage_range);
+    *out = vk_bind(vk, w, 0, w->ne1 * w->ne2 * w->ne3, unit, false);
+    return SEER_OK;
+}

@@ -1,95 +1,87 @@
-/* op_matmul.c — vk_matmul (core/ops.h op_matmul): out{M,N,..} = x{K,N,..} · wᵀ for w{K,M} with
-   F32, F16 or BF16 weights read in place, f32 activations and accumulation. One x row runs the
-   matrix-vector kernel (decode), more run the tiled matrix-matrix kernel (prefill). Tensors larger
-   than a storage window are split by rows (memory.c's rule: rows never straddle a window): weight
-   rows for both kernels, x/out rows for the tiled one. Other weight dtypes: SEER_EUNSUPPORTED. */
+/* op_matmul.c — vk_matmul (core/ops.h op_matmul): out{M,N,..} = x{K,N,..} · wᵀ for w{K,M}, and
+   vk_get_rows (op_get_rows, embedding lookup), for every weight dtype: F32, F16, BF16 read as
+   elements, Q8_0 Q4_0 Q4_K Q5_K Q6_K read in place in their GGUF blocks (no dequantised copy
+   in device memory; shaders/common/quant.glsl dequantises each element bit-exactly as
+   core/quant.c). Activations and accumulation f32.
+   Up to 8 x rows run the matrix-vector kernel (decode, short prompts: each weight chunk is
+   dequantised once for all of them); more run the tiled matrix-matrix kernel (prefill). Tensors
+   larger than a storage window are split by rows (memory.c's rule: rows never straddle a
+   window): x/out rows in the outer loop, weight rows in the inner; get_rows walks the table's
+   windows and lets each dispatch write the rows whose id falls in its window. */
 #include "core/error.h"
 #include "core/util.h"
 #include "vulkan/push.h"
 #include "vulkan/vk_internal.h"
 
+/* x rows the matvec kernel takes at once (NMAX in matvec.comp). */
+#define MATVEC_MAX_N 8
+
 struct weight_kind {
-    enum vk_kernel matvec, matmul;
-    size_t unit; /* bytes per weight element as the shader indexes them */
+    enum vk_kernel matvec, matmul, get_rows;
+    size_t unit; /* what the shader indexes weights in: the element (f32 4, f16/bf16 2), or the
+                    byte for quantised rows, whose blocks are not 4-byte aligned */
 };
 
 static bool weight_kind(enum dtype t, struct weight_kind *k)
 {
     switch (t) {
-    case DT_F32: *k = (struct weight_kind){VK_K_MATVEC_F32, VK_K_MATMUL_F32, 4}; return true;
-    case DT_F16: *k = (struct weight_kind){VK_K_MATVEC_F16, VK_K_MATMUL_F16, 2}; return true;
-    case DT_BF16: *k = (struct weight_kind){VK_K_MATVEC_BF16, VK_K_MATMUL_BF16, 2}; return true;
+    case DT_F32: *k = (struct weight_kind){VK_K_MATVEC_F32, VK_K_MATMUL_F32, VK_K_GET_ROWS_F32, 4}; return true;
+    case DT_F16: *k = (struct weight_kind){VK_K_MATVEC_F16, VK_K_MATMUL_F16, VK_K_GET_ROWS_F16, 2}; return true;
+    case DT_BF16: *k = (struct weight_kind){VK_K_MATVEC_BF16, VK_K_MATMUL_BF16, VK_K_GET_ROWS_BF16, 2}; return true;
+    case DT_Q8_0: *k = (struct weight_kind){VK_K_MATVEC_Q8_0, VK_K_MATMUL_Q8_0, VK_K_GET_ROWS_Q8_0, 1}; return true;
+    case DT_Q4_0: *k = (struct weight_kind){VK_K_MATVEC_Q4_0, VK_K_MATMUL_Q4_0, VK_K_GET_ROWS_Q4_0, 1}; return true;
+    case DT_Q4_K: *k = (struct weight_kind){VK_K_MATVEC_Q4_K, VK_K_MATMUL_Q4_K, VK_K_GET_ROWS_Q4_K, 1}; return true;
+    case DT_Q5_K: *k = (struct weight_kind){VK_K_MATVEC_Q5_K, VK_K_MATMUL_Q5_K, VK_K_GET_ROWS_Q5_K, 1}; return true;
+    case DT_Q6_K: *k = (struct weight_kind){VK_K_MATVEC_Q6_K, VK_K_MATMUL_Q6_K, VK_K_GET_ROWS_Q6_K, 1}; return true;
     default: return false;
     }
 }
 
-/* x is a single row: one workgroup per weight row, weight rows split into windows. */
-static int matvec(struct vk_ctx *vk, const struct weight_kind *wk, const struct vk_rows *wr,
-                  const struct vk_rows *xr, const struct vk_rows *outr)
-{
-    const tensor *w = wr->t;
-    int64_t M = w->ne[1], r1;
-    const struct vk_pipeline *pl;
-    int rc = vk_pipeline_get(vk, wk->matvec, 0, &pl);
-    if (rc == SEER_OK)
-        rc = vk_split(vk, xr, 1, 0, 1, 1, &r1, "op_matmul");
-    if (rc == SEER_OK)
-        rc = vk_split(vk, outr, 1, 0, 1, 1, &r1, "op_matmul");
-    if (rc)
-        return rc;
-    struct vk_binding b[3];
-    b[1] = vk_bind(vk, xr, 0, 1, 4, false);
-    b[2] = vk_bind(vk, outr, 0, 1, 4, true);
-    uint32_t w_stride = vk_stride(w->nb[1], wk->unit);
-    for (int64_t m0 = 0, m1; m0 < M; m0 = m1) {
-        if ((rc = vk_split(vk, wr, 1, m0, M, (int64_t)vk_grid_max(vk), &m1, "op_matmul")))
-            return rc;
-        b[0] = vk_bind(vk, wr, m0, m1, wk->unit, false);
-        struct vk_push_matvec pc = {
-            .M = (uint32_t)(m1 - m0),
-            .K = (uint32_t)w->ne[0],
-            .w_base = b[0].base + (uint32_t)m0 * w_stride, /* row m0, mod 2^32 */
-            .w_stride = w_stride,
-            .x_base = b[1].base,
-            .out_base = b[2].base + (uint32_t)m0,
-        };
-        uint32_t gx, gy;
-        vk_grid(vk, (uint64_t)(m1 - m0), &gx, &gy);
-        if ((rc = vk_cmd_dispatch(vk, pl, b, &pc, gx, gy, 1)))
-            return rc;
-    }
-    return SEER_OK;
-}
+/* ---- matmul ------------------------------------------------------------------------------ */
 
-/* Several x rows: BM×BN tiles; x/out rows split in the outer loop, weight rows in the inner. */
-static int matmul_tiled(struct vk_ctx *vk, const struct weight_kind *wk, const struct vk_rows *wr,
-                        const struct vk_rows *xr, const struct vk_rows *outr)
+/* Both kernels take the same push constants and bindings; they differ in what a workgroup
+   covers: matvec NR weight rows × all (<= 8) x rows of the dispatch, matmul a BM×BN tile. */
+int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
 {
-    const tensor *w = wr->t, *x = xr->t;
-    int64_t M = w->ne[1], N = tensor_nrows(x);
+    struct vk_ctx *vk = vk_ctx_of(be);
+    struct weight_kind wk;
+    if (!weight_kind(w->type, &wk))
+        return seer_err(SEER_EUNSUPPORTED, "vulkan: op_matmul: weight dtype %s has no Vulkan kernel", dtype_name(w->type));
+    struct vk_rows wr = vk_rows_of(w), xr = vk_rows_of(x), outr = vk_rows_of(out);
+    int rc = vk_rows_check(be, &wr, wk.unit, "op_matmul");
+    if (rc == SEER_OK)
+        rc = vk_rows_check(be, &xr, 4, "op_matmul");
+    if (rc == SEER_OK)
+        rc = vk_rows_check(be, &outr, 4, "op_matmul");
+    const int64_t M = w->ne[1], N = tensor_nrows(x);
+    const bool mv = N <= MATVEC_MAX_N;
     const struct vk_pipeline *pl;
-    int rc = vk_pipeline_get(vk, wk->matmul, 0, &pl);
+    if (rc == SEER_OK)
+        rc = vk_pipeline_get(vk, mv ? wk.matvec : wk.matmul, 0, &pl);
     if (rc)
         return rc;
-    const uint32_t BM = pl->spec[VK_SPEC_MM_BM], BN = pl->spec[VK_SPEC_MM_BN];
-    const int64_t max_m = (int64_t)vk->caps.max_wg_count[0] * BM, max_n = (int64_t)vk->caps.max_wg_count[1] * BN;
-    const struct vk_rows x_and_out[2] = {*xr, *outr}; /* they share the row index */
-    uint32_t w_stride = vk_stride(w->nb[1], wk->unit);
+    /* rows of w per workgroup along grid x, rows of x per workgroup along grid y (matvec: all) */
+    const uint32_t BM = mv ? pl->spec[VK_SPEC_MV_NR] : pl->spec[VK_SPEC_MM_BM];
+    const uint32_t BN = mv ? MATVEC_MAX_N : pl->spec[VK_SPEC_MM_BN];
+    const int64_t max_m = mv ? (int64_t)vk_grid_max(vk) * BM : (int64_t)vk->caps.max_wg_count[0] * BM;
+    const int64_t max_n = mv ? MATVEC_MAX_N : (int64_t)vk->caps.max_wg_count[1] * BN;
+    const struct vk_rows x_and_out[2] = {xr, outr}; /* they share the row index */
+    const uint32_t w_stride = vk_stride(w->nb[1], wk.unit);
     struct vk_binding b[3];
     for (int64_t r0 = 0, r1; r0 < N; r0 = r1) {
         if ((rc = vk_split(vk, x_and_out, 2, r0, N, max_n, &r1, "op_matmul")))
             return rc;
-        b[1] = vk_bind(vk, xr, r0, r1, 4, false);
-        b[2] = vk_bind(vk, outr, r0, r1, 4, true);
+        b[1] = vk_bind(vk, &xr, r0, r1, 4, false);
+        b[2] = vk_bind(vk, &outr, r0, r1, 4, true);
         for (int64_t m0 = 0, m1; m0 < M; m0 = m1) {
-            if ((rc = vk_split(vk, wr, 1, m0, M, max_m, &m1, "op_matmul")))
+            if ((rc = vk_split(vk, &wr, 1, m0, M, max_m, &m1, "op_matmul")))
                 return rc;
-            b[0] = vk_bind(vk, wr, m0, m1, wk->unit, false);
+            b[0] = vk_bind(vk, &wr, m0, m1, wk.unit, false);
             struct vk_push_matmul pc = {
                 .M = (uint32_t)(m1 - m0),
                 .K = (uint32_t)w->ne[0],
                 .N = (uint32_t)(r1 - r0),
-                .w_base = b[0].base + (uint32_t)m0 * w_stride,
+                .w_base = b[0].base + (uint32_t)m0 * w_stride, /* row m0, mod 2^32 */
                 .w_stride = w_stride,
                 .x_base = b[1].base,
                 .x_s1 = vk_stride(x->nb[1], 4),
@@ -102,7 +94,14 @@ static int matmul_tiled(struct vk_ctx *vk, const struct weight_kind *wk, const s
                 .out_base = b[2].base + (uint32_t)r0 * (uint32_t)M + (uint32_t)m0,
                 .out_stride = (uint32_t)M,
             };
-            uint32_t gx = (uint32_t)((m1 - m0 + BM - 1) / BM), gy = (uint32_t)((r1 - r0 + BN - 1) / BN);
+            uint32_t gx, gy;
+            uint64_t m_groups = (uint64_t)(m1 - m0 + BM - 1) / BM;
+            if (mv) {
+                vk_grid(vk, m_groups, &gx, &gy);
+            } else {
+                gx = (uint32_t)m_groups;
+                gy = (uint32_t)((r1 - r0 + BN - 1) / BN);
+            }
             if ((rc = vk_cmd_dispatch(vk, pl, b, &pc, gx, gy, 1)))
                 return rc;
         }
@@ -110,19 +109,55 @@ static int matmul_tiled(struct vk_ctx *vk, const struct weight_kind *wk, const s
     return SEER_OK;
 }
 
-int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
+/* ---- get_rows ---------------------------------------------------------------------------- */
+
+int vk_get_rows(backend *be, tensor *out, const tensor *table, const tensor *ids)
 {
+    static const char *op = "op_get_rows";
     struct vk_ctx *vk = vk_ctx_of(be);
     struct weight_kind wk;
-    if (!weight_kind(w->type, &wk))
-        return seer_err(SEER_EUNSUPPORTED, "vulkan: op_matmul: weight dtype %s has no Vulkan kernel yet", dtype_name(w->type));
-    struct vk_rows wr = vk_rows_of(w), xr = vk_rows_of(x), outr = vk_rows_of(out);
-    int rc = vk_rows_check(be, &wr, wk.unit, "op_matmul");
+    if (!weight_kind(table->type, &wk))
+        return seer_err(SEER_EUNSUPPORTED, "vulkan: %s: table dtype %s has no Vulkan kernel", op, dtype_name(table->type));
+    struct vk_rows tr = vk_rows_of(table), ir = vk_rows_of(ids), outr = vk_rows_of(out);
+    int rc = vk_rows_check(be, &tr, wk.unit, op);
     if (rc == SEER_OK)
-        rc = vk_rows_check(be, &xr, 4, "op_matmul");
+        rc = vk_rows_check(be, &ir, 4, op);
     if (rc == SEER_OK)
-        rc = vk_rows_check(be, &outr, 4, "op_matmul");
+        rc = vk_rows_check(be, &outr, 4, op);
+    const struct vk_pipeline *pl;
+    if (rc == SEER_OK)
+        rc = vk_pipeline_get(vk, wk.get_rows, 0, &pl);
+    struct vk_binding b[3];
+    if (rc == SEER_OK)
+        rc = vk_bind_whole(vk, &ir, 4, op, &b[1]);
     if (rc)
         return rc;
-    return tensor_nrows(x) == 1 ? matvec(vk, &wk, &wr, &xr, &outr) : matmul_tiled(vk, &wk, &wr, &xr, &outr);
+    const int64_t H = table->ne[0], V = table->ne[1], N = ids->ne[0];
+    const uint64_t chunks = (uint64_t)(H + 7) / 8, WG = pl->spec[VK_SPEC_WG];
+    /* ids per dispatch: invocations below 2^31 and within the grid */
+    const int64_t max_n = (int64_t)MAX(MIN(vk_grid_max(vk) * WG, (uint64_t)1 << 31) / chunks, (uint64_t)1);
+    const uint32_t t_stride = vk_stride(table->nb[1], wk.unit);
+    for (int64_t n0 = 0, n1; n0 < N; n0 = n1) {
+        if ((rc = vk_split(vk, &outr, 1, n0, N, max_n, &n1, op)))
+            return rc;
+        b[2] = vk_bind(vk, &outr, n0, n1, 4, true);
+        for (int64_t v0 = 0, v1; v0 < V; v0 = v1) {
+            if ((rc = vk_split(vk, &tr, 1, v0, V, V, &v1, op)))
+                return rc;
+            b[0] = vk_bind(vk, &tr, v0, v1, wk.unit, false);
+            struct vk_push_get_rows pc = {
+                .H = (uint32_t)H, .n_ids = (uint32_t)(n1 - n0), .V = (uint32_t)V,
+                .v_lo = (uint32_t)v0, .v_hi = (uint32_t)v1, .zero_bad = v0 == 0,
+                .t_base = b[0].base, .t_stride = t_stride,
+                .ids_base = b[1].base + (uint32_t)n0,
+                .out_base = b[2].base + (uint32_t)n0 * vk_stride(out->nb[1], 4),
+                .out_stride = vk_stride(out->nb[1], 4),
+            };
+            uint32_t gx, gy;
+            vk_grid(vk, ((uint64_t)(n1 - n0) * chunks + WG - 1) / WG, &gx, &gy);
+            if ((rc = vk_cmd_dispatch(vk, pl, b, &pc, gx, gy, 1)))
+                return rc;
+        }
+    }
+    return SEER_OK;
 }

@@ -31,13 +31,16 @@ static uint32_t wg_1d(const struct vk_caps *c, uint32_t want)
     return pow2_floor(MIN(want, MIN(c->max_wg_size[0], c->max_wg_invocations)));
 }
 
-/* matvec: one workgroup per weight row; 128 invocations keeps a 1000-wide row busy without
-   leaving most of a large workgroup idle, and fits every device's guaranteed minimum. */
+/* matvec: NR = 2 weight rows per workgroup of 64 invocations, each invocation one 8-element
+   chunk at a time: a 1024-wide row is 128 chunks, two per invocation, so no invocation idles
+   at the model's common widths, and the shared reduction (NR·8·WG floats, 4 KiB) fits every
+   device's guaranteed 16 KiB. */
 static uint32_t spec_matvec(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
 {
     (void)variant;
-    spec[VK_SPEC_WG] = wg_1d(c, 128);
-    return 1;
+    spec[VK_SPEC_WG] = wg_1d(c, 64);
+    spec[VK_SPEC_MV_NR] = 2;
+    return 2;
 }
 
 /* matmul: BM×BN output tile per workgroup, BK-deep slices through shared memory, each
@@ -58,11 +61,43 @@ static uint32_t spec_matmul(const struct vk_caps *c, uint32_t variant, uint32_t 
     return 4;
 }
 
-/* rmsnorm: one workgroup per row, reduction in shared memory. */
-static uint32_t spec_norm(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
+/* softmax: one workgroup per row, reductions in shared memory. */
+static uint32_t spec_softmax(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
 {
     (void)variant;
     spec[VK_SPEC_WG] = wg_1d(c, 128);
+    return 1;
+}
+
+/* get_rows: one invocation per 8 output elements. */
+static uint32_t spec_get_rows(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
+{
+    (void)variant;
+    spec[VK_SPEC_WG] = wg_1d(c, 64);
+    return 1;
+}
+
+/* norms: one workgroup per row as rmsnorm; variant = norm.comp's MODE (op_norm.c). */
+static uint32_t spec_norm_mode(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
+{
+    spec[VK_SPEC_WG] = wg_1d(c, 128);
+    spec[VK_SPEC_NORM_MODE] = variant;
+    return 2;
+}
+
+/* unary and cpy: one invocation per element (cpy: per word); variant = the OP / DST constant. */
+static uint32_t spec_unary(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
+{
+    spec[VK_SPEC_WG] = wg_1d(c, 256);
+    spec[VK_SPEC_UNARY_OP] = variant;
+    return 2;
+}
+
+/* rope: one invocation per rotated pair (or passed-through dim) of a head. */
+static uint32_t spec_rope(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
+{
+    (void)variant;
+    spec[VK_SPEC_WG] = wg_1d(c, 64);
     return 1;
 }
 
@@ -72,6 +107,78 @@ static uint32_t spec_binary(const struct vk_caps *c, uint32_t variant, uint32_t 
     spec[VK_SPEC_WG] = wg_1d(c, 256);
     spec[VK_SPEC_BINARY_OP] = variant;
     return 2;
+}
+
+/* conv: one invocation per (channel, block of TB tokens); TB ≥ K−1 lets one block own the
+   state (conv.comp), and 16 tokens amortise the state/tap reads over a prefill. */
+static uint32_t spec_conv(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
+{
+    (void)variant;
+    spec[VK_SPEC_WG] = wg_1d(c, 64);
+    spec[VK_SPEC_CONV_TB] = 16;
+    return 2;
+}
+
+/* gdn_recurrent: 16 state rows per invocation in registers (dk = 128 takes 8 lanes per column),
+   little enough for mobile GPUs' register files. */
+static uint32_t spec_gdn_recurrent(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
+{
+    (void)variant;
+    spec[VK_SPEC_WG] = wg_1d(c, 128);
+    spec[VK_SPEC_GDN_RPL] = 16;
+    return 2;
+}
+
+/* Kernels whose sizes are fixed in the shader (gdn_prep, gdn_state: 256 invocations). */
+static uint32_t spec_none(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
+{
+    (void)c, (void)variant, (void)spec;
+    return 0;
+}
+
+static bool supports_gdn_chunk(const struct vk_caps *c)
+{
+    /* gdn_state.comp: 256 invocations, 20 KiB of shared memory (gdn_prep.comp needs less) */
+    return c->max_wg_invocations >= 256 && c->max_wg_size[0] >= 256 && c->shared_bytes >= 20480;
+}
+
+/* attention: variant v holds head dims up to 64 << v. 128 invocations; per head-dim class the
+   largest row tile BR and key block BK whose shared arrays fit the device (at most 48 KiB, so
+   several workgroups stay resident), with each invocation holding ≤ 32 output dims and ≤ 8
+   scores (attention.comp). */
+static uint32_t attn_shared_bytes(uint32_t hdm, uint32_t br, uint32_t bk)
+{
+    return 4 * (br * hdm + bk * (hdm + 1) + br * (bk + 1) + 5 * br + bk + 2);
+}
+
+static uint32_t spec_attention(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
+{
+    static const uint32_t cand[3][3][2] = {{{32, 32}, {16, 16}, {16, 16}},
+                                           {{32, 32}, {32, 16}, {16, 16}},
+                                           {{16, 16}, {16, 8}, {8, 16}}};
+    const uint32_t hdm = 64u << variant, budget = MIN(c->shared_bytes, 48u << 10);
+    uint32_t k = 0;
+    while (k < 2 && attn_shared_bytes(hdm, cand[variant][k][0], cand[variant][k][1]) > budget)
+        k++;
+    spec[VK_SPEC_WG] = 128;
+    spec[VK_SPEC_ATTN_HDM] = hdm;
+    spec[VK_SPEC_ATTN_BR] = cand[variant][k][0];
+    spec[VK_SPEC_ATTN_BK] = cand[variant][k][1];
+    return 4;
+}
+
+static bool supports_attention(const struct vk_caps *c)
+{
+    /* the smallest tile of the largest head-dim class (spec_attention) */
+    return c->shared_bytes >= attn_shared_bytes(256, 8, 16);
+}
+
+/* attention_combine: one workgroup per row, invocations over the head dims. */
+static uint32_t spec_attn_combine(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
+{
+    (void)variant;
+    spec[VK_SPEC_WG] = wg_1d(c, 64);
+    return 1;
 }
 
 /* ---- the table --------------------------------------------------------------------------- */
@@ -87,17 +194,46 @@ struct vk_kernel_desc {
     bool (*supports)(const struct vk_caps *c); /* (optional) NULL: every Vulkan 1.1 device */
 };
 
-/* The f32 weight kernels are the plain builds of matvec.comp/matmul.comp (no define); the
-   f16/bf16 ones are the variants listed in shaders/variants.cmake. */
+/* The f32 weight kernels are the plain builds of matvec.comp/matmul.comp/get_rows.comp (no
+   define); the f16/bf16 and quantised ones are the variants listed in shaders/variants.cmake. */
 static const struct vk_kernel_desc kernels[VK_KERNEL_COUNT] = {
-    [VK_K_MATVEC_F32] = {"matvec_f32", spv_matvec, &spv_matvec_size, 3, sizeof(struct vk_push_matvec), 1, spec_matvec, NULL},
-    [VK_K_MATVEC_F16] = {"matvec_f16", spv_matvec_f16, &spv_matvec_f16_size, 3, sizeof(struct vk_push_matvec), 1, spec_matvec, NULL},
-    [VK_K_MATVEC_BF16] = {"matvec_bf16", spv_matvec_bf16, &spv_matvec_bf16_size, 3, sizeof(struct vk_push_matvec), 1, spec_matvec, NULL},
+    [VK_K_MATVEC_F32] = {"matvec_f32", spv_matvec, &spv_matvec_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
+    [VK_K_MATVEC_F16] = {"matvec_f16", spv_matvec_f16, &spv_matvec_f16_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
+    [VK_K_MATVEC_BF16] = {"matvec_bf16", spv_matvec_bf16, &spv_matvec_bf16_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
     [VK_K_MATMUL_F32] = {"matmul_f32", spv_matmul, &spv_matmul_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
     [VK_K_MATMUL_F16] = {"matmul_f16", spv_matmul_f16, &spv_matmul_f16_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
     [VK_K_MATMUL_BF16] = {"matmul_bf16", spv_matmul_bf16, &spv_matmul_bf16_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
-    [VK_K_RMSNORM] = {"rmsnorm", spv_norm, &spv_norm_size, 3, sizeof(struct vk_push_norm), 1, spec_norm, NULL},
+    [VK_K_MATVEC_Q8_0] = {"matvec_q8_0", spv_matvec_q8_0, &spv_matvec_q8_0_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
+    [VK_K_MATVEC_Q4_0] = {"matvec_q4_0", spv_matvec_q4_0, &spv_matvec_q4_0_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
+    [VK_K_MATVEC_Q4_K] = {"matvec_q4_K", spv_matvec_q4_k, &spv_matvec_q4_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
+    [VK_K_MATVEC_Q5_K] = {"matvec_q5_K", spv_matvec_q5_k, &spv_matvec_q5_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
+    [VK_K_MATVEC_Q6_K] = {"matvec_q6_K", spv_matvec_q6_k, &spv_matvec_q6_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
+    [VK_K_MATMUL_Q8_0] = {"matmul_q8_0", spv_matmul_q8_0, &spv_matmul_q8_0_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
+    [VK_K_MATMUL_Q4_0] = {"matmul_q4_0", spv_matmul_q4_0, &spv_matmul_q4_0_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
+    [VK_K_MATMUL_Q4_K] = {"matmul_q4_K", spv_matmul_q4_k, &spv_matmul_q4_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
+    [VK_K_MATMUL_Q5_K] = {"matmul_q5_K", spv_matmul_q5_k, &spv_matmul_q5_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
+    [VK_K_MATMUL_Q6_K] = {"matmul_q6_K", spv_matmul_q6_k, &spv_matmul_q6_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
+    [VK_K_GET_ROWS_F32] = {"get_rows_f32", spv_get_rows, &spv_get_rows_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
+    [VK_K_GET_ROWS_F16] = {"get_rows_f16", spv_get_rows_f16, &spv_get_rows_f16_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
+    [VK_K_GET_ROWS_BF16] = {"get_rows_bf16", spv_get_rows_bf16, &spv_get_rows_bf16_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
+    [VK_K_GET_ROWS_Q8_0] = {"get_rows_q8_0", spv_get_rows_q8_0, &spv_get_rows_q8_0_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
+    [VK_K_GET_ROWS_Q4_0] = {"get_rows_q4_0", spv_get_rows_q4_0, &spv_get_rows_q4_0_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
+    [VK_K_GET_ROWS_Q4_K] = {"get_rows_q4_K", spv_get_rows_q4_k, &spv_get_rows_q4_k_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
+    [VK_K_GET_ROWS_Q5_K] = {"get_rows_q5_K", spv_get_rows_q5_k, &spv_get_rows_q5_k_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
+    [VK_K_GET_ROWS_Q6_K] = {"get_rows_q6_K", spv_get_rows_q6_k, &spv_get_rows_q6_k_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
+    [VK_K_NORM] = {"norm", spv_norm, &spv_norm_size, 4, sizeof(struct vk_push_norm), 4, spec_norm_mode, NULL},
+    [VK_K_UNARY] = {"unary", spv_unary, &spv_unary_size, 2, sizeof(struct vk_push_rows), UNARY_COUNT + 1, spec_unary, NULL},
+    [VK_K_CPY] = {"cpy", spv_cpy, &spv_cpy_size, 2, sizeof(struct vk_push_rows), 3, spec_unary, NULL},
+    [VK_K_SOFTMAX] = {"softmax", spv_softmax, &spv_softmax_size, 2, sizeof(struct vk_push_rows), 1, spec_softmax, NULL},
+    [VK_K_ROPE] = {"rope", spv_rope, &spv_rope_size, 3, sizeof(struct vk_push_rope), 1, spec_rope, NULL},
     [VK_K_BINARY] = {"binary", spv_elementwise, &spv_elementwise_size, 3, sizeof(struct vk_push_binary), BINARY_COUNT, spec_binary, NULL},
+    [VK_K_CONV] = {"conv", spv_conv, &spv_conv_size, 4, sizeof(struct vk_push_conv), 1, spec_conv, NULL},
+    [VK_K_GDN_RECURRENT] = {"gdn_recurrent", spv_gdn_recurrent, &spv_gdn_recurrent_size, 7, sizeof(struct vk_push_gdn), 1, spec_gdn_recurrent, NULL},
+    [VK_K_GDN_PREP] = {"gdn_prep", spv_gdn_prep, &spv_gdn_prep_size, 6, sizeof(struct vk_push_gdn), 1, spec_none, supports_gdn_chunk},
+    [VK_K_GDN_STATE] = {"gdn_state", spv_gdn_state, &spv_gdn_state_size, 5, sizeof(struct vk_push_gdn), 1, spec_none, supports_gdn_chunk},
+    [VK_K_ATTN_F32] = {"attention_f32", spv_attention, &spv_attention_size, 6, sizeof(struct vk_push_attn), 3, spec_attention, supports_attention},
+    [VK_K_ATTN_F16] = {"attention_f16", spv_attention_f16, &spv_attention_f16_size, 6, sizeof(struct vk_push_attn), 3, spec_attention, supports_attention},
+    [VK_K_ATTN_COMBINE] = {"attention_combine", spv_attention_combine, &spv_attention_combine_size, 2, sizeof(struct vk_push_attn_combine), 1, spec_attn_combine, NULL},
 };
 
 /* ---- the pipeline cache file ------------------------------------------------------------ */

@@ -74,17 +74,30 @@ struct vk_rows {
 enum vk_kernel {
     VK_K_MATVEC_F32, VK_K_MATVEC_F16, VK_K_MATVEC_BF16,
     VK_K_MATMUL_F32, VK_K_MATMUL_F16, VK_K_MATMUL_BF16,
-    VK_K_RMSNORM,
+    VK_K_MATVEC_Q8_0, VK_K_MATVEC_Q4_0, VK_K_MATVEC_Q4_K, VK_K_MATVEC_Q5_K, VK_K_MATVEC_Q6_K, /* op_matmul.c */
+    VK_K_MATMUL_Q8_0, VK_K_MATMUL_Q4_0, VK_K_MATMUL_Q4_K, VK_K_MATMUL_Q5_K, VK_K_MATMUL_Q6_K,
+    VK_K_GET_ROWS_F32, VK_K_GET_ROWS_F16, VK_K_GET_ROWS_BF16, VK_K_GET_ROWS_Q8_0, VK_K_GET_ROWS_Q4_0,
+    VK_K_GET_ROWS_Q4_K, VK_K_GET_ROWS_Q5_K, VK_K_GET_ROWS_Q6_K,
+    VK_K_NORM,                                   /* op_norm.c: every norm, by variant */
+    VK_K_UNARY, VK_K_CPY, VK_K_SOFTMAX,          /* op_elementwise.c */
+    VK_K_ROPE,                                   /* op_rope.c */
     VK_K_BINARY,
+    VK_K_CONV,                                   /* op_conv.c */
+    VK_K_GDN_RECURRENT, VK_K_GDN_PREP, VK_K_GDN_STATE, /* op_gdn.c */
+    VK_K_ATTN_F32, VK_K_ATTN_F16, VK_K_ATTN_COMBINE,  /* op_attention.c */
     VK_KERNEL_COUNT
 };
 
-#define VK_MAX_BINDINGS 4
+/* 8: the GDN kernels bind q, k, v, g, beta, state, out (+ scratch); every device we target
+   offers at least that many storage buffers per stage (Vulkan's minimum is 4). */
+#define VK_MAX_BINDINGS 8
 #define VK_MAX_SPEC 8
-#define VK_MAX_VARIANTS 4
+#define VK_MAX_VARIANTS 8 /* unary.comp: 6 unary ops + scale */
 
 /* Specialization constant ids; each shader declares the ones it uses with these constant_ids. */
 enum { VK_SPEC_WG = 0, VK_SPEC_MM_BM = 1, VK_SPEC_MM_BN = 2, VK_SPEC_MM_BK = 3, VK_SPEC_BINARY_OP = 1 };
+enum { VK_SPEC_MV_NR = 1, VK_SPEC_NORM_MODE = 1, VK_SPEC_UNARY_OP = 1, VK_SPEC_CPY_DST = 1 };
+enum { VK_SPEC_CONV_TB = 1, VK_SPEC_GDN_RPL = 1, VK_SPEC_ATTN_HDM = 1, VK_SPEC_ATTN_BR = 2, VK_SPEC_ATTN_BK = 3 };
 
 struct vk_pipeline {
     VkPipeline pipeline;       /* vk_pipelines_destroy */
@@ -139,6 +152,7 @@ struct vk_ctx {
     bool validation_active;
     _Atomic uint64_t validation_errors; /* written by the layer's callback, maybe on its threads */
     int lost;                           /* a submit or wait failed: the device state is unknown */
+    struct vk_buffer scratch;           /* ops' intermediates (GDN chunks, split-K partials); vk_scratch_deinit */
 };
 
 static inline struct vk_ctx *vk_ctx_of(backend *be) { return (struct vk_ctx *)be->ctx; }
@@ -174,6 +188,9 @@ int vk_split(const struct vk_ctx *vk, const struct vk_rows *walks, int n, int64_
 /* The window covering rows [r0, r1) of a walk (as accepted by vk_split), indexed in `unit`s. */
 struct vk_binding vk_bind(const struct vk_ctx *vk, const struct vk_rows *w, int64_t r0, int64_t r1,
                           size_t unit, bool write);
+/* A read-only binding of a whole small tensor (ids, positions) that an op does not split;
+   SEER_EUNSUPPORTED naming it when it exceeds one storage window. */
+int vk_bind_whole(const struct vk_ctx *vk, const struct vk_rows *w, size_t unit, const char *op, struct vk_binding *out);
 /* Element strides of a walk in `unit`s (as the shader indexes), valid after vk_rows_check. */
 static inline uint32_t vk_stride(size_t nb, size_t unit) { return (uint32_t)(nb / unit); }
 
@@ -206,9 +223,33 @@ void vk_grid(const struct vk_ctx *vk, uint64_t groups, uint32_t *gx, uint32_t *g
 /* The most workgroups vk_grid can express. */
 uint64_t vk_grid_max(const struct vk_ctx *vk);
 
+/* scratch.c: device memory an op's dispatches pass intermediates through. The buffer is shared by
+   every op and grown on demand (pending work is submitted first, since it may use the old one);
+   the cmd.c hazard tracking orders one op's use after another's. At least `bytes` bytes, within
+   one storage window; SEER_EUNSUPPORTED when more than that is asked for. */
+int vk_scratch_get(struct vk_ctx *vk, VkDeviceSize bytes, const char *op, struct vk_buffer **out);
+void vk_scratch_deinit(struct vk_ctx *vk);
+
 /* op_*.c: one record function per op (slots of struct backend_ops) */
 int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x);
 int vk_rmsnorm(backend *be, tensor *out, const tensor *x, const tensor *w, float w_shift, float eps);
 int vk_binary(backend *be, enum binary_op op, tensor *out, const tensor *a, const tensor *b);
+int vk_get_rows(backend *be, tensor *out, const tensor *table, const tensor *ids);
+int vk_unary(backend *be, enum unary_op op, tensor *out, const tensor *x);
+int vk_scale(backend *be, tensor *out, const tensor *x, float s);
+int vk_cpy(backend *be, tensor *dst, const tensor *src);
+int vk_softmax(backend *be, tensor *out, const tensor *x, float scale);
+int vk_rmsnorm_gated(backend *be, tensor *out, const tensor *x, const tensor *z, const tensor *w, float eps);
+int vk_layernorm(backend *be, tensor *out, const tensor *x, const tensor *w, const tensor *b, float eps);
+int vk_l2norm(backend *be, tensor *out, const tensor *x, float eps);
+int vk_rope_text(backend *be, tensor *out, const tensor *x, const tensor *pos, const struct rope_text_params *p);
+int vk_rope_vision(backend *be, tensor *out, const tensor *x, const tensor *pos, float theta);
+int vk_conv1d_causal(backend *be, tensor *out, const tensor *x, const tensor *w, tensor *state);
+int vk_gdn_recurrent(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v, const tensor *g,
+                     const tensor *beta, tensor *state, float scale, enum gdn_head_order order);
+int vk_gdn_chunked(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v, const tensor *g,
+                   const tensor *beta, tensor *state, float scale, enum gdn_head_order order);
+int vk_attention(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v, float scale,
+                 const struct attn_mask *mask);
 
 #endif

@@ -1,11 +1,19 @@
 /* matmul.c — CPU op_matmul (out = x·wᵀ for weights of any dtype, f32 activations) and
-   op_get_rows (embedding lookup); contracts in core/ops.h.
-   Matmul splits the output into tiles of up to TM weight rows × TN activation rows and walks K
-   in chunks of KC: each weight-row chunk is dequantised once into stack scratch and reused for
-   every activation row of the tile, so prefill does not pay N times the weight traffic. */
+   op_get_rows (embedding lookup); contracts in core/ops.h. Three ways to a product:
+     - decode (few activation rows) on x86-64 with AVX2: each weight row is read once and
+       dequantised in registers for up to 4 activation rows (matmul_x86.c), rows split over threads;
+       this is memory-bound, so it must stream the weights at full bandwidth;
+     - prefill (many rows) on the same CPUs: panels of MB weight rows × KCP columns are dequantised
+       once into f32 and multiplied with every activation row by the f32 GEMM kernel of gemm_f32.c;
+     - elsewhere (other dtypes or CPUs): the portable tiles below, which dequantise a KC chunk of a
+       weight row into stack scratch and reuse it for a tile of activation rows.
+   Divisions: portable dot kernels · portable matmul · SIMD matmul · op entry · get_rows */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/cpu/cpu_internal.h"
+#include "core/cpu/gemm_f32.h"
+#include "core/cpu/matmul_x86.h"
 #include "core/error.h"
 #include "core/quant.h"
 #include "core/util.h"
@@ -89,7 +97,7 @@ static void dot4(const float *w, const float *const *x, int64_t n, float *s)
             s[r] += w[i] * x[r][i];
 }
 
-/* ---- matmul ------------------------------------------------------------------------------- */
+/* ---- portable matmul ------------------------------------------------------------------------------- */
 
 struct mm_ctx {
     const tensor *w, *x;
@@ -167,16 +175,12 @@ static void mm_worker(void *ctx, int ith, int nth)
     }
 }
 
-int cpu_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
+static void matmul_portable(threadpool *pool, tensor *out, const tensor *w, const tensor *x)
 {
-    threadpool *pool = cpu_pool(be);
     struct mm_ctx c = {
         .w = w, .x = x, .out = out,
         .K = w->ne[0], .M = w->ne[1], .N = x->ne[1] * x->ne[2] * x->ne[3],
     };
-    if (!w->data || !x->data || !out->data)
-        return seer_err(SEER_EINVAL, "op_matmul: a tensor has no host memory (w '%s', x '%s', out '%s')", w->name,
-                        x->name, out->name);
     c.n_nt = (c.N + TN - 1) / TN;
     /* Decode (N = 1) has one activation tile: split M finer until there are ~4 tiles per
        thread, so two threads share even a 17-row weight. */
@@ -186,6 +190,173 @@ int cpu_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
         c.tm /= 2;
     c.n_mt = (c.M + c.tm - 1) / c.tm;
     threadpool_run(pool, mm_worker, &c);
+}
+
+/* ---- SIMD matmul (x86-64 with AVX2+FMA+F16C) ------------------------------------------------ */
+#ifdef SEER_MM_X86
+
+/* Activation rows from which the panel product beats re-reading weight rows in the dot kernel
+   (measured on Zen 4: below this the panel packing is not paid back). */
+#define GEMM_MIN_N 16
+/* Panel: MB weight rows × KCP columns of f32 (64 KiB, stays in L2 while every activation row
+   streams past it); KCP a multiple of every block size so chunks start on block boundaries. */
+#define MB 64
+#define KCP 256
+_Static_assert(KCP % QK_K == 0 && KCP % QK8_0 == 0, "panel chunks must hold whole blocks");
+
+struct simd_ctx {
+    const tensor *w;
+    tensor *out;
+    const float *x0;    /* first activation row */
+    int64_t x_rs;       /* activation row stride in floats */
+    int64_t K, M, N;
+    int64_t n_units;    /* work units: weight rows (dot) or panels of MB rows (gemm) */
+};
+
+/* Decode: weight rows [lo,hi) against every activation row, 4 rows per pass. */
+static void dot_worker(void *ctx, int ith, int nth)
+{
+    const struct simd_ctx *c = ctx;
+    const tensor *w = c->w;
+    float *out = c->out->data;
+    long long lo, hi;
+    threadpool_range(c->n_units, ith, nth, &lo, &hi);
+    for (int64_t n0 = 0; n0 < c->N; n0 += MM_X86_MAX_NX) {
+        const int nx = (int)MIN(MM_X86_MAX_NX, c->N - n0);
+        const float *xr[MM_X86_MAX_NX];
+        for (int r = 0; r < nx; r++)
+            xr[r] = c->x0 + (n0 + r) * c->x_rs;
+        for (long long m = lo; m < hi; m++) {
+            float s[MM_X86_MAX_NX];
+            mm_x86_dot(w->type, (const char *)w->data + (size_t)m * w->nb[1], xr, nx, c->K, s);
+            for (int r = 0; r < nx; r++)
+                out[(n0 + r) * c->M + m] = s[r];
+        }
+    }
+}
+
+/* Prefill: per panel of MB weight rows, per KCP chunk of K, dequantise the chunk transposed
+   (panel[k][j] = w[m0+j][kc+k]) and add x·panel into out's MB columns for every activation row.
+   Each weight element is dequantised once; each output element gets its K/KCP partial sums in a
+   fixed order, so any thread count gives identical floats. */
+static void gemm_worker(void *ctx, int ith, int nth)
+{
+    const struct simd_ctx *c = ctx;
+    const tensor *w = c->w;
+    const struct dtype_info *di = dtype_info(w->type);
+    float panel[KCP * MB] __attribute__((aligned(64)));
+    float row[KCP] __attribute__((aligned(64)));
+    long long lo, hi;
+    threadpool_range(c->n_units, ith, nth, &lo, &hi);
+    for (long long u = lo; u < hi; u++) {
+        const int64_t m0 = u * MB, mb = MIN(MB, c->M - m0);
+        for (int64_t kc = 0; kc < c->K; kc += KCP) {
+            const int64_t len = MIN(KCP, c->K - kc);
+            const size_t off = (size_t)(kc / di->block_elems) * (size_t)di->block_bytes;
+            for (int64_t j = 0; j < mb; j++) {
+                mm_x86_dequant(w->type, (const char *)w->data + (size_t)(m0 + j) * w->nb[1] + off, row, len);
+                for (int64_t k = 0; k < len; k++)
+                    panel[k * mb + j] = row[k];
+            }
+            const struct cpu_gemm g = {
+                .M = c->N, .N = mb, .K = len, .alpha = 1.0f, .cb = kc ? 1.0f : 0.0f,
+                .A = c->x0 + kc, .a_rs = c->x_rs, .a_cs = 1,
+                .B = panel, .ldb = mb,
+                .C = (float *)c->out->data + m0, .ldc = c->M,
+                .tri = CPU_TRI_NONE,
+            };
+            cpu_gemm_f32(&g);
+        }
+    }
+}
+
+/* AVX-512 prefill: tiles of MM512_TILE weight rows split over the threads. */
+struct tile_ctx {
+    const struct mm_job *job;
+    int64_t n_tiles;
+};
+
+static void tile_worker(void *ctx, int ith, int nth)
+{
+    const struct tile_ctx *c = ctx;
+    uint8_t scratch[40 << 10] __attribute__((aligned(64)));
+    long long lo, hi;
+    ASSERT1(mm_avx512_scratch_bytes() <= sizeof scratch);
+    threadpool_range(c->n_tiles, ith, nth, &lo, &hi);
+    for (long long t = lo; t < hi; t++)
+        mm_avx512_tile(c->job, t * MM512_TILE, scratch);
+}
+
+/* Rounds the activations to int16 blocks, rows split over the threads. */
+static void quant_worker(void *ctx, int ith, int nth)
+{
+    const struct mm_job *j = ctx;
+    long long lo, hi;
+    threadpool_range(j->N, ith, nth, &lo, &hi);
+    mm_avx512_quantize_rows(j->x, j->x_rs, lo, hi, j->K, (int16_t *)j->xq, (float *)j->xs, (float *)j->xsum);
+}
+
+/* Returns false when the int16 buffers cannot be allocated (the caller falls back to f32). */
+static bool matmul_avx512(threadpool *pool, const struct simd_ctx *c)
+{
+    struct mm_job j = {
+        .type = c->w->type, .w = c->w->data, .w_rs = c->w->nb[1], .K = c->K, .M = c->M, .N = c->N,
+        .x = c->x0, .x_rs = c->x_rs, .out = c->out->data,
+    };
+    void *buf = NULL;
+    if (mm_avx512_int16_type(j.type)) {
+        size_t nq, ns;
+        if (!size_mul((size_t)c->N, (size_t)c->K * sizeof(int16_t), &nq) ||
+            !size_mul((size_t)c->N, (size_t)(c->K / 32) * 2 * sizeof(float), &ns) || !(buf = seer_malloc(nq + ns)))
+            return false;
+        j.xq = buf;
+        j.xs = (const float *)(const void *)((const char *)buf + nq);
+        j.xsum = j.xs + c->N * (c->K / 32);
+        threadpool_run(pool, quant_worker, &j);
+    }
+    struct tile_ctx t = {&j, (c->M + MM512_TILE - 1) / MM512_TILE};
+    threadpool_run(pool, tile_worker, &t);
+    free(buf);
+    return true;
+}
+
+/* Runs the SIMD paths when they apply: a dtype with kernels, and activation rows at one stride
+   (the flattened {ne1,ne2,ne3} index is then row·x_rs). Returns false to use the portable path. */
+static bool matmul_simd(threadpool *pool, tensor *out, const tensor *w, const tensor *x)
+{
+    if (!mm_x86_type(w->type) || !mm_x86_available())
+        return false;
+    if ((x->ne[2] > 1 && x->nb[2] != x->nb[1] * (size_t)x->ne[1]) ||
+        (x->ne[3] > 1 && x->nb[3] != x->nb[2] * (size_t)x->ne[2]) || x->nb[1] % sizeof(float))
+        return false;
+    struct simd_ctx c = {
+        .w = w, .out = out, .x0 = x->data, .x_rs = (int64_t)(x->nb[1] / sizeof(float)),
+        .K = w->ne[0], .M = w->ne[1], .N = x->ne[1] * x->ne[2] * x->ne[3],
+    };
+    if (c.N < GEMM_MIN_N) {
+        c.n_units = c.M;
+        threadpool_run(pool, dot_worker, &c);
+    } else if (!mm_avx512_available() || !matmul_avx512(pool, &c)) {
+        c.n_units = (c.M + MB - 1) / MB;
+        threadpool_run(pool, gemm_worker, &c);
+    }
+    return true;
+}
+#endif /* SEER_MM_X86 */
+
+/* ---- op entry ----------------------------------------------------------------------------- */
+
+int cpu_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
+{
+    threadpool *pool = cpu_pool(be);
+    if (!w->data || !x->data || !out->data)
+        return seer_err(SEER_EINVAL, "op_matmul: a tensor has no host memory (w '%s', x '%s', out '%s')", w->name,
+                        x->name, out->name);
+#ifdef SEER_MM_X86
+    if (matmul_simd(pool, out, w, x))
+        return SEER_OK;
+#endif
+    matmul_portable(pool, out, w, x);
     return SEER_OK;
 }
 

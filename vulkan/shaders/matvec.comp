@@ -1,52 +1,83 @@
 #version 450
-// matvec.comp — out[m] = Σ_k w[m][k]·x[k] (core/ops.h op_matmul with one x row), f32 accumulate.
-// Bindings: 0 w (weights.glsl: f32, or f16/bf16 words), 1 x f32, 2 out f32. Push: MatvecPush.
-// Assumes: WG (spec 0, = local_size_x) is a power of two (the tree reduction halves it) — the
-//   host picks it from the device limits; any subgroup size works (no subgroup operations).
-//   One workgroup per weight row, launched as a 2-D grid (index.glsl linear_group_id).
-//   Rows of w may start on odd f16/bf16 elements: those take the one-at-a-time loop.
+// matvec.comp — out[n][m] = Σ_k w[m][k]·x[n][k] for a few x rows (core/ops.h op_matmul with
+// N <= 8: decode and short prompts), f32 accumulate, weights of any dtype read in place
+// (weights.glsl; quantised ones in their GGUF blocks, dequantised bit-exactly per element).
+// Bindings: 0 w, 1 x f32 (rows by x_s1..3 strides), 2 out f32. Push: MatmulPush (N <= NMAX).
+// Each workgroup owns NR weight rows: its invocations walk the rows' 8-element chunks in
+// strides of WG (consecutive invocations, consecutive memory), dequantise each chunk once and
+// use it for all N x rows; the partial sums meet in a shared-memory tree.
+// Assumes: WG (spec 0, = local_size_x) is a power of two (the tree halves it) — the host picks it
+//   from the device limits; any subgroup size works (no subgroup operations). NR (spec 1) >= 1.
+//   The grid is 2-D (index.glsl linear_group_id), ceil(M / NR) workgroups.
 #extension GL_GOOGLE_include_directive : require
 #include "common/push.glsl"
 #include "common/index.glsl"
 #include "common/weights.glsl"
 
+#define NMAX 8u
+
 layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 128;
+layout(constant_id = 0) const uint WG = 64;
+layout(constant_id = 1) const uint NR = 2;
 
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 2) writeonly buffer O { float o[]; };
-layout(push_constant) uniform PC { MatvecPush p; };
+layout(push_constant) uniform PC { MatmulPush p; };
 
-shared float partial[WG];
+shared float red[NR * NMAX * WG];
 
 void main()
 {
-    const uint m = linear_group_id();
-    if (m >= p.M)
+    const uint m0 = linear_group_id() * NR;
+    if (m0 >= p.M)
         return; // uniform across the workgroup, so the barriers below stay in uniform control flow
     const uint tid = gl_LocalInvocationID.x;
-    const uint wrow = p.w_base + m * p.w_stride;
-    float acc = 0.0;
-    if ((wrow & 1u) == 0u) {
-        // pairs: one 32-bit word per two f16/bf16 weights
-        for (uint k = 2u * tid; k + 1u < p.K; k += 2u * WG) {
-            vec2 w = w_load2(wrow + k);
-            acc = fma(w.x, x[p.x_base + k], acc);
-            acc = fma(w.y, x[p.x_base + k + 1u], acc);
+    const uint n_rows = min(NR, p.M - m0);
+    uint xo[NMAX];
+    for (uint n = 0u; n < NMAX; n++)
+        xo[n] = n < p.N ? row_offset(p.r0 + n, p.x_ne1, p.x_ne2, p.x_base, p.x_s1, p.x_s2, p.x_s3) : 0u;
+    float acc[NR * NMAX];
+    for (uint i = 0u; i < NR * NMAX; i++)
+        acc[i] = 0.0;
+
+    const uint n_chunks = (p.K + 7u) / 8u;
+    for (uint ch = tid; ch < n_chunks; ch += WG) {
+        const uint k0 = 8u * ch;
+        for (uint r = 0u; r < NR; r++) {
+            if (r >= n_rows)
+                break;
+            float v[8];
+            w_chunk8(p.w_base + (m0 + r) * p.w_stride, k0, p.K, v);
+            for (uint n = 0u; n < NMAX; n++) {
+                if (n >= p.N)
+                    break;
+                float s = acc[r * NMAX + n];
+#if defined(W_QUANT)
+                for (uint i = 0u; i < 8u; i++) // quantised rows are whole blocks: no tail
+                    s = fma(v[i], x[xo[n] + k0 + i], s);
+#else
+                for (uint i = 0u; i < 8u; i++)
+                    if (k0 + i < p.K)
+                        s = fma(v[i], x[xo[n] + k0 + i], s);
+#endif
+                acc[r * NMAX + n] = s;
+            }
         }
-        if ((p.K & 1u) != 0u && tid == 0u)
-            acc = fma(w_load(wrow + p.K - 1u), x[p.x_base + p.K - 1u], acc);
-    } else {
-        for (uint k = tid; k < p.K; k += WG)
-            acc = fma(w_load(wrow + k), x[p.x_base + k], acc);
     }
-    partial[tid] = acc;
+
+    for (uint i = 0u; i < NR * NMAX; i++)
+        red[i * WG + tid] = acc[i];
     barrier();
     for (uint s = WG / 2u; s > 0u; s >>= 1u) {
         if (tid < s)
-            partial[tid] += partial[tid + s];
+            for (uint r = 0u; r < n_rows; r++)
+                for (uint n = 0u; n < p.N; n++)
+                    red[(r * NMAX + n) * WG + tid] += red[(r * NMAX + n) * WG + tid + s];
         barrier();
     }
-    if (tid == 0u)
-        o[p.out_base + m] = partial[0];
+    for (uint i = tid; i < NR * NMAX; i += WG) {
+        const uint r = i / NMAX, n = i % NMAX;
+        if (r < n_rows && n < p.N)
+            o[p.out_base + n * p.out_stride + m0 + r] = red[i * WG];
+    }
 }

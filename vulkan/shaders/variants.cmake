@@ -1,10 +1,28 @@
 # variants.cmake — #define builds of shaders whose buffer types change with the weight dtype
 # (style.md "Shaders": variants only where buffer types change, listed here, no generator).
 # Entry: "<blob name>|<file.comp>|DEF1=1,DEF2". The plain build of every .comp is made under its
-# own name as well: matvec and matmul without a define are the f32-weight kernels.
+# own name as well: matvec, matmul and get_rows without a define are the f32-weight kernels.
 set(seer_shader_variants
   "matvec_f16|matvec.comp|W_F16"
   "matvec_bf16|matvec.comp|W_BF16"
   "matmul_f16|matmul.comp|W_F16"
   "matmul_bf16|matmul.comp|W_BF16"
+  "matvec_q8_0|matvec.comp|W_Q8_0"
+  "matvec_q4_0|matvec.comp|W_Q4_0"
+  "matvec_q4_k|matvec.comp|W_Q4_K"
+  "matvec_q5_k|matvec.comp|W_Q5_K"
+  "matvec_q6_k|matvec.comp|W_Q6_K"
+  "matmul_q8_0|matmul.comp|W_Q8_0"
+  "matmul_q4_0|matmul.comp|W_Q4_0"
+  "matmul_q4_k|matmul.comp|W_Q4_K"
+  "matmul_q5_k|matmul.comp|W_Q5_K"
+  "matmul_q6_k|matmul.comp|W_Q6_K"
+  "get_rows_f16|get_rows.comp|W_F16"
+  "get_rows_bf16|get_rows.comp|W_BF16"
+  "get_rows_q8_0|get_rows.comp|W_Q8_0"
+  "get_rows_q4_0|get_rows.comp|W_Q4_0"
+  "get_rows_q4_k|get_rows.comp|W_Q4_K"
+  "get_rows_q5_k|get_rows.comp|W_Q5_K"
+  "get_rows_q6_k|get_rows.comp|W_Q6_K"
+  "attention_f16|attention.comp|KV_F16"
 )

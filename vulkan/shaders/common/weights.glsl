@@ -1,17 +1,32 @@
 // weights.glsl — the weight matrix at binding 0 and its loaders, one build per weight dtype
-// (vulkan/shaders/variants.cmake): W_F16 or W_BF16 defined, else f32.
+// (vulkan/shaders/variants.cmake): W_F16, W_BF16, W_Q8_0, W_Q4_0, W_Q4_K, W_Q5_K or W_Q6_K
+// defined, else f32.
 // F16 and BF16 are read as 32-bit words holding two values (element i in the low half when i is
 // even), so the plain path needs neither 16-bit storage nor shaderFloat16. BF16 is the high half
-// of an f32 (design.md "Compute layer"). Indices are in weight elements (2 bytes for f16/bf16).
-//   float w_load(uint i)   element i
-//   vec2  w_load2(uint i)  elements i, i+1; i must be even
+// of an f32 (design.md "Compute layer"). Quantised types stay in their GGUF blocks (quant.glsl).
+// Indices are in weight elements for f32/f16/bf16 (4 or 2 bytes) and in bytes for quantised
+// types (W_QUANT defined), whose rows are whole blocks.
+//   float w_load(uint i)    element i                         (f32/f16/bf16 only)
+//   vec2  w_load2(uint i)   elements i, i+1; i must be even   (f32/f16/bf16 only)
+//   w_chunk8(row, k0, K, v) elements k0 .. k0+7 of the row starting at `row`, k0 a multiple of 8;
+//                           those at k >= K read 0 (quantised rows never have such a tail)
 
-#if defined(W_F16) || defined(W_BF16)
+#if defined(W_Q8_0) || defined(W_Q4_0) || defined(W_Q4_K) || defined(W_Q5_K) || defined(W_Q6_K)
+#define W_QUANT 1
+layout(std430, binding = 0) readonly buffer Weights { uint wq[]; };
+#include "common/quant.glsl"
+#elif defined(W_F16) || defined(W_BF16)
 layout(std430, binding = 0) readonly buffer Weights { uint w_words[]; };
 #else
 layout(std430, binding = 0) readonly buffer Weights { float w_f32[]; };
 #endif
 
+#if defined(W_QUANT)
+void w_chunk8(uint row, uint k0, uint K, out float v[8])
+{
+    dq8(row + (k0 / QK) * QBYTES, (k0 % QK) / 8u, v);
+}
+#else
 #if defined(W_F16)
 float w_load(uint i)
 {
@@ -33,4 +48,11 @@ vec2 w_load2(uint i)
 #else
 float w_load(uint i) { return w_f32[i]; }
 vec2 w_load2(uint i) { return vec2(w_f32[i], w_f32[i + 1u]); }
+#endif
+
+void w_chunk8(uint row, uint k0, uint K, out float v[8])
+{
+    for (uint i = 0u; i < 8u; i++)
+        v[i] = k0 + i < K ? w_load(row + k0 + i) : 0.0;
+}
 #endif

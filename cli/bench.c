@@ -1,0 +1,469 @@
+/* bench.c — `seer bench`: prefill and decode speed of a Qwen3.5 text model, and peak memory.
+     seer bench -m MODEL [options]                     a GGUF file or HF directory
+     seer bench --preset 0.8b --dtype q8_0 [-o FILE]   a random model of a real shape (lm/randmodel.h),
+                                                       generated first (to FILE, else a temporary file)
+   Prefill: a random prompt of each -p length through a fresh state (chunked GDN, micro-batches
+   of -ub tokens), timed per repetition. Decode: -n single-token steps, each feeding the previous
+   step's greedy token, after untimed warm-up steps, from a fresh state (llama-bench's "tg").
+   A warm-up pass first touches every weight, so page faults of the mapped file are not timed.
+   Results go to stdout (a table, or one JSON object with --json); progress and logs to stderr. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "core/cpu/cpu.h"
+#include "core/error.h"
+#include "core/io.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "lm/qwen35.h"
+#include "lm/randmodel.h"
+#include "seer.h"
+#if SEER_HAVE_VULKAN
+#include "vulkan/vulkan.h"
+#endif
+
+#define MAX_PROMPTS 16
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: seer bench (-m MODEL | --preset %s [--dtype T] [-o FILE] [--seed N]) [options]\n"
+            "  -m MODEL        GGUF text model or Hugging Face model directory\n"
+            "  --preset SIZE   generate a random-weight model of a released size first\n"
+            "  --dtype T       its matrix dtype: f32, f16, bf16, q8_0 or q4_k (default q8_0)\n"
+            "  -o FILE         keep the generated model at FILE (default: a temporary file, removed)\n"
+            "  --seed N        its random seed (default 1)\n"
+            "  -t N            CPU threads (default: all online CPUs)\n"
+            "  -p N[,N...]     prompt lengths to time prefill on (default 512,2048; 0: none)\n"
+            "  -n N            decode steps to time (default 128; 0: none)\n"
+            "  --reps N        repetitions of each test (default 3)\n"
+            "  --warmup N      untimed decode steps before each decode test (default 2)\n"
+            "  -ub N           tokens per forward micro-batch in prefill (default 512)\n"
+            "  --device D      cpu (default) or vulkan[:N]\n"
+            "  --json          print one JSON object instead of the table\n",
+            randmodel_preset_names());
+}
+
+struct opts {
+    const char *model, *preset, *out;
+    enum dtype dtype;
+    uint64_t seed;
+    int threads;
+    int64_t prompts[MAX_PROMPTS];
+    int n_prompts;
+    int64_t n_decode, n_ubatch;
+    int reps, warmup;
+    const char *device;
+    bool json;
+};
+
+struct result {
+    char test[32];
+    bool prefill;
+    int64_t n_tokens;
+    double *secs; /* per repetition */
+    int reps;
+};
+
+/* ---- arguments ------------------------------------------------------------------------------- */
+
+static bool parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_dtype(const char *s, enum dtype *t)
+{
+    static const struct { const char *name; enum dtype t; } names[] = {
+        {"f32", DT_F32}, {"f16", DT_F16}, {"bf16", DT_BF16}, {"q8_0", DT_Q8_0}, {"q4_k", DT_Q4_K}, {"q4_K", DT_Q4_K},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(names); i++)
+        if (!strcmp(s, names[i].name)) {
+            *t = names[i].t;
+            return true;
+        }
+    return false;
+}
+
+static bool parse_prompts(const char *s, struct opts *o)
+{
+    o->n_prompts = 0;
+    for (const char *p = s; *p;) {
+        char num[32];
+        size_t n = strcspn(p, ",");
+        int64_t v;
+        if (n == 0 || n >= sizeof num || o->n_prompts == MAX_PROMPTS)
+            return false;
+        memcpy(num, p, n);
+        num[n] = '\0';
+        if (!parse_i64(num, 0, 1 << 20, &v))
+            return false;
+        if (v > 0)
+            o->prompts[o->n_prompts++] = v;
+        p += n + (p[n] == ',');
+    }
+    return true;
+}
+
+/* Returns -1 when the arguments are fine, else the exit status to return. */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    *o = (struct opts){
+        .dtype = DT_Q8_0, .seed = 1, .threads = cpus > 0 && cpus < 1024 ? (int)cpus : 1,
+        .prompts = {512, 2048}, .n_prompts = 2, .n_decode = 128, .n_ubatch = 512, .reps = 3, .warmup = 2,
+        .device = "cpu",
+    };
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int64_t x;
+        bool ok = true, takes = true;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return CLI_OK;
+        } else if (!strcmp(a, "--json")) {
+            o->json = true;
+            takes = false;
+        } else if (!v) {
+            ok = false;
+        } else if (!strcmp(a, "-m")) {
+            o->model = v;
+        } else if (!strcmp(a, "--preset")) {
+            o->preset = v;
+        } else if (!strcmp(a, "-o")) {
+            o->out = v;
+        } else if (!strcmp(a, "--dtype")) {
+            ok = parse_dtype(v, &o->dtype);
+        } else if (!strcmp(a, "--seed")) {
+            ok = parse_i64(v, 0, INT64_MAX, &x);
+            o->seed = (uint64_t)x;
+        } else if (!strcmp(a, "-t")) {
+            ok = parse_i64(v, 1, 1024, &x);
+            o->threads = (int)x;
+        } else if (!strcmp(a, "-p")) {
+            ok = parse_prompts(v, o);
+        } else if (!strcmp(a, "-n")) {
+            ok = parse_i64(v, 0, 1 << 20, &o->n_decode);
+        } else if (!strcmp(a, "--reps")) {
+            ok = parse_i64(v, 1, 1000, &x);
+            o->reps = (int)x;
+        } else if (!strcmp(a, "--warmup")) {
+            ok = parse_i64(v, 0, 1000, &x);
+            o->warmup = (int)x;
+        } else if (!strcmp(a, "-ub")) {
+            ok = parse_i64(v, 1, 1 << 16, &o->n_ubatch);
+        } else if (!strcmp(a, "--device")) {
+            o->device = v;
+        } else {
+            fprintf(stderr, "seer bench: unknown option '%s'\n", a);
+            usage(stderr);
+            return CLI_USAGE;
+        }
+        if (!ok) {
+            fprintf(stderr, "seer bench: bad or missing value for %s\n", a);
+            usage(stderr);
+            return CLI_USAGE;
+        }
+        i += takes;
+    }
+    if (!!o->model == !!o->preset) {
+        fprintf(stderr, "seer bench: give exactly one of -m MODEL and --preset SIZE\n");
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    if (o->model && o->out) {
+        fprintf(stderr, "seer bench: -o only applies to --preset\n");
+        return CLI_USAGE;
+    }
+    return -1;
+}
+
+/* ---- measuring ------------------------------------------------------------------------------- */
+
+static int argmax(const float *v, int64_t n)
+{
+    int64_t best = 0;
+    for (int64_t i = 1; i < n; i++)
+        if (v[i] > v[best])
+            best = i;
+    return (int)best;
+}
+
+/* Decode steps from the current state, feeding each step's greedy token to the next. */
+static int decode_steps(const qwen35_model *m, qwen35_state *st, int32_t *tok, int64_t n, float *logits)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int rc = qwen35_eval(m, st, tok, 1, NULL, QWEN35_LOGITS_LAST, logits, false);
+        if (rc)
+            return rc;
+        *tok = argmax(logits, m->cfg.n_vocab);
+    }
+    return SEER_OK;
+}
+
+static int run_tests(const qwen35_model *m, qwen35_state *st, const struct opts *o, struct result *res, int n_res,
+                     const int32_t *prompt, float *logits)
+{
+    int rc;
+    /* Warm-up: one prompt token and the decode warm-up read every weight once. */
+    int32_t tok = prompt[0];
+    const double w0 = seer_time_now();
+    if ((rc = qwen35_state_reset(m, st)) || (rc = decode_steps(m, st, &tok, 1 + o->warmup, logits)))
+        return rc;
+    LOG_INFO("bench", "warm-up: %.2f s", seer_time_now() - w0);
+    for (int k = 0; k < n_res; k++) {
+        struct result *r = &res[k];
+        for (int rep = 0; rep < r->reps; rep++) {
+            if ((rc = qwen35_state_reset(m, st)))
+                return rc;
+            tok = prompt[0];
+            if (!r->prefill && (rc = decode_steps(m, st, &tok, o->warmup, logits)))
+                return rc;
+            const double t0 = seer_time_now();
+            if (r->prefill)
+                rc = qwen35_eval(m, st, prompt, r->n_tokens, NULL, QWEN35_LOGITS_LAST, logits, true);
+            else
+                rc = decode_steps(m, st, &tok, r->n_tokens, logits);
+            if (rc)
+                return rc;
+            r->secs[rep] = seer_time_now() - t0;
+            LOG_INFO("bench", "%s rep %d/%d: %.3f s, %.2f tokens/s", r->test, rep + 1, r->reps, r->secs[rep],
+                     (double)r->n_tokens / r->secs[rep]);
+        }
+    }
+    return SEER_OK;
+}
+
+struct stats {
+    double mean, sd, min, max; /* tokens per second */
+};
+
+static struct stats stats_of(const struct result *r)
+{
+    struct stats s = {0, 0, INFINITY, 0};
+    for (int i = 0; i < r->reps; i++) {
+        const double tps = (double)r->n_tokens / r->secs[i];
+        s.mean += tps / r->reps;
+        s.min = MIN(s.min, tps);
+        s.max = MAX(s.max, tps);
+    }
+    for (int i = 0; i < r->reps; i++) {
+        const double d = (double)r->n_tokens / r->secs[i] - s.mean;
+        s.sd += d * d;
+    }
+    s.sd = r->reps > 1 ? sqrt(s.sd / (r->reps - 1)) : 0.0;
+    return s;
+}
+
+/* Peak resident set size in bytes (mapped weight pages that were touched count, as for any
+   program reading a mapped model). */
+static uint64_t peak_rss_bytes(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (uint64_t)ru.ru_maxrss * 1024; /* KiB on Linux */
+}
+
+/* ---- output ---------------------------------------------------------------------------------- */
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+static void print_results(const struct opts *o, const char *path, const qwen35_model *m, uint64_t file_bytes,
+                          const struct result *res, int n_res)
+{
+    const struct qwen35_config *c = &m->cfg;
+    const char *wt = dtype_name(m->layers[0].ffn_gate.type);
+    const uint64_t rss = peak_rss_bytes();
+    if (o->json) {
+        printf("{\"model\": ");
+        json_str(path);
+        printf(", \"file_bytes\": %llu, \"weights\": \"%s\", \"n_layer\": %lld, \"n_embd\": %lld, \"n_vocab\": %lld, "
+               "\"device\": ", (unsigned long long)file_bytes, wt, (long long)c->n_layer, (long long)c->n_embd,
+               (long long)c->n_vocab);
+        json_str(m->be->description);
+        printf(", \"threads\": %d, \"n_ubatch\": %lld, \"results\": [", o->threads, (long long)o->n_ubatch);
+        for (int k = 0; k < n_res; k++) {
+            const struct stats s = stats_of(&res[k]);
+            printf("%s{\"test\": \"%s\", \"kind\": \"%s\", \"n_tokens\": %lld, \"reps\": %d, \"tokens_per_s\": %.3f, "
+                   "\"stddev\": %.3f, \"min\": %.3f, \"max\": %.3f, \"seconds\": [", k ? ", " : "", res[k].test,
+                   res[k].prefill ? "prefill" : "decode", (long long)res[k].n_tokens, res[k].reps, s.mean, s.sd,
+                   s.min, s.max);
+            for (int i = 0; i < res[k].reps; i++)
+                printf("%s%.6f", i ? ", " : "", res[k].secs[i]);
+            printf("]}");
+        }
+        printf("], \"peak_rss_bytes\": %llu}\n", (unsigned long long)rss);
+        return;
+    }
+    printf("model     %s\n", path);
+    printf("shape     qwen35, %lld layers, hidden %lld, vocab %lld, %s weights, %.1f MiB\n", (long long)c->n_layer,
+           (long long)c->n_embd, (long long)c->n_vocab, wt, (double)file_bytes / (1 << 20));
+    printf("device    %s, micro-batch %lld\n", m->be->description, (long long)o->n_ubatch);
+    printf("%-8s %10s %8s %10s %10s %5s\n", "test", "tokens/s", "+-", "min", "max", "reps");
+    for (int k = 0; k < n_res; k++) {
+        const struct stats s = stats_of(&res[k]);
+        printf("%-8s %10.2f %8.2f %10.2f %10.2f %5d\n", res[k].test, s.mean, s.sd, s.min, s.max, res[k].reps);
+    }
+    printf("peak RSS  %.1f MiB\n", (double)rss / (1 << 20));
+}
+
+/* ---- the command ----------------------------------------------------------------------------- */
+
+static int make_backend(const struct opts *o, backend **be)
+{
+    if (!strcmp(o->device, "cpu"))
+        return backend_cpu_create(o->threads, be);
+    if (!strncmp(o->device, "vulkan", 6) && (o->device[6] == '\0' || o->device[6] == ':')) {
+#if SEER_HAVE_VULKAN
+        struct vk_backend_params p = vk_backend_params_default();
+        int64_t idx;
+        if (o->device[6] == ':') {
+            if (!parse_i64(o->device + 7, 0, 1023, &idx))
+                return seer_err(SEER_EINVAL, "bad device '%s' (expected vulkan:N)", o->device);
+            p.device_index = (int)idx;
+        }
+        return backend_vulkan_create(&p, be);
+#else
+        return seer_err(SEER_EUNSUPPORTED, "this seer was built without Vulkan");
+#endif
+    }
+    return seer_err(SEER_EINVAL, "unknown device '%s' (expected cpu or vulkan[:N])", o->device);
+}
+
+/* Generates the preset model to o->out, or to a file in a new temporary directory (*tmp_dir). */
+static int generate(const struct opts *o, char *path, size_t cap, char *tmp_dir, size_t tmp_cap)
+{
+    struct randmodel_shape s;
+    int rc = randmodel_preset(o->preset, &s);
+    if (rc)
+        return rc;
+    if (o->out) {
+        snprintf(path, cap, "%s", o->out);
+    } else {
+        const char *t = getenv("TMPDIR");
+        snprintf(tmp_dir, tmp_cap, "%s/seer-bench-XXXXXX", t && *t ? t : "/tmp");
+        if (!mkdtemp(tmp_dir)) {
+            rc = seer_err(SEER_EIO, "%s: cannot create a temporary directory: %s", tmp_dir, strerror(errno));
+            tmp_dir[0] = '\0';
+            return rc;
+        }
+        snprintf(path, cap, "%s/qwen35-%s-%s.gguf", tmp_dir, o->preset, dtype_name(o->dtype));
+    }
+    char name[64];
+    snprintf(name, sizeof name, "seer-random-%s-%s", o->preset, dtype_name(o->dtype));
+    const struct randmodel_params p = {.wtype = o->dtype, .seed = o->seed, .n_threads = o->threads, .name = name};
+    fprintf(stderr, "seer bench: writing a random %s model (%s, %.1f MiB) to %s\n", o->preset, dtype_name(o->dtype),
+            (double)randmodel_file_size(&s, o->dtype) / (1 << 20), path);
+    const double t0 = seer_time_now();
+    if ((rc = randmodel_write(path, &s, &p)))
+        return rc;
+    fprintf(stderr, "seer bench: generated in %.1f s\n", seer_time_now() - t0);
+    return SEER_OK;
+}
+
+int cli_bench(int argc, char **argv)
+{
+    struct opts o;
+    int status = parse_args(argc, argv, &o);
+    if (status >= 0)
+        return status;
+    char path[4096], tmp_dir[4096] = "";
+    backend *be = NULL;
+    qwen35_model *m = NULL;
+    qwen35_state *st = NULL;
+    int32_t *prompt = NULL;
+    float *logits = NULL;
+    struct result res[MAX_PROMPTS + 1];
+    int n_res = 0, rc;
+    double *secs = NULL;
+    uint64_t file_bytes = 0;
+
+    if (o.preset)
+        rc = generate(&o, path, sizeof path, tmp_dir, sizeof tmp_dir);
+    else
+        rc = (snprintf(path, sizeof path, "%s", o.model), SEER_OK);
+    if (rc == SEER_OK && io_path_kind(path) == IO_FILE)
+        rc = io_file_size(path, &file_bytes);
+    if (rc == SEER_OK)
+        rc = make_backend(&o, &be);
+    if (rc == SEER_OK)
+        rc = qwen35_load(path, be, &m);
+    if (rc)
+        goto done;
+
+    int64_t max_p = 0;
+    for (int i = 0; i < o.n_prompts; i++)
+        max_p = MAX(max_p, o.prompts[i]);
+    const int64_t n_ctx = MAX(max_p, 1 + o.warmup + o.n_decode) + 1;
+    secs = calloc((size_t)(MAX_PROMPTS + 1) * (size_t)o.reps, sizeof *secs);
+    prompt = malloc((size_t)MAX(max_p, 1) * sizeof *prompt);
+    logits = malloc((size_t)m->cfg.n_vocab * sizeof *logits);
+    if (!secs || !prompt || !logits) {
+        rc = seer_err(SEER_ENOMEM, "out of memory");
+        goto done;
+    }
+    /* Random ids over the real vocabulary (fixed seed: every run times the same prompt). */
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int64_t i = 0; i < MAX(max_p, 1); i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        prompt[i] = (int32_t)(x % (uint64_t)m->cfg.n_vocab);
+    }
+    for (int i = 0; i < o.n_prompts; i++, n_res++) {
+        res[n_res] = (struct result){.prefill = true, .n_tokens = o.prompts[i], .reps = o.reps,
+                                     .secs = secs + (size_t)n_res * (size_t)o.reps};
+        snprintf(res[n_res].test, sizeof res[n_res].test, "pp%lld", (long long)o.prompts[i]);
+    }
+    if (o.n_decode > 0) {
+        res[n_res] = (struct result){.prefill = false, .n_tokens = o.n_decode, .reps = o.reps,
+                                     .secs = secs + (size_t)n_res * (size_t)o.reps};
+        snprintf(res[n_res].test, sizeof res[n_res].test, "tg%lld", (long long)o.n_decode);
+        n_res++;
+    }
+    if ((rc = qwen35_state_create(m, n_ctx, o.n_ubatch, &st)) ||
+        (rc = run_tests(m, st, &o, res, n_res, prompt, logits)))
+        goto done;
+    print_results(&o, path, m, file_bytes, res, n_res);
+
+done:
+    qwen35_state_free(st);
+    qwen35_free(m);
+    if (be)
+        backend_free(be);
+    if (tmp_dir[0]) {
+        remove(path);
+        rmdir(tmp_dir);
+    }
+    free(secs);
+    free(prompt);
+    free(logits);
+    if (rc)
+        return cli_fail(rc);
+    return fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+}

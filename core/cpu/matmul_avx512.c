@@ -1,0 +1,310 @@
+/* matmul_avx512.c — AVX-512 kernels of matmul_x86.h for prefill-sized products (many activation
+   rows): a tile of 32 weight rows × KCP columns is packed once (lanes = weight rows) and
+   multiplied with every activation row, NR rows at a time, by a register-blocked kernel.
+     - F32/F16/BF16 weights: the tile is dequantised to f32; f32 fused multiply-adds.
+     - Q8_0/Q4_K weights: the integer weights are kept (widened to int16 pairs) and the activations
+       are rounded to int16 per 32-element block (scale amax/32767, relative error ≤ 2^-16 of the
+       block's largest value, ~2e-5 rel-L2 on a dot product, inside the 1e-4 f32 bound); VPDPWSSD
+       multiplies 32 pairs per instruction, twice the f32 FMA rate, and the block sums are scaled
+       in f32 (Q4_K: minus the sub-block min times the exact f32 sum of the activations).
+   Compiled for AVX-512 F/BW/VL/VNNI by target attribute; matmul.c calls it only after
+   mm_avx512_available(). Divisions: CPU check · activation rounding · packing · kernels · tiles */
+#include "core/cpu/matmul_x86.h"
+
+#ifdef SEER_MM_X86
+#include <immintrin.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "core/fp16.h"
+#include "core/quant.h"
+#include "core/util.h"
+
+#define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+#define I512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c"), always_inline)) static inline
+#define UNROLL _Pragma("GCC unroll 16")
+
+/* Tile: 2 strips of 16 weight rows (one zmm of lanes each). NR activation rows per kernel call:
+   f32 8 (16 accumulators), int16 6 (12 integer + 12 float accumulators of the 32 registers). */
+#define NR_F32 8
+#define NR_I16 6
+_Static_assert(MM512_TILE == 32 && MM512_KC % QK_K == 0, "tile shape");
+
+/* ---- CPU check ---------------------------------------------------------------------------- */
+
+bool mm_avx512_available(void)
+{
+    static atomic_int state; /* 0 unknown, 1 no, 2 yes */
+    int s = atomic_load_explicit(&state, memory_order_relaxed);
+    if (s == 0) {
+        s = mm_x86_available() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni")
+                ? 2
+                : 1;
+        atomic_store_explicit(&state, s, memory_order_relaxed);
+    }
+    return s == 2;
+}
+
+bool mm_avx512_int16_type(enum dtype t) { return t == DT_Q8_0 || t == DT_Q4_K; }
+
+/* ---- activation rounding ------------------------------------------------------------------- */
+
+/* Rows [n0,n1) of x: per 32-element block b, scale s = amax/32767, q = round(x/s) (to nearest
+   even), sum = Σx in f32. A zero block gets s = 0, q = 0. */
+T512 void mm_avx512_quantize_rows(const float *x, int64_t x_rs, int64_t n0, int64_t n1, int64_t K, int16_t *xq,
+                                  float *xs, float *xsum)
+{
+    const int64_t nb = K / 32;
+    for (int64_t n = n0; n < n1; n++) {
+        const float *xr = x + n * x_rs;
+        int16_t *q = xq + n * K;
+        for (int64_t b = 0; b < nb; b++) {
+            const __m512 v0 = _mm512_loadu_ps(xr + 32 * b), v1 = _mm512_loadu_ps(xr + 32 * b + 16);
+            const __m512 a = _mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1));
+            const float amax = _mm512_reduce_max_ps(a);
+            const float inv = amax > 0 ? 32767.0f / amax : 0.0f;
+            const __m512 iv = _mm512_set1_ps(inv);
+            const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, iv)), q1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, iv));
+            /* vpmovsdw saturates; |x·inv| ≤ 32767 up to one rounding anyway */
+            _mm256_storeu_si256((__m256i *)(void *)(q + 32 * b), _mm512_cvtsepi32_epi16(q0));
+            _mm256_storeu_si256((__m256i *)(void *)(q + 32 * b + 16), _mm512_cvtsepi32_epi16(q1));
+            xs[n * nb + b] = amax / 32767.0f;
+            xsum[n * nb + b] = _mm512_reduce_add_ps(_mm512_add_ps(v0, v1));
+        }
+    }
+}
+
+/* ---- packing -------------------------------------------------------------------------------- */
+
+/* f32 tile: strip s holds [k][16 lanes] for rows 16s..16s+15; missing rows are zero. */
+static void pack_f32(const struct mm_job *j, int64_t m0, int64_t mb, int64_t kc, int64_t len, float *panel,
+                     float *row)
+{
+    const struct dtype_info *di = dtype_info(j->type);
+    const size_t off = (size_t)(kc / di->block_elems) * (size_t)di->block_bytes;
+    for (int64_t r = 0; r < MM512_TILE; r++) {
+        float *dst = panel + (r / 16) * MM512_KC * 16 + (r % 16);
+        if (r < mb)
+            mm_x86_dequant(j->type, j->w + (size_t)(m0 + r) * j->w_rs + off, row, len);
+        else
+            memset(row, 0, (size_t)len * sizeof *row);
+        for (int64_t k = 0; k < len; k++)
+            dst[16 * k] = row[k];
+    }
+}
+
+/* int16 tile: strip s holds, per 32-block b and pair p, 16 lanes of (q[2p], q[2p+1]) — the
+   operand layout of VPDPWSSD — and per block the lanes' scale (and Q4_K min). Missing rows and
+   blocks are zero. */
+struct i16_panel {
+    int16_t q[2][MM512_KC / 32][16][16][2];
+    float d[2][MM512_KC / 32][16];
+    float m[2][MM512_KC / 32][16];
+};
+
+static void put_pairs(struct i16_panel *p, int s, int64_t b, int lane, const int *q)
+{
+    for (int i = 0; i < 16; i++) {
+        p->q[s][b][i][lane][0] = (int16_t)q[2 * i];
+        p->q[s][b][i][lane][1] = (int16_t)q[2 * i + 1];
+    }
+}
+
+static void pack_i16(const struct mm_job *j, int64_t m0, int64_t mb, int64_t kc, int64_t len, struct i16_panel *p)
+{
+    const int64_t nb = len / 32;
+    int q[32];
+    memset(p, 0, sizeof *p);
+    for (int64_t r = 0; r < mb; r++) {
+        const int s = (int)(r / 16), lane = (int)(r % 16);
+        const uint8_t *row = j->w + (size_t)(m0 + r) * j->w_rs;
+        if (j->type == DT_Q8_0) {
+            const block_q8_0 *blk = (const block_q8_0 *)(const void *)row + kc / QK8_0;
+            for (int64_t b = 0; b < nb; b++) {
+                for (int i = 0; i < 32; i++)
+                    q[i] = blk[b].qs[i];
+                put_pairs(p, s, b, lane, q);
+                p->d[s][b][lane] = f16_to_f32(blk[b].d);
+            }
+        } else { /* Q4_K: 256-element blocks, 8 sub-blocks of 32 with their own scale and min */
+            for (int64_t b = 0; b < nb; b++) {
+                const block_q4_K *blk = (const block_q4_K *)(const void *)row + (kc + 32 * b) / QK_K;
+                const int sub = (int)(((kc + 32 * b) % QK_K) / 32), g = sub / 2;
+                uint8_t sc, mn;
+                get_scale_min_k4(sub, blk->scales, &sc, &mn);
+                for (int i = 0; i < 32; i++)
+                    q[i] = sub % 2 ? blk->qs[32 * g + i] >> 4 : blk->qs[32 * g + i] & 0xF;
+                put_pairs(p, s, b, lane, q);
+                p->d[s][b][lane] = f16_to_f32(blk->d) * sc;
+                p->m[s][b][lane] = f16_to_f32(blk->dmin) * mn;
+            }
+        }
+    }
+}
+
+/* ---- kernels -------------------------------------------------------------------------------- */
+
+/* out rows n < nr, columns [0,32) of the tile (masks cut missing weight rows): c = (acc ? out : 0)
+   + panel · x. `nr` is a constant after inlining. */
+I512 void kern_f32(const float *panel, const float *const *xr, const int nr, int64_t len, float *const *orow,
+                   __mmask16 k0, __mmask16 k1, bool acc)
+{
+    __m512 c0[NR_F32], c1[NR_F32];
+    const float *pa = panel, *pb = panel + MM512_KC * 16;
+    UNROLL
+    for (int n = 0; n < nr; n++) {
+        c0[n] = acc ? _mm512_maskz_loadu_ps(k0, orow[n]) : _mm512_setzero_ps();
+        c1[n] = acc ? _mm512_maskz_loadu_ps(k1, orow[n] + 16) : _mm512_setzero_ps();
+    }
+    for (int64_t k = 0; k < len; k++) {
+        const __m512 a0 = _mm512_load_ps(pa + 16 * k), a1 = _mm512_load_ps(pb + 16 * k);
+        UNROLL
+        for (int n = 0; n < nr; n++) {
+            const __m512 b = _mm512_set1_ps(xr[n][k]);
+            c0[n] = _mm512_fmadd_ps(a0, b, c0[n]);
+            c1[n] = _mm512_fmadd_ps(a1, b, c1[n]);
+        }
+    }
+    UNROLL
+    for (int n = 0; n < nr; n++) {
+        _mm512_mask_storeu_ps(orow[n], k0, c0[n]);
+        _mm512_mask_storeu_ps(orow[n] + 16, k1, c1[n]);
+    }
+}
+
+/* The int16 kernel over nb blocks: per block, 16 VPDPWSSD steps per row and strip into int32
+   lanes (|sum| ≤ 32·127·32767 < 2^31), then one multiply-add by weight scale × activation scale
+   (Q4_K: minus min × activation sum) into f32 accumulators. xq[n], xs[n], xsum[n] point at the
+   chunk's first block of row n. */
+I512 void kern_i16(const struct i16_panel *p, const int16_t *const *xq, const float *const *xs,
+                   const float *const *xsum, const int nr, int64_t nb, bool q4k, float *const *orow, __mmask16 k0,
+                   __mmask16 k1, bool acc)
+{
+    __m512 f0[NR_I16], f1[NR_I16];
+    UNROLL
+    for (int n = 0; n < nr; n++) {
+        f0[n] = acc ? _mm512_maskz_loadu_ps(k0, orow[n]) : _mm512_setzero_ps();
+        f1[n] = acc ? _mm512_maskz_loadu_ps(k1, orow[n] + 16) : _mm512_setzero_ps();
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        __m512i i0[NR_I16], i1[NR_I16];
+        UNROLL
+        for (int n = 0; n < nr; n++)
+            i0[n] = i1[n] = _mm512_setzero_si512();
+        UNROLL
+        for (int i = 0; i < 16; i++) {
+            const __m512i w0 = _mm512_load_si512(p->q[0][b][i]), w1 = _mm512_load_si512(p->q[1][b][i]);
+            UNROLL
+            for (int n = 0; n < nr; n++) {
+                int32_t pair;
+                memcpy(&pair, xq[n] + 32 * b + 2 * i, sizeof pair);
+                const __m512i xv = _mm512_set1_epi32(pair);
+                i0[n] = _mm512_dpwssd_epi32(i0[n], w0, xv);
+                i1[n] = _mm512_dpwssd_epi32(i1[n], w1, xv);
+            }
+        }
+        const __m512 d0 = _mm512_load_ps(p->d[0][b]), d1 = _mm512_load_ps(p->d[1][b]);
+        UNROLL
+        for (int n = 0; n < nr; n++) {
+            const __m512 s = _mm512_set1_ps(xs[n][b]);
+            f0[n] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i0[n]), _mm512_mul_ps(d0, s), f0[n]);
+            f1[n] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i1[n]), _mm512_mul_ps(d1, s), f1[n]);
+        }
+        if (q4k) {
+            const __m512 m0 = _mm512_load_ps(p->m[0][b]), m1 = _mm512_load_ps(p->m[1][b]);
+            UNROLL
+            for (int n = 0; n < nr; n++) {
+                const __m512 sx = _mm512_set1_ps(xsum[n][b]);
+                f0[n] = _mm512_fnmadd_ps(m0, sx, f0[n]);
+                f1[n] = _mm512_fnmadd_ps(m1, sx, f1[n]);
+            }
+        }
+    }
+    UNROLL
+    for (int n = 0; n < nr; n++) {
+        _mm512_mask_storeu_ps(orow[n], k0, f0[n]);
+        _mm512_mask_storeu_ps(orow[n] + 16, k1, f1[n]);
+    }
+}
+
+/* Instances for every row count, so each has its accumulators in registers. */
+T512 static void run_f32(const float *panel, const float *const *xr, int nr, int64_t len, float *const *orow,
+                         __mmask16 k0, __mmask16 k1, bool acc)
+{
+    switch (nr) {
+    case 1: kern_f32(panel, xr, 1, len, orow, k0, k1, acc); break;
+    case 2: kern_f32(panel, xr, 2, len, orow, k0, k1, acc); break;
+    case 3: kern_f32(panel, xr, 3, len, orow, k0, k1, acc); break;
+    case 4: kern_f32(panel, xr, 4, len, orow, k0, k1, acc); break;
+    case 5: kern_f32(panel, xr, 5, len, orow, k0, k1, acc); break;
+    case 6: kern_f32(panel, xr, 6, len, orow, k0, k1, acc); break;
+    case 7: kern_f32(panel, xr, 7, len, orow, k0, k1, acc); break;
+    default: kern_f32(panel, xr, 8, len, orow, k0, k1, acc); break;
+    }
+}
+
+T512 static void run_i16(const struct i16_panel *p, const int16_t *const *xq, const float *const *xs,
+                         const float *const *xsum, int nr, int64_t nb, bool q4k, float *const *orow, __mmask16 k0,
+                         __mmask16 k1, bool acc)
+{
+    switch (nr) {
+    case 1: kern_i16(p, xq, xs, xsum, 1, nb, q4k, orow, k0, k1, acc); break;
+    case 2: kern_i16(p, xq, xs, xsum, 2, nb, q4k, orow, k0, k1, acc); break;
+    case 3: kern_i16(p, xq, xs, xsum, 3, nb, q4k, orow, k0, k1, acc); break;
+    case 4: kern_i16(p, xq, xs, xsum, 4, nb, q4k, orow, k0, k1, acc); break;
+    case 5: kern_i16(p, xq, xs, xsum, 5, nb, q4k, orow, k0, k1, acc); break;
+    default: kern_i16(p, xq, xs, xsum, 6, nb, q4k, orow, k0, k1, acc); break;
+    }
+}
+
+/* ---- tiles ---------------------------------------------------------------------------------- */
+
+size_t mm_avx512_scratch_bytes(void)
+{
+    const size_t f32 = (size_t)MM512_TILE * MM512_KC * sizeof(float) + MM512_KC * sizeof(float);
+    return (MAX(f32, sizeof(struct i16_panel)) + 63) / 64 * 64;
+}
+
+/* Output columns [m0, m0+mb) for every activation row: per KC chunk, pack the tile, then run the
+   kernel over the activation rows; chunks after the first add to what is in out. Every output is
+   the same sum in the same order whatever the thread that runs the tile. */
+T512 void mm_avx512_tile(const struct mm_job *j, int64_t m0, void *scratch)
+{
+    const int64_t mb = MIN(MM512_TILE, j->M - m0);
+    const __mmask16 k0 = (__mmask16)(mb >= 16 ? 0xFFFF : (1u << mb) - 1);
+    const __mmask16 k1 = (__mmask16)(mb >= 32 ? 0xFFFF : mb > 16 ? (1u << (mb - 16)) - 1 : 0);
+    const bool i16 = j->xq != NULL;
+    const int nr_max = i16 ? NR_I16 : NR_F32;
+    const int64_t nbk = j->K / 32; /* activation blocks per row (int16 path) */
+    for (int64_t kc = 0; kc < j->K; kc += MM512_KC) {
+        const int64_t len = MIN(MM512_KC, j->K - kc);
+        if (i16)
+            pack_i16(j, m0, mb, kc, len, scratch);
+        else
+            pack_f32(j, m0, mb, kc, len, scratch, (float *)scratch + MM512_TILE * MM512_KC);
+        for (int64_t n0 = 0; n0 < j->N; n0 += nr_max) {
+            const int nr = (int)MIN(nr_max, j->N - n0);
+            float *orow[NR_F32];
+            for (int n = 0; n < nr; n++)
+                orow[n] = j->out + (n0 + n) * j->M + m0;
+            if (i16) {
+                const int16_t *xq[NR_I16];
+                const float *xs[NR_I16], *xsum[NR_I16];
+                for (int n = 0; n < nr; n++) {
+                    xq[n] = j->xq + (n0 + n) * j->K + kc;
+                    xs[n] = j->xs + (n0 + n) * nbk + kc / 32;
+                    xsum[n] = j->xsum + (n0 + n) * nbk + kc / 32;
+                }
+                run_i16(scratch, xq, xs, xsum, nr, len / 32, j->type == DT_Q4_K, orow, k0, k1, kc > 0);
+            } else {
+                const float *xr[NR_F32];
+                for (int n = 0; n < nr; n++)
+                    xr[n] = j->x + (n0 + n) * j->x_rs + kc;
+                run_f32(scratch, xr, nr, len, orow, k0, k1, kc > 0);
+            }
+        }
+    }
+}
+
+#endif /* SEER_MM_X86 */

@@ -1,0 +1,142 @@
+/* Tests `seer bench` (cli/bench.c) as a user runs it, on a tiny random model written by
+   lm/randmodel.c: with a tiny prompt (-p 16 -n 4) it exits 0 and prints the table (model, shape,
+   device, one line per test with positive tokens/s, peak RSS) on stdout and nothing but logs on
+   stderr; --json prints exactly one JSON object with the same tests and fields; two prompt
+   lengths give two prefill lines. A missing model exits 1 with stdout empty and one "seer: …"
+   line naming it; usage errors exit 2. No timing is asserted (only that times are positive). */
+#define _POSIX_C_SOURCE 200809L
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lm/randmodel.h"
+#include "seer.h"
+#include "support/testutil.h"
+#include "tap.h"
+
+static char model[700];
+
+/* A test line "NAME tokens/s +- min max reps" with a positive rate and `reps` repetitions. */
+static bool table_line(const char *out, const char *name, int reps)
+{
+    char key[40];
+    snprintf(key, sizeof key, "\n%s ", name);
+    const char *p = strstr(out, key);
+    double tps, sd, lo, hi;
+    int n;
+    return p && sscanf(p + strlen(key), "%lf %lf %lf %lf %d", &tps, &sd, &lo, &hi, &n) == 5 && tps > 0 && lo > 0 &&
+           hi >= lo && n == reps;
+}
+
+static void test_table(void)
+{
+    char args[1200];
+    snprintf(args, sizeof args, "bench -m '%s' -t 2 -p 16 -n 4 --reps 2", model);
+    struct test_run r = test_seer(args);
+    ok(r.status == 0, "bench -p 16 -n 4: exit 0%s%s", r.status ? ", stderr: " : "", r.status ? r.err : "");
+    ok(strstr(r.out, "model     ") && strstr(r.out, model) && strstr(r.out, "shape     qwen35, 4 layers, hidden 256") &&
+       strstr(r.out, "q8_0 weights") && strstr(r.out, "device    cpu (2 threads)") && strstr(r.out, "peak RSS  ") &&
+       table_line(r.out, "pp16", 2) && table_line(r.out, "tg4", 2),
+       "the table names the model, shape, device, pp16 and tg4 with positive tokens/s over 2 reps, and peak RSS");
+    ok(!strstr(r.err, "pp16") && !strstr(r.err, "tokens/s"), "stderr holds no results");
+    if (r.status || !table_line(r.out, "pp16", 2))
+        diag("stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    test_run_free(&r);
+
+    snprintf(args, sizeof args, "-v bench -m '%s' -t 1 -p 8,24 -n 0 --reps 1", model);
+    r = test_seer(args);
+    ok(r.status == 0 && table_line(r.out, "pp8", 1) && table_line(r.out, "pp24", 1) && !strstr(r.out, "\ntg") &&
+       strstr(r.err, "pp24 rep 1/1") && !strstr(r.out, "rep 1/1"),
+       "-p 8,24 -n 0: two prefill lines, no decode line; -v progress goes to stderr only");
+    test_run_free(&r);
+}
+
+static void test_json(void)
+{
+    char args[1200];
+    snprintf(args, sizeof args, "bench -m '%s' -t 2 -p 16 -n 4 --reps 1 --json", model);
+    struct test_run r = test_seer(args);
+    json_error_t err;
+    json_t *j = r.status == 0 ? json_loads(r.out, 0, &err) : NULL; /* the whole of stdout is one value */
+    ok(j && json_is_object(j), "--json: exit 0 and stdout is exactly one JSON object");
+    json_t *res = json_object_get(j, "results");
+    bool good = json_is_array(res) && json_array_size(res) == 2;
+    const char *tests[2] = {"pp16", "tg4"}, *kinds[2] = {"prefill", "decode"};
+    const int ntok[2] = {16, 4};
+    for (size_t i = 0; good && i < 2; i++) {
+        json_t *t = json_array_get(res, i);
+        good = !strcmp(json_string_value(json_object_get(t, "test")), tests[i]) &&
+               !strcmp(json_string_value(json_object_get(t, "kind")), kinds[i]) &&
+               json_integer_value(json_object_get(t, "n_tokens")) == ntok[i] &&
+               json_integer_value(json_object_get(t, "reps")) == 1 &&
+               json_real_value(json_object_get(t, "tokens_per_s")) > 0 &&
+               json_array_size(json_object_get(t, "seconds")) == 1 &&
+               json_real_value(json_array_get(json_object_get(t, "seconds"), 0)) > 0;
+    }
+    ok(good && !strcmp(json_string_value(json_object_get(j, "model")), model) &&
+       !strcmp(json_string_value(json_object_get(j, "weights")), "q8_0") &&
+       json_integer_value(json_object_get(j, "n_layer")) == 4 && json_integer_value(json_object_get(j, "threads")) == 2 &&
+       json_integer_value(json_object_get(j, "peak_rss_bytes")) > 0 &&
+       json_integer_value(json_object_get(j, "file_bytes")) > 0,
+       "--json: model, weights, shape, threads, peak_rss_bytes, and pp16/tg4 with tokens_per_s and seconds");
+    if (!good)
+        diag("stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    json_decref(j);
+    test_run_free(&r);
+}
+
+static void test_errors(void)
+{
+    char args[1200], missing[800];
+    snprintf(missing, sizeof missing, "%s/missing.gguf", test_tmp_dir());
+    snprintf(args, sizeof args, "bench -m '%s' -p 16 -n 4", missing);
+    struct test_run r = test_seer(args);
+    ok(r.status == 1 && !*r.out && test_count_lines(r.err) == 1 && !strncmp(r.err, "seer: ", 6) &&
+       strstr(r.err, missing), "a missing model: exit 1, stdout empty, one stderr line naming it: %s", r.err);
+    test_run_free(&r);
+    static const char *const bad[] = {
+        "bench", "bench -m a.gguf --preset 0.8b", "bench -m a.gguf -p x", "bench -m a.gguf -n -1",
+        "bench -m a.gguf --frobnicate", "bench -m a.gguf -t 0", "bench -m a.gguf -o out.gguf",
+        "bench --preset 0.8b --dtype q6_k",
+    };
+    int n_ok = 0;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = test_seer(bad[i]);
+        n_ok += r.status == 2 && !*r.out && *r.err;
+        if (r.status != 2)
+            diag("'%s' exited %d", bad[i], r.status);
+        test_run_free(&r);
+    }
+    ok(n_ok == (int)(sizeof bad / sizeof bad[0]), "%d usage errors exit 2 with usage on stderr, stdout empty",
+       (int)(sizeof bad / sizeof bad[0]));
+    r = test_seer("bench --preset 7b -p 0 -n 0");
+    ok(r.status == 1 && !*r.out && strstr(r.err, "0.8b|2b|4b|9b"), "an unknown preset: exit 1 naming the valid ones");
+    test_run_free(&r);
+    r = test_seer("bench --help");
+    ok(r.status == 0 && strstr(r.out, "--preset") && !*r.err, "--help: usage on stdout, exit 0");
+    test_run_free(&r);
+}
+
+int main(void)
+{
+    plan_no_plan();
+    test_seed();
+    snprintf(model, sizeof model, "%s/tiny-q8_0.gguf", test_tmp_dir());
+    /* 4 layers (two of each mixer), hidden 256, a 384-token vocabulary with its tokenizer */
+    const struct randmodel_shape s = {
+        .n_layer = 4, .n_embd = 256, .n_ff = 512, .n_head = 2, .n_head_kv = 1, .head_dim = 128,
+        .ssm_n_k_heads = 2, .ssm_n_v_heads = 4, .ssm_d_state = 64, .ssm_conv_kernel = 4,
+        .n_vocab = 384, .n_bpe_tokens = 300, .full_attention_interval = 2, .n_rot = 32,
+        .sections = {6, 5, 5}, .tie = true,
+    };
+    const struct randmodel_params p = {.wtype = DT_Q8_0, .seed = test_rand_u64(), .n_threads = 2};
+    if (randmodel_write(model, &s, &p) != SEER_OK) {
+        ok(0, "writing the tiny model: %s", seer_last_error());
+        return done_testing();
+    }
+    test_table();
+    test_json();
+    test_errors();
+    return done_testing();
+}
