@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "core/cpu/cpu.h"
+#include "core/device.h"
 #include "core/error.h"
 #include "core/io.h"
 #include "core/log.h"
@@ -26,9 +26,6 @@
 #include "lm/qwen35.h"
 #include "lm/randmodel.h"
 #include "seer.h"
-#if SEER_HAVE_VULKAN
-#include "vulkan/vulkan.h"
-#endif
 
 #define MAX_PROMPTS 16
 
@@ -47,7 +44,7 @@ static void usage(FILE *f)
             "  --reps N        repetitions of each test (default 3)\n"
             "  --warmup N      untimed decode steps before each decode test (default 2)\n"
             "  -ub N           tokens per forward micro-batch in prefill (default 512)\n"
-            "  --device D      cpu (default) or vulkan[:N]\n"
+            "  --device D      auto (default; or $SEER_DEVICE), cpu, vulkan or vulkan:N\n"
             "  --json          print one JSON object instead of the table\n",
             randmodel_preset_names());
 }
@@ -126,7 +123,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     *o = (struct opts){
         .dtype = DT_Q8_0, .seed = 1, .threads = cpus > 0 && cpus < 1024 ? (int)cpus : 1,
         .prompts = {512, 2048}, .n_prompts = 2, .n_decode = 128, .n_ubatch = 512, .reps = 3, .warmup = 2,
-        .device = "cpu",
+        .device = cli_default_device(),
     };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -336,27 +333,6 @@ static void print_results(const struct opts *o, const char *path, const qwen35_m
 
 /* ---- the command ----------------------------------------------------------------------------- */
 
-static int make_backend(const struct opts *o, backend **be)
-{
-    if (!strcmp(o->device, "cpu"))
-        return backend_cpu_create(o->threads, be);
-    if (!strncmp(o->device, "vulkan", 6) && (o->device[6] == '\0' || o->device[6] == ':')) {
-#if SEER_HAVE_VULKAN
-        struct vk_backend_params p = vk_backend_params_default();
-        int64_t idx;
-        if (o->device[6] == ':') {
-            if (!parse_i64(o->device + 7, 0, 1023, &idx))
-                return seer_err(SEER_EINVAL, "bad device '%s' (expected vulkan:N)", o->device);
-            p.device_index = (int)idx;
-        }
-        return backend_vulkan_create(&p, be);
-#else
-        return seer_err(SEER_EUNSUPPORTED, "this seer was built without Vulkan");
-#endif
-    }
-    return seer_err(SEER_EINVAL, "unknown device '%s' (expected cpu or vulkan[:N])", o->device);
-}
-
 /* Generates the preset model to o->out, or to a file in a new temporary directory (*tmp_dir). */
 static int generate(const struct opts *o, char *path, size_t cap, char *tmp_dir, size_t tmp_cap)
 {
@@ -412,7 +388,7 @@ int cli_bench(int argc, char **argv)
     if (rc == SEER_OK && io_path_kind(path) == IO_FILE)
         rc = io_file_size(path, &file_bytes);
     if (rc == SEER_OK)
-        rc = make_backend(&o, &be);
+        rc = backend_open(o.device, o.threads, &be);
     if (rc == SEER_OK)
         rc = qwen35_load(path, be, &m);
     if (rc)

@@ -25,6 +25,10 @@ int cli_bench(int argc, char **argv);
 /* `seer info --devices`: lists compute devices (cli/devices.c). */
 int cli_info_devices(FILE *out);
 
+/* The device when no --device is given: $SEER_DEVICE when set and not empty, else "auto". The
+   library reads no environment; the command does, so scripts can pick a device once. */
+const char *cli_default_device(void);
+
 /* Prints "seer: <last error>" to stderr and returns CLI_FAIL. */
 int cli_fail(int rc);
 

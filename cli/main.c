@@ -1,5 +1,6 @@
 /* main.c — the `seer` command: global flags (-v, -q, --version) then a subcommand. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -27,6 +28,12 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\nglobal flags: -v more logging (-vv debug), -q errors only, --version\n");
+}
+
+const char *cli_default_device(void)
+{
+    const char *d = getenv("SEER_DEVICE");
+    return d && *d ? d : "auto";
 }
 
 int cli_fail(int rc)

@@ -26,7 +26,7 @@ struct gen_opts {
 
 static const char gen_help[] =
     "  -m MODEL            GGUF text model or Hugging Face model directory\n"
-    "  --device D          auto (default), cpu, vulkan, vulkan:N\n"
+    "  --device D          auto (default; or $SEER_DEVICE), cpu, vulkan, vulkan:N\n"
     "  -t N                CPU threads (default: all cores)\n"
     "  -c N                context size in tokens (default 4096)\n"
     "  -b N                prompt tokens per forward micro-batch (default 512)\n"
@@ -154,6 +154,7 @@ static void opts_init(struct gen_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->mp = seer_model_params_default();
+    o->mp.device = cli_default_device();
     o->cp = seer_context_params_default();
     o->gp = seer_generate_params_default();
     o->gp.stop = o->stops;

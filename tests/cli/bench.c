@@ -32,7 +32,7 @@ static bool table_line(const char *out, const char *name, int reps)
 static void test_table(void)
 {
     char args[1200];
-    snprintf(args, sizeof args, "bench -m '%s' -t 2 -p 16 -n 4 --reps 2", model);
+    snprintf(args, sizeof args, "bench -m '%s' --device cpu -t 2 -p 16 -n 4 --reps 2", model);
     struct test_run r = test_seer(args);
     ok(r.status == 0, "bench -p 16 -n 4: exit 0%s%s", r.status ? ", stderr: " : "", r.status ? r.err : "");
     ok(strstr(r.out, "model     ") && strstr(r.out, model) && strstr(r.out, "shape     qwen35, 4 layers, hidden 256") &&
@@ -55,7 +55,7 @@ static void test_table(void)
 static void test_json(void)
 {
     char args[1200];
-    snprintf(args, sizeof args, "bench -m '%s' -t 2 -p 16 -n 4 --reps 1 --json", model);
+    snprintf(args, sizeof args, "bench -m '%s' --device cpu -t 2 -p 16 -n 4 --reps 1 --json", model);
     struct test_run r = test_seer(args);
     json_error_t err;
     json_t *j = r.status == 0 ? json_loads(r.out, 0, &err) : NULL; /* the whole of stdout is one value */
@@ -82,6 +82,29 @@ static void test_json(void)
        "--json: model, weights, shape, threads, peak_rss_bytes, and pp16/tg4 with tokens_per_s and seconds");
     if (!good)
         diag("stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    json_decref(j);
+    test_run_free(&r);
+}
+
+/* $SEER_DEVICE picks the device when --device is absent; here the Vulkan backend (lavapipe in CI). */
+static void test_vulkan(void)
+{
+    char args[1200];
+    snprintf(args, sizeof args, "SEER_DEVICE=vulkan %s/seer bench -m '%s' -p 16 -n 2 --reps 1 --json", SEER_BINARY_DIR,
+             model);
+    struct test_run r = test_run_cmd(args);
+    const char *req = getenv("SEER_REQUIRE_VULKAN");
+    if (r.status != 0 && strstr(r.err, "no Vulkan device") && !(req && !strcmp(req, "1"))) {
+        skip("no Vulkan device on this machine", "SEER_DEVICE=vulkan seer bench");
+        test_run_free(&r);
+        return;
+    }
+    json_t *j = r.status == 0 ? json_loads(r.out, 0, NULL) : NULL;
+    const char *dev = json_string_value(json_object_get(j, "device"));
+    json_t *res = json_object_get(j, "results");
+    ok(dev && !strncmp(dev, "vulkan", 6) && json_array_size(res) == 2 &&
+           json_real_value(json_object_get(json_array_get(res, 1), "tokens_per_s")) > 0,
+       "SEER_DEVICE=vulkan: bench runs on the Vulkan backend (%s), pp16 and tg2 timed", dev ? dev : r.err);
     json_decref(j);
     test_run_free(&r);
 }
@@ -137,6 +160,7 @@ int main(void)
     }
     test_table();
     test_json();
+    test_vulkan();
     test_errors();
     return done_testing();
 }

@@ -397,50 +397,25 @@ static void test_errors(backend *vk)
     }
 }
 
-static void validation_check(backend *be, const char *what)
-{
-    if (backend_vulkan_validation_active(be))
-        ok(backend_vulkan_validation_errors(be) == 0, "%s: zero validation errors (%llu)", what,
-           (unsigned long long)backend_vulkan_validation_errors(be));
-    else
-        skip("VK_LAYER_KHRONOS_validation is not installed", "zero validation errors");
-}
-
 int main(void)
 {
     plan_no_plan();
     test_seed();
-    struct vk_backend_params p = vk_backend_params_default();
-    p.enable_validation = true;
-    backend *vk = NULL;
-    int rc = backend_vulkan_create(&p, &vk);
-    if (rc != SEER_OK) {
-        if (vk_test_required()) {
-            ok(0, "SEER_REQUIRE_VULKAN=1 but no Vulkan backend: %s", seer_last_error());
-            return done_testing();
-        }
-        char reason[1100];
-        snprintf(reason, sizeof reason, "no Vulkan device on this machine (%s)", seer_last_error());
-        return plan_skip_all(reason);
-    }
-    if (backend_cpu_create(2, &cpu_be) != SEER_OK) {
-        ok(0, "cpu backend: %s", seer_last_error());
-        return done_testing();
-    }
-    diag("%s", vk->description);
+    backend *vk;
+    int status;
+    if (!vk_test_open(&vk, &cpu_be, &status))
+        return status;
     test_matmul(vk, "");
     test_rmsnorm(vk, "", false);
     test_binary(vk, "", false);
     test_chain(vk, "");
     test_errors(vk);
-    validation_check(vk, "ops");
+    vk_test_validation_check(vk, "ops");
     backend_free(vk);
 
     /* The same ops with a 32 KiB storage window: a {1000,37} f32 weight (4000-byte rows) spans
        five windows, x of 67 rows (268 KB) nine, so both split loops of matmul run. */
-    p.max_storage_range_override = 32 << 10;
-    rc = backend_vulkan_create(&p, &vk);
-    if (ok(rc == SEER_OK, "vulkan backend with a 32 KiB storage window (%s)", rc ? seer_last_error() : "ok")) {
+    if ((vk = vk_test_backend(32 << 10))) {
         static const enum dtype types[] = {DT_F32, DT_F16, DT_BF16};
         for (size_t t = 0; t < ARRAY_LEN(types); t++) {
             matmul_case(vk, types[t], (struct mm_case){1000, 37, 1}, false, "split: ");
@@ -450,7 +425,7 @@ int main(void)
         test_rmsnorm(vk, "split: ", true);
         test_binary(vk, "split: ", true);
         test_chain(vk, "split: ");
-        validation_check(vk, "split ops");
+        vk_test_validation_check(vk, "split ops");
         backend_free(vk);
     }
     backend_free(cpu_be);

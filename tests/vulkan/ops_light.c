@@ -563,14 +563,6 @@ static void test_rope(backend *vk, bool split, const char *tag)
 
 /* ---- main -------------------------------------------------------------------------------- */
 
-static void validation_check(backend *be, const char *what)
-{
-    if (backend_vulkan_validation_active(be))
-        ok(backend_vulkan_validation_errors(be) == 0, "%s: zero validation errors (%llu)", what,
-           (unsigned long long)backend_vulkan_validation_errors(be));
-    else
-        skip("VK_LAYER_KHRONOS_validation is not installed", "zero validation errors");
-}
 
 static void all_ops(backend *vk, bool split, const char *tag)
 {
@@ -585,33 +577,17 @@ int main(void)
 {
     plan_no_plan();
     test_seed();
-    struct vk_backend_params p = vk_backend_params_default();
-    p.enable_validation = true;
-    backend *vk = NULL;
-    int rc = backend_vulkan_create(&p, &vk);
-    if (rc != SEER_OK) {
-        if (vk_test_required()) {
-            ok(0, "SEER_REQUIRE_VULKAN=1 but no Vulkan backend: %s", seer_last_error());
-            return done_testing();
-        }
-        char reason[1100];
-        snprintf(reason, sizeof reason, "no Vulkan device on this machine (%s)", seer_last_error());
-        return plan_skip_all(reason);
-    }
-    if (backend_cpu_create(2, &cpu_be) != SEER_OK) {
-        ok(0, "cpu backend: %s", seer_last_error());
-        return done_testing();
-    }
-    diag("%s", vk->description);
+    backend *vk;
+    int status;
+    if (!vk_test_open(&vk, &cpu_be, &status))
+        return status;
     all_ops(vk, false, "");
-    validation_check(vk, "light ops");
+    vk_test_validation_check(vk, "light ops");
     backend_free(vk);
 
-    p.max_storage_range_override = 32 << 10;
-    rc = backend_vulkan_create(&p, &vk);
-    if (ok(rc == SEER_OK, "vulkan backend with a 32 KiB storage window (%s)", rc ? seer_last_error() : "ok")) {
+    if ((vk = vk_test_backend(32 << 10))) {
         all_ops(vk, true, "split: ");
-        validation_check(vk, "split light ops");
+        vk_test_validation_check(vk, "split light ops");
         backend_free(vk);
     }
     backend_free(cpu_be);

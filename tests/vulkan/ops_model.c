@@ -603,68 +603,32 @@ static void test_errors(backend *vk)
     vk_test_tensor_free(q), vk_test_tensor_free(k);
 }
 
-static void validation_check(backend *be, const char *what)
-{
-    if (backend_vulkan_validation_active(be))
-        ok(backend_vulkan_validation_errors(be) == 0, "%s: zero validation errors (%llu)", what,
-           (unsigned long long)backend_vulkan_validation_errors(be));
-    else
-        skip("VK_LAYER_KHRONOS_validation is not installed", "zero validation errors");
-}
-
-static backend *vk_with_window(uint64_t window)
-{
-    struct vk_backend_params p = vk_backend_params_default();
-    p.enable_validation = true;
-    p.max_storage_range_override = window;
-    backend *be = NULL;
-    int rc = backend_vulkan_create(&p, &be);
-    if (!ok(rc == SEER_OK, "vulkan backend with a %llu-byte storage window (%s)", (unsigned long long)window,
-            rc ? seer_last_error() : "ok"))
-        return NULL;
-    return be;
-}
-
 int main(void)
 {
     plan_no_plan();
     test_seed();
-    struct vk_backend_params p = vk_backend_params_default();
-    p.enable_validation = true;
-    backend *vk = NULL;
-    int rc = backend_vulkan_create(&p, &vk);
-    if (rc != SEER_OK) {
-        if (vk_test_required()) {
-            ok(0, "SEER_REQUIRE_VULKAN=1 but no Vulkan backend: %s", seer_last_error());
-            return done_testing();
-        }
-        char reason[1100];
-        snprintf(reason, sizeof reason, "no Vulkan device on this machine (%s)", seer_last_error());
-        return plan_skip_all(reason);
-    }
-    if (backend_cpu_create(2, &cpu_be) != SEER_OK) {
-        ok(0, "cpu backend: %s", seer_last_error());
-        return done_testing();
-    }
-    diag("%s", vk->description);
+    backend *vk;
+    int status;
+    if (!vk_test_open(&vk, &cpu_be, &status))
+        return status;
     test_conv(vk, "", false);
     test_gdn(vk, "", false);
     test_attention(vk, "", false);
     test_errors(vk);
-    validation_check(vk, "sequence ops");
+    vk_test_validation_check(vk, "sequence ops");
     backend_free(vk);
 
     /* Small storage windows: tensors split by tokens (32 KiB for conv's 4000-byte rows; 256 KiB
        holds a GDN chunk's scratch and whole K/V, not all of q/k/v or of the attention q/out). */
-    if ((vk = vk_with_window(32 << 10))) {
+    if ((vk = vk_test_backend(32 << 10))) {
         test_conv(vk, "split: ", true);
-        validation_check(vk, "split conv");
+        vk_test_validation_check(vk, "split conv");
         backend_free(vk);
     }
-    if ((vk = vk_with_window(256 << 10))) {
+    if ((vk = vk_test_backend(256 << 10))) {
         test_gdn(vk, "split: ", true);
         test_attention(vk, "split: ", true);
-        validation_check(vk, "split gdn, attention");
+        vk_test_validation_check(vk, "split gdn, attention");
         backend_free(vk);
     }
     backend_free(cpu_be);

@@ -76,4 +76,68 @@ static inline void vk_test_tensor_free(tensor *t)
     }
 }
 
+#if SEER_HAVE_VULKAN
+#include <stdio.h>
+
+#include "core/cpu/cpu.h"
+#include "vulkan/vulkan.h"
+
+/* A Vulkan backend with the validation layer requested and a storage window of `window` bytes
+   (0: the device's own limit), for tests that compare Vulkan with the CPU. NULL after a failed
+   test naming why. */
+static inline backend *vk_test_backend(uint64_t window)
+{
+    struct vk_backend_params p = vk_backend_params_default();
+    p.enable_validation = true;
+    p.max_storage_range_override = window;
+    backend *be = NULL;
+    int rc = backend_vulkan_create(&p, &be);
+    if (!ok(rc == SEER_OK, "vulkan backend with a %llu-byte storage window (%s)", (unsigned long long)window,
+            rc ? seer_last_error() : "ok"))
+        return NULL;
+    return be;
+}
+
+/* Opens what the op tests compare: the default Vulkan device (validation requested) in *vk and a
+   2-thread CPU backend in *cpu. Returns false when the program cannot go on; the TAP outcome is
+   then settled and *status is main's return value: a visible skip of the whole program when
+   this machine has no Vulkan device, a failure under SEER_REQUIRE_VULKAN=1 or when the CPU
+   backend cannot be made. */
+static inline bool vk_test_open(backend **vk, backend **cpu, int *status)
+{
+    struct vk_backend_params p = vk_backend_params_default();
+    p.enable_validation = true;
+    *vk = *cpu = NULL;
+    if (backend_vulkan_create(&p, vk) != SEER_OK) {
+        if (vk_test_required()) {
+            ok(0, "SEER_REQUIRE_VULKAN=1 but no Vulkan backend: %s", seer_last_error());
+            *status = done_testing();
+            return false;
+        }
+        char reason[1100];
+        snprintf(reason, sizeof reason, "no Vulkan device on this machine (%s)", seer_last_error());
+        *status = plan_skip_all(reason);
+        return false;
+    }
+    if (backend_cpu_create(2, cpu) != SEER_OK) {
+        ok(0, "cpu backend: %s", seer_last_error());
+        backend_free(*vk);
+        *status = done_testing();
+        return false;
+    }
+    diag("%s", (*vk)->description);
+    return true;
+}
+
+/* Zero validation-layer errors on `be` so far; a visible skip when the layer is not installed. */
+static inline void vk_test_validation_check(backend *be, const char *what)
+{
+    if (backend_vulkan_validation_active(be))
+        ok(backend_vulkan_validation_errors(be) == 0, "%s: zero validation errors (%llu)", what,
+           (unsigned long long)backend_vulkan_validation_errors(be));
+    else
+        skip("VK_LAYER_KHRONOS_validation is not installed", "zero validation errors");
+}
+#endif /* SEER_HAVE_VULKAN */
+
 #endif
