@@ -13,7 +13,7 @@ void qwen35_plan_make(const struct qwen35_config *c, const struct weights *w, ba
     /* Weights: every tensor in the file except the MTP block and the vision tower, which the text
        model does not load (spec §7, §8). Small vectors are stored f32 on the device, a rounding
        error here. */
-    for (int64_t i = 0; i < weights_count(w); i++) {
+    for (int64_t i = 0; w && i < weights_count(w); i++) {
         const char *n = weights_name(w, i);
         if (!strncmp(n, "mtp.", 4) || !strncmp(n, "model.visual.", 13) || strstr(n, ".nextn."))
             continue;
@@ -43,4 +43,17 @@ int qwen35_plan_check(const struct qwen35_plan *p, const char *path, const char 
                     "tokens, GDN state %.1f MiB, scratch %.0f MiB) but %.0f MiB are free",
                     path, device, mib(p->total_bytes), mib(p->weight_bytes), mib(p->kv_bytes_per_1k),
                     (long long)p->n_ctx, mib(p->gdn_state_bytes), mib(p->scratch_bytes), mib(p->free_bytes));
+}
+
+int qwen35_plan_check_state(const struct qwen35_config *cfg, backend *be, int64_t n_ctx, int64_t n_ubatch)
+{
+    struct qwen35_plan p;
+    qwen35_plan_make(cfg, NULL, be, n_ctx, n_ubatch, &p);
+    if (!p.known || p.total_bytes <= p.free_bytes)
+        return SEER_OK;
+    return seer_err(SEER_ENOMEM,
+                    "a context of %lld tokens does not fit on %s: needs %.0f MiB (KV %.1f MiB per 1K tokens, GDN "
+                    "state %.1f MiB, scratch %.0f MiB) but %.0f MiB are free; ask for a smaller context (-c)",
+                    (long long)n_ctx, be->description, mib(p.total_bytes), mib(p.kv_bytes_per_1k),
+                    mib(p.gdn_state_bytes), mib(p.scratch_bytes), mib(p.free_bytes));
 }

@@ -26,11 +26,15 @@ struct qwen35_plan {
     bool known;                /* free_bytes is meaningful */
 };
 
-/* Fills *p for cfg/w with a context of n_ctx tokens and micro-batches of n_ubatch on be (whose
+/* Fills *p for cfg/w (w NULL: no weights, the state of a context alone) with a context of n_ctx tokens and micro-batches of n_ubatch on be (whose
    free memory is queried when it can tell). */
 void qwen35_plan_make(const struct qwen35_config *cfg, const struct weights *w, backend *be, int64_t n_ctx,
                       int64_t n_ubatch, struct qwen35_plan *p);
 /* SEER_ENOMEM with every number in the message when the plan does not fit (path names the model). */
 int qwen35_plan_check(const struct qwen35_plan *p, const char *path, const char *device);
+
+/* Before a context's state is allocated on a model already loaded: SEER_ENOMEM with the numbers
+   when its KV cache (n_ctx tokens), GDN state and scratch exceed the backend's free memory. */
+int qwen35_plan_check_state(const struct qwen35_config *cfg, backend *be, int64_t n_ctx, int64_t n_ubatch);
 
 #endif

@@ -9,6 +9,7 @@
 #include "core/ops.h"
 #include "core/util.h"
 #include "lm/layers.h"
+#include "lm/plan.h"
 
 /* Rows of logits computed per head matmul: bounds the logits buffer to V·32 floats however
    large the micro-batch (a 248320-entry vocabulary makes each row ~1 MB). */
@@ -74,9 +75,12 @@ int qwen35_state_create(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch, 
         return seer_err(SEER_EINVAL, "context size %lld and micro-batch %lld must be positive", (long long)n_ctx,
                         (long long)n_ubatch);
     n_ubatch = MIN(n_ubatch, n_ctx);
+    int rc = qwen35_plan_check_state(c, m->be, n_ctx, n_ubatch);
+    if (rc)
+        return rc;
     qwen35_state *st = seer_calloc(1, sizeof *st);
     const size_t L = (size_t)c->n_layer;
-    int rc = SEER_ENOMEM;
+    rc = SEER_ENOMEM;
     if (!st)
         return seer_err(SEER_ENOMEM, "no memory for a sequence state");
     st->n_ctx = n_ctx;

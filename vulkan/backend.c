@@ -61,6 +61,12 @@ static int vkb_tensor_get(backend *be, const tensor *t, void *dst, size_t off, s
 
 static int vkb_sync(backend *be) { return vk_cmd_submit(vk_ctx_of(be)); }
 
+static int vkb_memory(backend *be, uint64_t *free_bytes, uint64_t *total_bytes)
+{
+    vk_memory_free(vk_ctx_of(be), free_bytes, total_bytes);
+    return SEER_OK;
+}
+
 /* Reverse creation order; every step accepts a half-built context. */
 static void vk_ctx_free(struct vk_ctx *vk)
 {
@@ -92,6 +98,7 @@ static const struct backend_i vk_iface = {
     .tensor_set = vkb_tensor_set,
     .tensor_get = vkb_tensor_get,
     .sync = vkb_sync,
+    .memory = vkb_memory,
     .ops = {
         .matmul = vk_matmul,
         .get_rows = vk_get_rows,
@@ -125,6 +132,7 @@ int backend_vulkan_create(const struct vk_backend_params *params, backend **out)
     }
     atomic_init(&vk->validation_errors, 0);
     vk->force_staging = p.force_staging;
+    vk->memory_limit = p.memory_limit_override;
     int rc = SEER_OK;
     if (p.pipeline_cache_path && !(vk->pipeline_cache_path = seer_strdup(p.pipeline_cache_path)))
         rc = seer_err(SEER_ENOMEM, "vulkan: no memory for the pipeline cache path");

@@ -282,6 +282,7 @@ static int probe_device(VkPhysicalDevice pd, int index, struct probe *p)
          v13 = props.apiVersion >= VK_API_VERSION_1_3;
     caps->ext_float16_int8 = !v12 && has_ext(ext, n_ext, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
     caps->ext_int_dot = !v13 && has_ext(ext, n_ext, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+    caps->ext_memory_budget = v11 && has_ext(ext, n_ext, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     bool driver_props = v12 || has_ext(ext, n_ext, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
     p->portability_subset = has_ext(ext, n_ext, "VK_KHR_portability_subset");
     /* The feature struct arrived in headers 1.3.255; older headers can only see the extension. */
@@ -506,7 +507,7 @@ static int device_create(struct vk_ctx *vk, const struct probe *p)
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES,
         .shaderIntegerDotProduct = c->int_dot};
     VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &s16};
-    const char *exts[4];
+    const char *exts[5];
     uint32_t n_exts = 0;
     void **tail = &s16.pNext;
     if (v12 || c->ext_float16_int8) {
@@ -520,6 +521,8 @@ static int device_create(struct vk_ctx *vk, const struct probe *p)
         if (!v13)
             exts[n_exts++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
     }
+    if (c->ext_memory_budget) /* lets the memory plan see what other processes use */
+        exts[n_exts++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
     if (p->portability_subset) /* required by the spec when the device offers it */
         exts[n_exts++] = "VK_KHR_portability_subset";
     const float priority = 1.0f;

@@ -24,7 +24,7 @@ struct mem_pref { VkMemoryPropertyFlags need, avoid; };
 static const VkMemoryPropertyFlags HOST_VC = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
 
 static int alloc_memory(struct vk_ctx *vk, const VkMemoryRequirements *req, const struct mem_pref *prefs, int n_prefs,
-                        VkDeviceMemory *out, VkMemoryPropertyFlags *flags)
+                        VkDeviceMemory *out, VkMemoryPropertyFlags *flags, uint32_t *heap)
 {
     VkResult last = VK_ERROR_OUT_OF_DEVICE_MEMORY;
     bool tried[VK_MAX_MEMORY_TYPES] = {false};
@@ -41,6 +41,8 @@ static int alloc_memory(struct vk_ctx *vk, const VkMemoryRequirements *req, cons
             last = vkAllocateMemory(vk->device, &ai, NULL, out);
             if (last == VK_SUCCESS) {
                 *flags = f;
+                *heap = vk->mem.memoryTypes[i].heapIndex;
+                vk->allocated_bytes[*heap] += req->size;
                 return SEER_OK;
             }
             /* a full heap is not fatal: the next preferred type may live in another heap */
@@ -89,11 +91,12 @@ int vk_buffer_create(struct vk_ctx *vk, VkDeviceSize size, bool staging, struct 
         prefs[n++] = (struct mem_pref){0, 0};
     }
     VkMemoryPropertyFlags flags = 0;
-    int rc = alloc_memory(vk, &req, prefs, n, &b.memory, &flags);
+    int rc = alloc_memory(vk, &req, prefs, n, &b.memory, &flags, &b.heap);
     if (rc) {
         vkDestroyBuffer(vk->device, b.buffer, NULL);
         return rc;
     }
+    b.mem_bytes = req.size;
     const char *call = "vkBindBufferMemory";
     r = vkBindBufferMemory(vk->device, b.buffer, b.memory, 0);
     if (r == VK_SUCCESS && (flags & HOST_VC) == HOST_VC) {
@@ -118,8 +121,41 @@ void vk_buffer_destroy(struct vk_ctx *vk, struct vk_buffer *b)
     if (vk->device == VK_NULL_HANDLE)
         return;
     vkDestroyBuffer(vk->device, b->buffer, NULL);
+    if (b->memory != VK_NULL_HANDLE)
+        vk->allocated_bytes[b->heap] -= b->mem_bytes;
     vkFreeMemory(vk->device, b->memory, NULL);
     memset(b, 0, sizeof *b);
+}
+
+void vk_memory_free(const struct vk_ctx *vk, uint64_t *free_bytes, uint64_t *total_bytes)
+{
+    VkPhysicalDeviceMemoryBudgetPropertiesEXT budget = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+    VkPhysicalDeviceMemoryProperties2 mp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2,
+                                           .pNext = &budget};
+    if (vk->caps.ext_memory_budget)
+        vkGetPhysicalDeviceMemoryProperties2(vk->phys, &mp); /* budgets change as processes allocate */
+    uint32_t best = UINT32_MAX;
+    for (uint32_t h = 0; h < vk->mem.memoryHeapCount; h++)
+        if ((vk->mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+            (best == UINT32_MAX || vk->mem.memoryHeaps[h].size > vk->mem.memoryHeaps[best].size))
+            best = h;
+    if (best == UINT32_MAX) /* no device-local heap (allowed only for odd devices): the first */
+        best = 0;
+    const uint64_t size = vk->mem.memoryHeaps[best].size;
+    uint64_t avail;
+    if (vk->caps.ext_memory_budget)
+        avail = budget.heapBudget[best] > budget.heapUsage[best] ? budget.heapBudget[best] - budget.heapUsage[best] : 0;
+    else
+        avail = size > vk->allocated_bytes[best] ? size - vk->allocated_bytes[best] : 0;
+    if (vk->memory_limit && vk->memory_limit < size) {
+        const uint64_t held = vk->allocated_bytes[best];
+        avail = MIN(avail, vk->memory_limit > held ? vk->memory_limit - held : 0);
+        *total_bytes = vk->memory_limit;
+    } else {
+        *total_bytes = size;
+    }
+    *free_bytes = avail;
 }
 
 /* ---- staging and copies ------------------------------------------------------------------ */

@@ -39,6 +39,7 @@ struct vk_caps {
     /* optional features, enabled on the device when present; no kernel requires any of them */
     bool fp16, storage16, int_dot, coopmat;
     bool ext_float16_int8, ext_int_dot;   /* extensions to enable (pre-1.2 / pre-1.3 devices) */
+    bool ext_memory_budget;               /* VK_EXT_memory_budget: the driver's free-memory figures */
 };
 
 /* ---- buffers (memory.c) ------------------------------------------------------------------ */
@@ -46,6 +47,8 @@ struct vk_buffer {
     VkBuffer buffer;        /* vk_buffer_destroy */
     VkDeviceMemory memory;  /* vk_buffer_destroy */
     VkDeviceSize size;      /* bytes allocated: the request rounded up to 4 */
+    VkDeviceSize mem_bytes; /* bytes of `memory` (the driver's requirement, >= size) */
+    uint32_t heap;          /* the memory heap `memory` came from */
     void *mapped;           /* persistent mapping when the memory is host-visible and coherent */
     bool host_cached;       /* host reads through `mapped` are fast (not write-combined) */
 };
@@ -143,7 +146,9 @@ struct vk_ctx {
     struct vk_caps caps;
     struct vk_device_info info;
     VkPhysicalDeviceMemoryProperties mem;
+    uint64_t allocated_bytes[VK_MAX_MEMORY_HEAPS]; /* what this backend holds, per heap (memory.c) */
     bool force_staging;
+    uint64_t memory_limit;              /* vk_backend_params.memory_limit_override; 0 = none */
     struct vk_buffer staging;           /* host-visible bounce buffer; vk_staging_deinit */
     struct vk_cmd cmd;
     VkPipelineCache pipeline_cache;     /* vk_pipelines_init; vk_pipelines_destroy */
@@ -167,6 +172,11 @@ void vk_device_close(struct vk_ctx *vk);
 
 /* memory.c */
 int vk_buffer_create(struct vk_ctx *vk, VkDeviceSize size, bool staging, struct vk_buffer *out);
+/* Device-local memory still free for buffers, and the size of the heap it is in (backend.h's
+   `memory` hook): the largest device-local heap, with the driver's budget minus usage when
+   VK_EXT_memory_budget is enabled (it counts other processes too), else its size minus what this
+   backend has allocated from it. */
+void vk_memory_free(const struct vk_ctx *vk, uint64_t *free_bytes, uint64_t *total_bytes);
 void vk_buffer_destroy(struct vk_ctx *vk, struct vk_buffer *b);
 int vk_staging_init(struct vk_ctx *vk);
 void vk_staging_deinit(struct vk_ctx *vk);

@@ -18,6 +18,9 @@ struct vk_backend_params {
     bool enable_validation;            /* load VK_LAYER_KHRONOS_validation (with synchronization
                                           validation) when installed; its messages go to seer_log and
                                           errors are counted (backend_vulkan_validation_errors) */
+    uint64_t memory_limit_override;    /* 0 = the device's memory; a smaller value (tests) is the most
+                                          device memory the backend reports (backend_memory), so the
+                                          memory plan's refusal can be exercised */
     bool force_staging;                /* copy through a staging buffer even where device memory can
                                           be mapped (UMA, lavapipe): exercises the discrete-GPU path */
     const char *pipeline_cache_path;   /* NULL: none. Else a VkPipelineCache file, loaded at create

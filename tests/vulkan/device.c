@@ -282,6 +282,42 @@ static void test_pipeline_cache(void)
     cache_round(path, "corrupt header");
 }
 
+/* backend_memory: free <= total, an 8 MiB buffer lowers the free figure, and
+   memory_limit_override caps both figures (what the memory-plan tests rely on). */
+static void test_memory(void)
+{
+    struct vk_backend_params p = vk_backend_params_default();
+    backend *be = NULL;
+    uint64_t f0 = 0, t0 = 0, f1 = 0, t1 = 0;
+    int rc = backend_vulkan_create(&p, &be);
+    if (!ok(rc == SEER_OK, "memory: backend (%s)", rc ? seer_last_error() : "ok"))
+        return;
+    rc = backend_memory(be, &f0, &t0);
+    ok(rc == SEER_OK && t0 > 0 && f0 <= t0, "memory: free %llu of %llu bytes", (unsigned long long)f0,
+       (unsigned long long)t0);
+    backend_buffer *buf = NULL;
+    if (backend_buffer_alloc(be, 8 << 20, &buf) == SEER_OK && backend_memory(be, &f1, &t1) == SEER_OK)
+        ok(t1 == t0 && f1 < f0, "memory: an 8 MiB buffer lowers free memory (%llu -> %llu)", (unsigned long long)f0,
+           (unsigned long long)f1);
+    else
+        ok(0, "memory: 8 MiB buffer (%s)", seer_last_error());
+    backend_buffer_free(buf);
+    backend_free(be);
+
+    p.memory_limit_override = 64 << 20;
+    rc = backend_vulkan_create(&p, &be);
+    if (!ok(rc == SEER_OK, "memory: backend with a 64 MiB limit (%s)", rc ? seer_last_error() : "ok"))
+        return;
+    buf = NULL;
+    rc = backend_buffer_alloc(be, 8 << 20, &buf);
+    if (rc == SEER_OK)
+        rc = backend_memory(be, &f1, &t1);
+    ok(rc == SEER_OK && t1 == (64u << 20) && f1 <= (56u << 20), "memory: a 64 MiB limit caps the figures: %llu free of %llu",
+       (unsigned long long)f1, (unsigned long long)t1);
+    backend_buffer_free(buf);
+    backend_free(be);
+}
+
 static void test_backend(bool force_staging)
 {
     const char *path = force_staging ? "staging" : "direct";
@@ -320,6 +356,7 @@ int main(void)
         test_bad_params();
         test_backend(false);
         test_backend(true);
+        test_memory();
         test_beyond_window();
         test_pipeline_cache();
     }

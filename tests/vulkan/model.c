@@ -50,6 +50,51 @@ static int greedy_run(backend *be, const char *path, const int32_t *prompt, floa
     return rc;
 }
 
+/* A model that does not fit the device's free memory is refused before any weight is loaded, with
+   the plan's numbers in the message (lm/plan.c); a device reporting 1 MiB stands in for a small GPU. */
+static void test_refused(uint64_t seed)
+{
+    char dir[600], cmd[2048], path[700];
+    snprintf(dir, sizeof dir, "%s/refused", test_tmp_dir());
+    snprintf(cmd, sizeof cmd, "python3 %s --out %s --preset tiny --seed %llu >/dev/null 2>&1",
+             test_src_path("tests/reference/gen_tiny.py"), dir, (unsigned long long)seed);
+    snprintf(path, sizeof path, "%s/model-f16.gguf", dir);
+    struct vk_backend_params vp = vk_backend_params_default();
+    vp.memory_limit_override = 1 << 20;
+    backend *small = NULL;
+    if (!ok(system(cmd) == 0 && backend_vulkan_create(&vp, &small) == SEER_OK, "a device with a 1 MiB limit"))
+        return;
+    qwen35_model *m = (qwen35_model *)0x1;
+    int rc = qwen35_load(path, small, &m);
+    const char *e = seer_last_error();
+    ok(rc == SEER_ENOMEM && m == (qwen35_model *)0x1 && strstr(e, "model-f16.gguf") && strstr(e, "does not fit") &&
+           strstr(e, "weights") && strstr(e, "KV") && strstr(e, "GDN state") && strstr(e, "MiB are free"),
+       "a model larger than free device memory is refused with the numbers: %s", e);
+    if (rc == SEER_OK)
+        qwen35_free(m);
+    backend_free(small);
+
+    /* a device where the model fits but a context of 1M tokens (512 MiB of KV) does not */
+    vp.memory_limit_override = 64 << 20;
+    if (!ok(backend_vulkan_create(&vp, &small) == SEER_OK, "a device with a 64 MiB limit"))
+        return;
+    rc = qwen35_load(path, small, &m);
+    if (ok(rc == SEER_OK, "the model loads within 64 MiB (%s)", rc ? seer_last_error() : "ok")) {
+        qwen35_state *st = (qwen35_state *)0x1;
+        rc = qwen35_state_create(m, 1 << 20, 512, &st);
+        e = seer_last_error();
+        ok(rc == SEER_ENOMEM && st == (qwen35_state *)0x1 && strstr(e, "1048576 tokens does not fit") &&
+               strstr(e, "KV") && strstr(e, "MiB are free"),
+           "a context larger than free device memory is refused with the numbers: %s", e);
+        qwen35_state *fits = NULL;
+        rc = qwen35_state_create(m, 4096, 512, &fits);
+        ok(rc == SEER_OK, "a 4096-token context fits (%s)", rc ? seer_last_error() : "ok");
+        qwen35_state_free(fits);
+        qwen35_free(m);
+    }
+    backend_free(small);
+}
+
 int main(void)
 {
     plan_no_plan();
@@ -97,6 +142,7 @@ int main(void)
         }
     }
     ok(backend_vulkan_validation_errors(vk) == 0, "no validation errors");
+    test_refused(seed);
     backend_free(vk);
     backend_free(cpu);
     return done_testing();
