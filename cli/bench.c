@@ -45,7 +45,8 @@ static void usage(FILE *f)
             "  --warmup N      untimed decode steps before each decode test (default 2)\n"
             "  -ub N           tokens per forward micro-batch in prefill (default 512)\n"
             "  --device D      auto (default; or $SEER_DEVICE), cpu, vulkan or vulkan:N\n"
-            "  --json          print one JSON object instead of the table\n",
+            "  --json          print one JSON object instead of the table\n"
+            "  seer bench --tokenizer -m MODEL [-f FILE]: encoding speed instead (--help there)\n",
             randmodel_preset_names());
 }
 
@@ -366,6 +367,9 @@ static int generate(const struct opts *o, char *path, size_t cap, char *tmp_dir,
 
 int cli_bench(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--tokenizer"))
+            return cli_bench_tokenizer(argc, argv);
     struct opts o;
     int status = parse_args(argc, argv, &o);
     if (status >= 0)

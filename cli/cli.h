@@ -20,14 +20,23 @@ int cli_run(int argc, char **argv);
 int cli_chat(int argc, char **argv);
 /* `seer tokenize`: text → ids with a model's tokenizer (cli/tokenize.c). */
 int cli_tokenize(int argc, char **argv);
-/* `seer bench`: prefill/decode speed and peak memory (cli/bench.c). */
+/* `seer bench`: prefill/decode speed and peak memory (cli/bench.c); `seer bench --tokenizer`:
+   encoding speed (cli/bench_tok.c). */
 int cli_bench(int argc, char **argv);
+int cli_bench_tokenizer(int argc, char **argv);
 /* `seer info --devices`: lists compute devices (cli/devices.c). */
 int cli_info_devices(FILE *out);
 
 /* The device when no --device is given: $SEER_DEVICE when set and not empty, else "auto". The
    library reads no environment; the command does, so scripts can pick a device once. */
 const char *cli_default_device(void);
+
+/* MODEL (an HF directory, a tokenizer.json or a GGUF) → its tokenizer alone (cli/tokenize.c). */
+struct tokenizer;
+int cli_load_tokenizer(const char *model, struct tokenizer **tok);
+
+/* A whole file (or stdin for "-") into a new malloc'ed buffer of *len bytes (cli/tokenize.c). */
+int cli_read_file(const char *path, char **out, size_t *len);
 
 /* Prints "seer: <last error>" to stderr and returns CLI_FAIL. */
 int cli_fail(int rc);

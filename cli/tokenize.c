@@ -23,14 +23,14 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: seer tokenize -m MODEL [--json] [--special] (TEXT | -f FILE | -- TEXT)\n"
-               "  -m MODEL    Hugging Face model directory (tokenizer.json) or a tokenizer.json file\n"
+               "  -m MODEL    Hugging Face model directory, a tokenizer.json file or a GGUF model\n"
                "  -f FILE     read the text from FILE ('-' for stdin) instead of the argument\n"
                "  --json      print one JSON array of ids\n"
                "  --special   parse special tokens written in the text (<|im_start|> ...)\n");
 }
 
 /* Reads a whole file (or stdin for "-") into a new buffer. */
-static int read_all(const char *path, char **out, size_t *len)
+int cli_read_file(const char *path, char **out, size_t *len)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     if (!f)
@@ -70,7 +70,7 @@ static int read_all(const char *path, char **out, size_t *len)
 
 /* MODEL → tokenizer: a directory holds tokenizer.json; a file is a tokenizer.json unless it is
    a GGUF (magic "GGUF"). */
-static int load_model_tokenizer(const char *model, tokenizer **tok)
+int cli_load_tokenizer(const char *model, tokenizer **tok)
 {
     struct stat st;
     if (stat(model, &st) != 0)
@@ -186,9 +186,9 @@ int cli_tokenize(int argc, char **argv)
     char *buf = NULL;
     size_t len = 0;
     tok_ids ids = {0};
-    int rc = load_model_tokenizer(model, &tok);
+    int rc = cli_load_tokenizer(model, &tok);
     if (!rc && file)
-        rc = read_all(file, &buf, &len);
+        rc = cli_read_file(file, &buf, &len);
     if (!rc)
         rc = tok_encode(tok, file ? buf : text, file ? len : strlen(text), special, &ids);
     if (rc) {

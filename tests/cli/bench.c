@@ -109,6 +109,43 @@ static void test_vulkan(void)
     test_run_free(&r);
 }
 
+/* --tokenizer: the built-in text has the asked size (to within one sample), and on a file it counts
+   exactly the tokens `seer tokenize` gives for that file. */
+static void test_tokenizer(void)
+{
+    char args[2400], path[800];
+    snprintf(args, sizeof args, "bench --tokenizer -m '%s' --size 65536 --reps 2 --json", model);
+    struct test_run r = test_seer(args);
+    json_t *j = r.status == 0 ? json_loads(r.out, 0, NULL) : NULL;
+    json_int_t bytes = json_integer_value(json_object_get(j, "bytes"));
+    ok(j && bytes > 65536 - 200 && bytes <= 65536 && json_integer_value(json_object_get(j, "tokens")) > 0 &&
+           json_real_value(json_object_get(j, "mib_per_second")) > 0 && json_integer_value(json_object_get(j, "reps")) == 2,
+       "--tokenizer --size 65536: one JSON object, %lld bytes encoded, tokens and MiB/s reported", (long long)bytes);
+    if (!j)
+        diag("stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    json_decref(j);
+    test_run_free(&r);
+
+    snprintf(path, sizeof path, "%s/text.txt", test_tmp_dir());
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs("Hello, world! 12345 \xc3\xa9t\xc3\xa9\n  indented\ttabs\r\n", f);
+        fclose(f);
+    }
+    snprintf(args, sizeof args, "bench --tokenizer -m '%s' -f '%s' --reps 1 --json", model, path);
+    r = test_seer(args);
+    j = r.status == 0 ? json_loads(r.out, 0, NULL) : NULL;
+    test_run_free(&r);
+    snprintf(args, sizeof args, "tokenize -m '%s' -f '%s' --json", model, path);
+    r = test_seer(args);
+    json_t *ids = r.status == 0 ? json_loads(r.out, 0, NULL) : NULL;
+    ok(j && ids && json_integer_value(json_object_get(j, "tokens")) == (json_int_t)json_array_size(ids) &&
+           json_integer_value(json_object_get(j, "bytes")) == 43,
+       "--tokenizer -f FILE: the same token count as seer tokenize (%zu)", json_array_size(ids));
+    json_decref(j), json_decref(ids);
+    test_run_free(&r);
+}
+
 static void test_errors(void)
 {
     char args[1200], missing[800];
@@ -161,6 +198,7 @@ int main(void)
     test_table();
     test_json();
     test_vulkan();
+    test_tokenizer();
     test_errors();
     return done_testing();
 }

@@ -2,7 +2,8 @@
    the answer alone on stdout, timings on stderr; --json fields and types; --prompt-tokens with
    --temp 0 gives the same tokens from the GGUF and the HF directory; -n and the stop reason; --raw;
    usage errors exit 2 and bad files exit 1 with one line naming the file; chat answers each stdin
-   line and feeds only new turns. */
+   line and feeds only new turns; sampling filters, threads, --stop, -c and --think/--show-thinking
+   against properties that hold for any weights. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,81 @@ static json_t *run_json(const char *args, int *status)
     *status = r.status;
     test_run_free(&r);
     return j;
+}
+
+/* The generation flags through the command line, each against a property that holds whatever the
+   random weights are: filters that keep only the top token equal greedy, threads do not change
+   greedy tokens, a stop string cuts the text before it, a small context stops with "context",
+   and reasoning (--think: the answer follows </think>, spec §6.2) is hidden unless
+   --show-thinking. */
+static void test_generation_flags(const char *dir)
+{
+    char args[4096];
+    int st;
+    snprintf(args, sizeof args, "run -m '%s/model-f32.gguf' -p 'Tell me' --temp 0 -n 12 -t 2 --json", dir);
+    json_t *greedy = run_json(args, &st);
+    json_t *gt = json_object_get(greedy, "tokens");
+    if (!ok(st == 0 && json_array_size(gt) > 0, "greedy reference run (%zu tokens)", json_array_size(gt))) {
+        json_decref(greedy);
+        return;
+    }
+    static const char *const same_as_greedy[] = {
+        "--temp 0.8 --seed 11 --top-k 1", "--temp 1.5 --seed 12 --min-p 1", "--temp 1 --seed 13 --top-p 1e-6",
+        "--temp 0 -t 1",
+    };
+    for (size_t i = 0; i < sizeof same_as_greedy / sizeof *same_as_greedy; i++) {
+        snprintf(args, sizeof args, "run -m '%s/model-f32.gguf' -p 'Tell me' -n 12 %s --json", dir, same_as_greedy[i]);
+        json_t *j = run_json(args, &st);
+        ok(st == 0 && json_equal(json_object_get(j, "tokens"), gt), "%s gives the greedy tokens", same_as_greedy[i]);
+        json_decref(j);
+    }
+
+    /* --stop: a piece of the greedy text from its second byte on ends the answer just before it */
+    const char *text = json_string_value(json_object_get(greedy, "text"));
+    size_t tl = text ? strlen(text) : 0;
+    if (tl >= 4 && !strchr(text, '\'') && (unsigned char)text[1] < 0x80 && (unsigned char)text[2] < 0x80 &&
+        text[1] > ' ' && text[2] > ' ') {
+        char stop[3] = {text[1], text[2], 0};
+        size_t at = (size_t)(strstr(text, stop) - text);
+        snprintf(args, sizeof args, "run -m '%s/model-f32.gguf' -p 'Tell me' --temp 0 -n 12 --stop '%s' --json", dir, stop);
+        json_t *j = run_json(args, &st);
+        const char *cut = json_string_value(json_object_get(j, "text"));
+        ok(st == 0 && cut && strlen(cut) == at && !strncmp(cut, text, at) &&
+               !strcmp(json_string_value(json_object_get(j, "stop")), "stop_string"),
+           "--stop '%s': the text ends before it, stop=stop_string", stop);
+        json_decref(j);
+    } else {
+        skip("the greedy text has no two printable ASCII bytes at offset 1 to stop on", "--stop");
+    }
+
+    /* -c: a 16-token context holds the prompt and at most the rest */
+    snprintf(args, sizeof args, "run -m '%s/model-f32.gguf' --prompt-tokens 5,6,7,8,9,10 --temp 0 -n 100 -c 16 --json",
+             dir);
+    json_t *j = run_json(args, &st);
+    const char *why = json_string_value(json_object_get(j, "stop"));
+    /* 16 positions: the prompt and 10 fed tokens, plus the last one sampled from position 16's logits */
+    ok(st == 0 && why && json_array_size(json_object_get(j, "tokens")) <= 11 &&
+           (!strcmp(why, "context") || !strcmp(why, "eos")),
+       "-c 16: at most 11 tokens after a 6-token prompt, stop=context (or eos): %s", why ? why : "?");
+    json_decref(j);
+
+    /* reasoning hidden by default with --think, shown with --show-thinking; same tokens */
+    snprintf(args, sizeof args, "run -m '%s/model-f32.gguf' -p 'Tell me' --think --temp 0 -n 10 --json", dir);
+    json_t *hidden = run_json(args, &st);
+    int st2;
+    snprintf(args, sizeof args, "run -m '%s/model-f32.gguf' -p 'Tell me' --think --show-thinking --temp 0 -n 10 --json",
+             dir);
+    json_t *shown = run_json(args, &st2);
+    const char *h = json_string_value(json_object_get(hidden, "text")), *s = json_string_value(json_object_get(shown, "text"));
+    size_t hl = h ? strlen(h) : 0, sl = s ? strlen(s) : 0;
+    ok(st == 0 && st2 == 0 && h && s && json_equal(json_object_get(hidden, "tokens"), json_object_get(shown, "tokens")) &&
+           sl > 0 && hl < sl && !strcmp(s + sl - hl, h),
+       "--think hides the reasoning (%zu of %zu bytes shown), --show-thinking shows it; same tokens", hl, sl);
+    snprintf(args, sizeof args, "run -m '%s/model-f32.gguf' -p 'Tell me' --no-think --temp 0 -n 12 --json", dir);
+    j = run_json(args, &st);
+    ok(st == 0 && json_equal(json_object_get(j, "tokens"), gt), "--no-think is the default");
+    json_decref(j);
+    json_decref(hidden), json_decref(shown), json_decref(greedy);
 }
 
 int main(void)
@@ -69,6 +145,29 @@ int main(void)
        "same seed, same tokens");
     json_decref(a), json_decref(b);
 
+    test_generation_flags(dir);
+
+    /* the model's own chat template: the generated one is Qwen3.5-family (no warning); a plain
+       ChatML one is reported once on stderr, and the built-in format is used */
+    snprintf(args, sizeof args, "run -m '%s/hf' -p hi --temp 0 -n 2", dir);
+    r = test_seer(args);
+    ok(r.status == 0 && !strstr(r.err, "chat template"), "a Qwen3.5 template: no warning");
+    test_run_free(&r);
+    snprintf(cmd, sizeof cmd,
+             "cp -r '%s/hf' '%s/chatml' && printf '%%s' '{%%%% for m in messages %%%%}<|im_start|>{{ m.role }}\n"
+             "{{ m.content }}<|im_end|>\n{%%%% endfor %%%%}' > '%s/chatml/chat_template.jinja'",
+             dir, dir, dir);
+    if (ok(system(cmd) == 0, "a copy of the model with a ChatML chat_template.jinja")) {
+        snprintf(args, sizeof args, "run -m '%s/chatml' -p hi --temp 0 -n 2", dir);
+        r = test_seer(args);
+        const char *w = strstr(r.err, "chat template");
+        ok(r.status == 0 && w && strstr(w, "not a Qwen3.5-family template") && !strstr(w + 1, "chat template") &&
+               strstr(r.err, "chatml"),
+           "a template the renderer cannot honour is reported once, naming the model: %.*s",
+           (int)strcspn(r.err, "\n"), r.err);
+        test_run_free(&r);
+    }
+
     /* seer tokenize reads the same vocabulary from the GGUF metadata and from tokenizer.json */
     snprintf(args, sizeof args, "tokenize -m '%s/model-f32.gguf' --json 'Hello world, \xc3\xbc\x6e\xc3\xaf\x63ode 123'", dir);
     a = run_json(args, &st1);
@@ -113,8 +212,9 @@ int main(void)
     /* random weights may answer with newlines, so count the per-turn timing lines instead */
     const char *l3 = l2 ? strstr(l2 + 1, "seer: prompt ") : NULL;
     size_t on = strlen(r.out);
-    ok(r.status == 0 && l2 && !l3 && on && r.out[on - 1] == '\n', "chat answers each of two lines (exit %d)",
-       r.status);
+    if (!ok(r.status == 0 && l2 && !l3 && on && r.out[on - 1] == '\n', "chat answers each of two lines (exit %d)",
+            r.status))
+        diag("stdout:\n%s\nstderr:\n%s", r.out, r.err);
     ok(p1 > 0 && p2 > 0 && p2 < p1 + 8, "second turn feeds %ld tokens (first: %ld): earlier turns not re-processed",
        p2, p1);
     test_run_free(&r);

@@ -740,7 +740,7 @@ static void test_alloc_failures(const char *path, const tokenizer *good)
     tok_ids_free(&want);
 }
 
-/* 1 MiB inputs that would expose quadratic behaviour: one huge word, long runs of one regex
+/* 1 MiB inputs that would expose quadratic behaviour (as a run time of minutes): one huge word, long runs of one regex
    class, many added tokens. Every fill is NFC-stable, so the round trip must be exact. */
 static void test_pathological(const tokenizer *tok, const char *label)
 {
@@ -761,8 +761,8 @@ static void test_pathological(const tokenizer *tok, const char *label)
             size_t bl = 0;
             if (!rc)
                 rc = tok_decode(tok, ids.ids, ids.n, false, &back, &bl);
-            /* 5 s: linear work takes well under 0.2 s here; a quadratic path would take minutes. */
-            ok(rc == SEER_OK && bl == m && !memcmp(back, s, m) && dt < 5.0,
+            /* correctness only; the time is reported, speed lives in `seer bench --tokenizer` */
+            ok(rc == SEER_OK && bl == m && !memcmp(back, s, m),
                "%s: 1 MiB of '%s' (parse_special=%d): %zu ids in %.3f s, round trip exact", label, escape(fills[f], l),
                ps, ids.n, dt);
             seer_free(back);

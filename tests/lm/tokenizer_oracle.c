@@ -121,8 +121,8 @@ static void check_known(const tokenizer *tok, const char *label)
     tok_ids_free(&assistant);
 }
 
-/* Encoding 1 MiB of mixed text: reported, and bounded loosely to catch a quadratic path. */
-static void check_speed(const tokenizer *tok, const json_t *strings, const char *label)
+/* Encoding 1 MiB of the mixed test strings succeeds; its time is reported, not asserted. */
+static void encode_megabyte(const tokenizer *tok, const json_t *strings, const char *label)
 {
     const size_t target = 1 << 20;
     char *buf = malloc(target + 4096);
@@ -138,8 +138,9 @@ static void check_speed(const tokenizer *tok, const json_t *strings, const char 
     double t0 = seer_time_now();
     int rc = tok_encode(tok, buf, n, true, &ids);
     double dt = seer_time_now() - t0;
-    ok(rc == SEER_OK && dt < 5.0, "%s: encoded %zu bytes of mixed text into %zu ids in %.3f s (%.1f MB/s)", label, n,
-       ids.n, dt, (double)n / dt / 1e6);
+    ok(rc == SEER_OK && ids.n > 0, "%s: encoded %zu bytes of mixed text into %zu ids", label, n, ids.n);
+    diag("%s: %.3f s, %.1f MB/s (speed is measured by `seer bench --tokenizer`, not asserted)", label, dt,
+         (double)n / dt / 1e6);
     tok_ids_free(&ids);
     free(buf);
 }
@@ -170,7 +171,7 @@ static void run_tokenizer(const char *dir, const char *json_path, const char *pr
     for (int skip_special = 0; skip_special < 2; skip_special++)
         oracle_compare_decode(tok, dir, json_path, ids_path, seqs, skip_special, label);
     check_known(tok, label);
-    check_speed(tok, strings, label);
+    encode_megabyte(tok, strings, label);
     for (size_t i = 0; i < json_array_size(strings); i++) {
         const json_t *s = json_array_get(strings, i);
         tok_ids ids = {0};

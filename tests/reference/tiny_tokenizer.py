@@ -241,11 +241,11 @@ CHAT_TEMPLATE = r"""{%- set img = namespace(n=0) -%}{%- set vid = namespace(n=0)
 {%- elif messages[0].role == 'system' -%}
 {{- '<|im_start|>system\n' ~ render(messages[0].content, 'system') | trim ~ '<|im_end|>\n' -}}
 {%- endif -%}
-{%- set ns = namespace(last_query=messages | length - 1, multi_step=true) -%}
+{%- set ns = namespace(last_query_index=messages | length - 1, multi_step=true) -%}
 {%- for m in messages[::-1] -%}{%- set i = messages | length - 1 - loop.index0 -%}
 {%- if ns.multi_step and m.role == 'user' -%}{%- set c = (m.content if m.content is string else '') | trim -%}
 {%- if not (c.startswith('<tool_response>') and c.endswith('</tool_response>')) -%}
-{%- set ns.multi_step = false -%}{%- set ns.last_query = i -%}{%- endif -%}{%- endif -%}
+{%- set ns.multi_step = false -%}{%- set ns.last_query_index = i -%}{%- endif -%}{%- endif -%}
 {%- endfor -%}
 {%- for m in messages -%}
 {%- set c = render(m.content if m.content is not none else '', m.role) | trim -%}
@@ -259,7 +259,7 @@ CHAT_TEMPLATE = r"""{%- set img = namespace(n=0) -%}{%- set vid = namespace(n=0)
 {%- elif '</think>' in c -%}{%- set reasoning = c.split('</think>')[0].split('<think>')[-1] -%}
 {%- set c = c.split('</think>')[-1] -%}{%- endif -%}
 {%- set reasoning = reasoning | trim -%}{%- set c = c | trim -%}
-{%- if loop.index0 > ns.last_query or preserve_thinking -%}
+{%- if loop.index0 > ns.last_query_index or preserve_thinking -%}
 {{- '<|im_start|>assistant\n<think>\n' ~ reasoning ~ '\n</think>\n\n' ~ c -}}
 {%- else -%}{{- '<|im_start|>assistant\n' ~ c -}}{%- endif -%}
 {%- if m.tool_calls -%}{%- for call in m.tool_calls -%}
@@ -267,7 +267,8 @@ CHAT_TEMPLATE = r"""{%- set img = namespace(n=0) -%}{%- set vid = namespace(n=0)
 {%- if loop.first and c -%}{{- '\n\n' -}}{%- elif not loop.first -%}{{- '\n' -}}{%- endif -%}
 {{- '<tool_call>\n<function=' ~ fn.name ~ '>\n' -}}
 {%- if fn.arguments is mapping -%}{%- for k, v in fn.arguments.items() -%}
-{{- '<parameter=' ~ k ~ '>\n' ~ (v if v is string else (v | tojson)) ~ '\n</parameter>\n' -}}
+{%- set args_value = v -%}{%- set args_value = args_value|string if args_value is string else args_value|tojson|safe -%}
+{{- '<parameter=' ~ k ~ '>\n' ~ args_value ~ '\n</parameter>\n' -}}
 {%- endfor -%}{%- endif -%}
 {{- '</function>\n</tool_call>' -}}
 {%- endfor -%}{%- endif -%}
