@@ -9,6 +9,7 @@
 #include "core/fp16.h"
 #include "core/quant.h"
 #include "core/util.h"
+#include "quant_blocks.h"
 #include "support/testutil.h"
 #include "tap.h"
 
@@ -38,15 +39,6 @@ static uint32_t f32_bits(float f)
     uint32_t u;
     memcpy(&u, &f, 4);
     return u;
-}
-
-/* A random finite half: sign, exponent 0..30 (subnormals included), any mantissa. */
-static uint16_t rand_half(void)
-{
-    uint16_t h = (uint16_t)(test_rand_u64() & 0xffff);
-    if (((h >> 10) & 31) == 31)
-        h &= (uint16_t)~(1u << 14); /* exponent 31 → 15: finite */
-    return h;
 }
 
 /* 6-bit scale/min of sub-block j in the 12 packed bytes, from the K-quant layout: j < 4 low six
@@ -111,26 +103,6 @@ static float ref_elem(enum dtype t, const uint8_t *blk, int i)
     }
 }
 
-/* Fills nb blocks with random bytes, then puts valid (finite) halves in d/dmin. */
-static void random_blocks(enum dtype t, uint8_t *buf, int nb)
-{
-    const int bb = dtype_info(t)->block_bytes;
-    for (int i = 0; i < nb * bb; i++)
-        buf[i] = (uint8_t)test_rand_u64();
-    for (int b = 0; b < nb; b++) {
-        uint8_t *p = buf + b * bb;
-        uint16_t h0 = rand_half(), h1 = rand_half();
-        switch (t) {
-        case DT_Q8_0: memcpy(&((block_q8_0 *)p)->d, &h0, 2); break;
-        case DT_Q4_0: memcpy(&((block_q4_0 *)p)->d, &h0, 2); break;
-        case DT_Q4_K: ((block_q4_K *)p)->d = h0; ((block_q4_K *)p)->dmin = h1; break;
-        case DT_Q5_K: ((block_q5_K *)p)->d = h0; ((block_q5_K *)p)->dmin = h1; break;
-        case DT_Q6_K: ((block_q6_K *)p)->d = h0; break;
-        default: break;
-        }
-    }
-}
-
 static void test_dequant_bit_exact(void)
 {
     static const enum dtype types[] = {DT_Q8_0, DT_Q4_0, DT_Q4_K, DT_Q5_K, DT_Q6_K};
@@ -142,7 +114,7 @@ static void test_dequant_bit_exact(void)
             const int nb = nblocks[k], n = nb * be;
             uint8_t *buf = malloc((size_t)nb * bb);
             float *got = malloc((size_t)n * sizeof *got);
-            random_blocks(t, buf, nb);
+            quant_test_random_blocks(t, buf, nb);
             dequantize_row(t, buf, got, n);
             int bad = -1;
             for (int i = 0; i < n && bad < 0; i++) {
@@ -239,7 +211,7 @@ static void test_half_rounding(void)
     }
     /* exact ties between neighbouring halves, normal and subnormal */
     for (int i = 0; i < 20000; i++) {
-        uint16_t lo = rand_half() & 0x7fff;
+        uint16_t lo = quant_test_rand_half() & 0x7fff;
         if (lo == 0x7bff)
             lo--;
         const double mid = (half_value(lo) + half_value((uint16_t)(lo + 1))) / 2; /* exact in f32 */

@@ -2,7 +2,8 @@
    decoders (tests/oracle/ggml_dequant.py, from the llama.cpp source that npm node-llama-cpp ships).
    tests/core/quant.c checks the decoders against references written here from the layouts; this
    test closes the loop with code seer's authors did not write, so a misread layout cannot pass
-   both. For Q8_0, Q4_0, Q4_K, Q5_K and Q6_K: random block bytes with random finite half scales,
+   both. For Q8_0, Q4_0, Q4_K, Q5_K and Q6_K: random block bytes with random finite half scales
+   (subnormal to 65504),
    and (Q8_0, Q4_K) the blocks seer's quantisers write for random rows; every element must be
    bit-identical to gguf-py's float32 result. Needs the npm oracle (npm install in tests/oracle)
    and python3-numpy: skipped visibly without them, failed when SEER_REQUIRE_ORACLES=1. */
@@ -10,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/fp16.h"
 #include "core/quant.h"
 #include "core/tensor.h"
+#include "quant_blocks.h"
 #include "support/testutil.h"
 #include "tap.h"
 
@@ -21,32 +22,6 @@
 #define N_BLOCKS 2048
 /* A broken test environment (no memory, unwritable temp dir): stop the program, failing. */
 #define BAIL(...) (printf("Bail out! " __VA_ARGS__), printf("\n"), exit(2))
-
-/* A random finite half in ±[2^-14, 4): normal values, as real scales are, whose products with
-   the quants stay far from f32 overflow. */
-static uint16_t rand_scale(void)
-{
-    float v = test_randf(0.0001f, 4.0f);
-    return f32_to_f16(test_rand_u64() & 1 ? -v : v);
-}
-
-/* Random bytes in every field, then valid scales where the layout holds halves. */
-static void random_blocks(enum dtype t, uint8_t *p, size_t n_blocks)
-{
-    const size_t bb = dtype_info(t)->block_bytes;
-    for (size_t i = 0; i < n_blocks * bb; i++)
-        p[i] = (uint8_t)test_rand_u64();
-    for (size_t b = 0; b < n_blocks; b++) {
-        uint8_t *blk = p + b * bb;
-        uint16_t d = rand_scale(), dmin = rand_scale();
-        switch (t) {
-        case DT_Q8_0: case DT_Q4_0: memcpy(blk, &d, 2); break;
-        case DT_Q4_K: case DT_Q5_K: memcpy(blk, &d, 2), memcpy(blk + 2, &dmin, 2); break;
-        case DT_Q6_K: memcpy(blk + offsetof(block_q6_K, d), &d, 2); break;
-        default: break;
-        }
-    }
-}
 
 /* gguf-py's decoding of `bytes` (n_blocks blocks of t) into out; false when the script fails. */
 static bool oracle_dequant(enum dtype t, const uint8_t *bytes, size_t n_blocks, float *out, const char *tag)
@@ -118,7 +93,7 @@ int main(void)
         uint8_t *bytes = malloc(N_BLOCKS * bb);
         if (!bytes)
             BAIL("out of memory");
-        random_blocks(t, bytes, N_BLOCKS);
+        quant_test_random_blocks(t, bytes, N_BLOCKS);
         char tag[32];
         snprintf(tag, sizeof tag, "random-%s", dtype_name(t));
         size_t first = 0, bad = compare(t, bytes, N_BLOCKS, tag, &first);

@@ -118,10 +118,10 @@ static void matmul_case(backend *vk, enum dtype wt, struct mm_case c, bool views
 static void test_matmul(backend *vk, const char *tag)
 {
     /* not multiples of any tile (64×64×16) or of the matvec workgroup; odd K puts half of the
-       f16/bf16 rows on odd element starts; 1×1×1; a 2048-deep dot product */
+       f16/bf16 rows on odd element starts; 1×1×1; a 2048-deep dot product; 2500 tokens */
     static const struct mm_case cases[] = {
         {1000, 37, 1}, {1000, 37, 3}, {1000, 37, 67}, {1, 1, 1}, {999, 5, 1},
-        {999, 70, 9},  {257, 130, 2}, {64, 64, 64},   {2048, 300, 1},
+        {999, 70, 9},  {257, 130, 2}, {64, 64, 64},   {2048, 300, 1}, {96, 70, 2500},
     };
     static const enum dtype types[] = {DT_F32, DT_F16, DT_BF16};
     for (size_t t = 0; t < ARRAY_LEN(types); t++) {
@@ -190,7 +190,7 @@ static void rmsnorm_case(backend *vk, const int64_t ne[4], int w_mode, bool view
 
 static void test_rmsnorm(backend *vk, const char *tag, bool big)
 {
-    static const int64_t shapes[][4] = {{1000, 5, 1, 1}, {1, 1, 1, 1}, {4097, 3, 1, 1}, {64, 7, 3, 2}};
+    static const int64_t shapes[][4] = {{1000, 5, 1, 1}, {1, 1, 1, 1}, {4097, 3, 1, 1}, {64, 7, 3, 2}, {64, 3000, 1, 1}};
     if (big) {
         /* 240 KB of x: several windows of a small override */
         for (int wm = 0; wm < 3; wm++)

@@ -215,6 +215,7 @@ static void test_matmul(backend *vk, const char *tag, bool split)
         for (size_t n = 0; n < ARRAY_LEN(Ns); n++)
             matmul_case(vk, t, K, 37, Ns[n], false, tag);
         matmul_case(vk, t, K, 2500, 1, false, tag);  /* thousands of rows: the lm-head shape */
+        matmul_case(vk, t, K, 23, 2100, false, tag); /* thousands of tokens: a long prefill */
         matmul_case(vk, t, qk == 1 ? 1 : qk, 1, 1, false, tag); /* one block, one row */
         matmul_case(vk, t, 5 * (qk == 1 ? 64 : 256), 130, 9, false, tag); /* K = 1280: deeper dot */
         matmul_case(vk, t, K, 19, 3, true, tag);
