@@ -45,7 +45,7 @@ static void print_vulkan_device(FILE *out, const struct vk_device_info *d, const
         print_size(out, d->heaps[i].size_bytes);
         fprintf(out, "%s\n", d->heaps[i].device_local ? " device-local" : "");
     }
-    fprintf(out, "  subgroup size      %u\n", d->subgroup_size);
+    fprintf(out, "  subgroup size      %u%s\n", d->subgroup_size, d->subgroup_arith ? ", arithmetic" : "");
     fprintf(out, "  max storage range  %llu bytes\n", (unsigned long long)d->max_storage_range);
     fprintf(out, "  max allocation     %llu bytes\n", (unsigned long long)d->max_allocation_bytes);
     fprintf(out, "  workgroup size     %u x %u x %u, %u invocations\n", d->max_workgroup_size[0],

@@ -138,6 +138,8 @@ int backend_vulkan_create(const struct vk_backend_params *params, backend **out)
         rc = seer_err(SEER_ENOMEM, "vulkan: no memory for the pipeline cache path");
     if (rc == SEER_OK)
         rc = vk_device_open(vk, &p);
+    if (rc == SEER_OK && p.plain_kernels)
+        vk->caps.subgroup_arith = false;
     if (rc == SEER_OK)
         rc = vk_cmd_init(vk);
     if (rc == SEER_OK)
@@ -150,9 +152,9 @@ int backend_vulkan_create(const struct vk_backend_params *params, backend **out)
     be->alignment = MAX((size_t)vk->caps.storage_align, (size_t)64);
     be->max_buffer_size = (size_t)MIN(vk->caps.max_alloc, (uint64_t)SIZE_MAX);
     snprintf(be->description, sizeof be->description, "vulkan: %.110s", vk->info.name);
-    LOG_INFO("vulkan", "%s (%s); subgroup %u, storage window %llu bytes%s", vk->info.name, vk->info.driver_info,
-             vk->caps.subgroup_size, (unsigned long long)vk->caps.max_storage_range,
-             vk->validation_active ? ", validation on" : "");
+    LOG_INFO("vulkan", "%s (%s); subgroup %u%s, storage window %llu bytes%s", vk->info.name, vk->info.driver_info,
+             vk->caps.subgroup_size, vk->caps.subgroup_arith ? " (reductions in subgroups)" : "",
+             (unsigned long long)vk->caps.max_storage_range, vk->validation_active ? ", validation on" : "");
     *out = be;
     return SEER_OK;
 fail:

@@ -298,6 +298,9 @@ static int probe_device(VkPhysicalDevice pd, int index, struct probe *p)
                                           .pNext = driver_props ? (void *)&drv : (void *)&m3};
         vkGetPhysicalDeviceProperties2(pd, &p2);
         info->subgroup_size = sg.subgroupSize;
+        info->subgroup_arith = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                               (sg.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) &&
+                               (sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
         info->max_allocation_bytes = m3.maxMemoryAllocationSize;
         if (driver_props) {
             snprintf(info->driver_name, sizeof info->driver_name, "%s", drv.driverName);
@@ -352,6 +355,7 @@ static int probe_device(VkPhysicalDevice pd, int index, struct probe *p)
     memcpy(caps->cache_uuid, props.pipelineCacheUUID, VK_UUID_SIZE);
     caps->kind = info->kind;
     caps->subgroup_size = info->subgroup_size;
+    caps->subgroup_arith = info->subgroup_arith;
     /* whole words, so a window's range can be rounded up to a word without passing the limit */
     caps->max_storage_range = info->max_storage_range & ~(uint64_t)3;
     /* every binding is a 32-bit word array, so windows also start on whole words */

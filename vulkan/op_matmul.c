@@ -16,8 +16,9 @@
 /* x rows the matvec kernel takes at once (NMAX in matvec.comp). */
 #define MATVEC_MAX_N 8
 
+
 struct weight_kind {
-    enum vk_kernel matvec, matmul, get_rows;
+    enum vk_kernel matvec, matmul, get_rows, matvec_sg;
     size_t unit; /* what the shader indexes weights in: the element (f32 4, f16/bf16 2), or the
                     byte for quantised rows, whose blocks are not 4-byte aligned */
 };
@@ -25,14 +26,14 @@ struct weight_kind {
 static bool weight_kind(enum dtype t, struct weight_kind *k)
 {
     switch (t) {
-    case DT_F32: *k = (struct weight_kind){VK_K_MATVEC_F32, VK_K_MATMUL_F32, VK_K_GET_ROWS_F32, 4}; return true;
-    case DT_F16: *k = (struct weight_kind){VK_K_MATVEC_F16, VK_K_MATMUL_F16, VK_K_GET_ROWS_F16, 2}; return true;
-    case DT_BF16: *k = (struct weight_kind){VK_K_MATVEC_BF16, VK_K_MATMUL_BF16, VK_K_GET_ROWS_BF16, 2}; return true;
-    case DT_Q8_0: *k = (struct weight_kind){VK_K_MATVEC_Q8_0, VK_K_MATMUL_Q8_0, VK_K_GET_ROWS_Q8_0, 1}; return true;
-    case DT_Q4_0: *k = (struct weight_kind){VK_K_MATVEC_Q4_0, VK_K_MATMUL_Q4_0, VK_K_GET_ROWS_Q4_0, 1}; return true;
-    case DT_Q4_K: *k = (struct weight_kind){VK_K_MATVEC_Q4_K, VK_K_MATMUL_Q4_K, VK_K_GET_ROWS_Q4_K, 1}; return true;
-    case DT_Q5_K: *k = (struct weight_kind){VK_K_MATVEC_Q5_K, VK_K_MATMUL_Q5_K, VK_K_GET_ROWS_Q5_K, 1}; return true;
-    case DT_Q6_K: *k = (struct weight_kind){VK_K_MATVEC_Q6_K, VK_K_MATMUL_Q6_K, VK_K_GET_ROWS_Q6_K, 1}; return true;
+    case DT_F32: *k = (struct weight_kind){VK_K_MATVEC_F32, VK_K_MATMUL_F32, VK_K_GET_ROWS_F32, VK_K_MATVEC_SG_F32, 4}; return true;
+    case DT_F16: *k = (struct weight_kind){VK_K_MATVEC_F16, VK_K_MATMUL_F16, VK_K_GET_ROWS_F16, VK_K_MATVEC_SG_F16, 2}; return true;
+    case DT_BF16: *k = (struct weight_kind){VK_K_MATVEC_BF16, VK_K_MATMUL_BF16, VK_K_GET_ROWS_BF16, VK_K_MATVEC_SG_BF16, 2}; return true;
+    case DT_Q8_0: *k = (struct weight_kind){VK_K_MATVEC_Q8_0, VK_K_MATMUL_Q8_0, VK_K_GET_ROWS_Q8_0, VK_K_MATVEC_SG_Q8_0, 1}; return true;
+    case DT_Q4_0: *k = (struct weight_kind){VK_K_MATVEC_Q4_0, VK_K_MATMUL_Q4_0, VK_K_GET_ROWS_Q4_0, VK_K_MATVEC_SG_Q4_0, 1}; return true;
+    case DT_Q4_K: *k = (struct weight_kind){VK_K_MATVEC_Q4_K, VK_K_MATMUL_Q4_K, VK_K_GET_ROWS_Q4_K, VK_K_MATVEC_SG_Q4_K, 1}; return true;
+    case DT_Q5_K: *k = (struct weight_kind){VK_K_MATVEC_Q5_K, VK_K_MATMUL_Q5_K, VK_K_GET_ROWS_Q5_K, VK_K_MATVEC_SG_Q5_K, 1}; return true;
+    case DT_Q6_K: *k = (struct weight_kind){VK_K_MATVEC_Q6_K, VK_K_MATMUL_Q6_K, VK_K_GET_ROWS_Q6_K, VK_K_MATVEC_SG_Q6_K, 1}; return true;
     default: return false;
     }
 }
@@ -57,7 +58,7 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
     const bool mv = N <= MATVEC_MAX_N;
     const struct vk_pipeline *pl;
     if (rc == SEER_OK)
-        rc = vk_pipeline_get(vk, mv ? wk.matvec : wk.matmul, 0, &pl);
+        rc = vk_pipeline_get(vk, !mv ? wk.matmul : vk->caps.subgroup_arith ? wk.matvec_sg : wk.matvec, 0, &pl);
     if (rc)
         return rc;
     /* rows of w per workgroup along grid x, rows of x per workgroup along grid y (matvec: all) */

@@ -136,6 +136,9 @@ static uint32_t spec_none(const struct vk_caps *c, uint32_t variant, uint32_t *s
     return 0;
 }
 
+/* the *_sg matvec builds declare subgroup arithmetic (cleared by vk_backend_params.plain_kernels) */
+static bool supports_subgroup_arith(const struct vk_caps *c) { return c->subgroup_arith; }
+
 static bool supports_gdn_chunk(const struct vk_caps *c)
 {
     /* gdn_state.comp: 256 invocations, 20 KiB of shared memory (gdn_prep.comp needs less) */
@@ -208,6 +211,14 @@ static const struct vk_kernel_desc kernels[VK_KERNEL_COUNT] = {
     [VK_K_MATVEC_Q4_K] = {"matvec_q4_K", spv_matvec_q4_k, &spv_matvec_q4_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
     [VK_K_MATVEC_Q5_K] = {"matvec_q5_K", spv_matvec_q5_k, &spv_matvec_q5_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
     [VK_K_MATVEC_Q6_K] = {"matvec_q6_K", spv_matvec_q6_k, &spv_matvec_q6_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
+    [VK_K_MATVEC_SG_F32] = {"matvec_sg_f32", spv_matvec_sg, &spv_matvec_sg_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
+    [VK_K_MATVEC_SG_F16] = {"matvec_sg_f16", spv_matvec_sg_f16, &spv_matvec_sg_f16_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
+    [VK_K_MATVEC_SG_BF16] = {"matvec_sg_bf16", spv_matvec_sg_bf16, &spv_matvec_sg_bf16_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
+    [VK_K_MATVEC_SG_Q8_0] = {"matvec_sg_q8_0", spv_matvec_sg_q8_0, &spv_matvec_sg_q8_0_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
+    [VK_K_MATVEC_SG_Q4_0] = {"matvec_sg_q4_0", spv_matvec_sg_q4_0, &spv_matvec_sg_q4_0_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
+    [VK_K_MATVEC_SG_Q4_K] = {"matvec_sg_q4_K", spv_matvec_sg_q4_k, &spv_matvec_sg_q4_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
+    [VK_K_MATVEC_SG_Q5_K] = {"matvec_sg_q5_K", spv_matvec_sg_q5_k, &spv_matvec_sg_q5_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
+    [VK_K_MATVEC_SG_Q6_K] = {"matvec_sg_q6_K", spv_matvec_sg_q6_k, &spv_matvec_sg_q6_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
     [VK_K_MATMUL_Q8_0] = {"matmul_q8_0", spv_matmul_q8_0, &spv_matmul_q8_0_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
     [VK_K_MATMUL_Q4_0] = {"matmul_q4_0", spv_matmul_q4_0, &spv_matmul_q4_0_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
     [VK_K_MATMUL_Q4_K] = {"matmul_q4_K", spv_matmul_q4_k, &spv_matmul_q4_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},

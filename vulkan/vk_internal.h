@@ -36,8 +36,10 @@ struct vk_caps {
     uint64_t max_alloc;              /* maxMemoryAllocationSize */
     uint32_t device_id;
     uint8_t cache_uuid[VK_UUID_SIZE];  /* pipelineCacheUUID: a saved cache must match it */
-    /* optional features, enabled on the device when present; no kernel requires any of them */
+    /* optional features, enabled on the device when present; no kernel requires any of them, and
+       a kernel that uses one (the subgroup matvec) has a plain twin */
     bool fp16, storage16, int_dot, coopmat;
+    bool subgroup_arith;                  /* cleared by vk_backend_params.plain_kernels */
     bool ext_float16_int8, ext_int_dot;   /* extensions to enable (pre-1.2 / pre-1.3 devices) */
     bool ext_memory_budget;               /* VK_EXT_memory_budget: the driver's free-memory figures */
 };
@@ -79,6 +81,8 @@ enum vk_kernel {
     VK_K_MATMUL_F32, VK_K_MATMUL_F16, VK_K_MATMUL_BF16,
     VK_K_MATVEC_Q8_0, VK_K_MATVEC_Q4_0, VK_K_MATVEC_Q4_K, VK_K_MATVEC_Q5_K, VK_K_MATVEC_Q6_K, /* op_matmul.c */
     VK_K_MATMUL_Q8_0, VK_K_MATMUL_Q4_0, VK_K_MATMUL_Q4_K, VK_K_MATMUL_Q5_K, VK_K_MATMUL_Q6_K,
+    VK_K_MATVEC_SG_F32, VK_K_MATVEC_SG_F16, VK_K_MATVEC_SG_BF16, VK_K_MATVEC_SG_Q8_0, VK_K_MATVEC_SG_Q4_0,
+    VK_K_MATVEC_SG_Q4_K, VK_K_MATVEC_SG_Q5_K, VK_K_MATVEC_SG_Q6_K, /* matvec with subgroup reductions */
     VK_K_GET_ROWS_F32, VK_K_GET_ROWS_F16, VK_K_GET_ROWS_BF16, VK_K_GET_ROWS_Q8_0, VK_K_GET_ROWS_Q4_0,
     VK_K_GET_ROWS_Q4_K, VK_K_GET_ROWS_Q5_K, VK_K_GET_ROWS_Q6_K,
     VK_K_NORM,                                   /* op_norm.c: every norm, by variant */

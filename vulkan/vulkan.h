@@ -21,6 +21,8 @@ struct vk_backend_params {
     uint64_t memory_limit_override;    /* 0 = the device's memory; a smaller value (tests) is the most
                                           device memory the backend reports (backend_memory), so the
                                           memory plan's refusal can be exercised */
+    bool plain_kernels;                /* use only the kernels that need no optional feature (tests
+                                          run both paths on devices that have the fast ones) */
     bool force_staging;                /* copy through a staging buffer even where device memory can
                                           be mapped (UMA, lavapipe): exercises the discrete-GPU path */
     const char *pipeline_cache_path;   /* NULL: none. Else a VkPipelineCache file, loaded at create
@@ -61,6 +63,7 @@ struct vk_device_info {
     uint32_t n_heaps;
     struct { uint64_t size_bytes; bool device_local; } heaps[VK_INFO_MAX_HEAPS];
     uint32_t subgroup_size;
+    bool subgroup_arith;            /* subgroup arithmetic (subgroupAdd, ...) in compute shaders */
     uint64_t max_storage_range;     /* maxStorageBufferRange, bytes */
     uint32_t max_workgroup_size[3];
     uint32_t max_workgroup_invocations;

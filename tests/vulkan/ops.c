@@ -415,6 +415,11 @@ int main(void)
 
     /* The same ops with a 32 KiB storage window: a {1000,37} f32 weight (4000-byte rows) spans
        five windows, x of 67 rows (268 KB) nine, so both split loops of matmul run. */
+    if ((vk = vk_test_backend_with(0, true))) {
+        test_matmul(vk, "plain: ");
+        vk_test_validation_check(vk, "plain ops");
+        backend_free(vk);
+    }
     if ((vk = vk_test_backend(32 << 10))) {
         static const enum dtype types[] = {DT_F32, DT_F16, DT_BF16};
         for (size_t t = 0; t < ARRAY_LEN(types); t++) {

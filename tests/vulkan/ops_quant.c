@@ -342,6 +342,12 @@ int main(void)
     vk_test_validation_check(vk, "quantised ops");
     backend_free(vk);
 
+    /* the kernels that need no optional feature, where the default device has faster ones */
+    if ((vk = vk_test_backend_with(0, true))) {
+        test_matmul(vk, "plain: ", false);
+        vk_test_validation_check(vk, "plain quantised ops");
+        backend_free(vk);
+    }
     if ((vk = vk_test_backend(32 << 10))) {
         test_matmul(vk, "split: ", true);
         test_get_rows(vk, "split: ", true);

@@ -83,13 +83,14 @@ static inline void vk_test_tensor_free(tensor *t)
 #include "vulkan/vulkan.h"
 
 /* A Vulkan backend with the validation layer requested and a storage window of `window` bytes
-   (0: the device's own limit), for tests that compare Vulkan with the CPU. NULL after a failed
-   test naming why. */
-static inline backend *vk_test_backend(uint64_t window)
+   (0: the device's own limit), for tests that compare Vulkan with the CPU; `plain`: only the
+   kernels that need no optional feature. NULL after a failed test naming why. */
+static inline backend *vk_test_backend_with(uint64_t window, bool plain)
 {
     struct vk_backend_params p = vk_backend_params_default();
     p.enable_validation = true;
     p.max_storage_range_override = window;
+    p.plain_kernels = plain;
     backend *be = NULL;
     int rc = backend_vulkan_create(&p, &be);
     if (!ok(rc == SEER_OK, "vulkan backend with a %llu-byte storage window (%s)", (unsigned long long)window,
@@ -97,6 +98,8 @@ static inline backend *vk_test_backend(uint64_t window)
         return NULL;
     return be;
 }
+
+static inline backend *vk_test_backend(uint64_t window) { return vk_test_backend_with(window, false); }
 
 /* Opens what the op tests compare: the default Vulkan device (validation requested) in *vk and a
    2-thread CPU backend in *cpu. Returns false when the program cannot go on; the TAP outcome is

@@ -12,6 +12,16 @@ set(seer_shader_variants
   "matvec_q4_k|matvec.comp|W_Q4_K"
   "matvec_q5_k|matvec.comp|W_Q5_K"
   "matvec_q6_k|matvec.comp|W_Q6_K"
+  # the same with subgroup reductions: a module that declares subgroup arithmetic cannot be made on
+  # devices without it, so these are separate builds even though no buffer type changes
+  "matvec_sg|matvec.comp|SG_REDUCE"
+  "matvec_sg_f16|matvec.comp|W_F16,SG_REDUCE"
+  "matvec_sg_bf16|matvec.comp|W_BF16,SG_REDUCE"
+  "matvec_sg_q8_0|matvec.comp|W_Q8_0,SG_REDUCE"
+  "matvec_sg_q4_0|matvec.comp|W_Q4_0,SG_REDUCE"
+  "matvec_sg_q4_k|matvec.comp|W_Q4_K,SG_REDUCE"
+  "matvec_sg_q5_k|matvec.comp|W_Q5_K,SG_REDUCE"
+  "matvec_sg_q6_k|matvec.comp|W_Q6_K,SG_REDUCE"
   "matmul_q8_0|matmul.comp|W_Q8_0"
   "matmul_q4_0|matmul.comp|W_Q4_0"
   "matmul_q4_k|matmul.comp|W_Q4_K"
