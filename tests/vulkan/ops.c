@@ -34,17 +34,6 @@ static float *randn(size_t n)
     return v;
 }
 
-/* All of a contiguous f32 tensor (syncs its backend). */
-static float *read_f32(const tensor *t)
-{
-    size_t n = (size_t)tensor_nelements(t);
-    float *v = calloc(n, sizeof *v);
-    int rc = backend_tensor_get(t, v, 0, n * sizeof *v);
-    if (rc != SEER_OK)
-        diag("read %s: %s", t->name, seer_last_error());
-    return v;
-}
-
 static void check(const char *what, const float *got_vk, const float *got_cpu, int cpu_rc, const double *ref, size_t n)
 {
     double e = rel_l2_d(got_vk, ref, n);
@@ -99,7 +88,7 @@ static void matmul_case(backend *vk, enum dtype wt, struct mm_case c, bool views
                                 views ? (size_t)xrow * 4 : 0);
         rc[b] = op_matmul(bes[b], out, &wv, &xv);
         if (rc[b] == SEER_OK)
-            got[b] = read_f32(out);
+            got[b] = vk_test_read_f32(out);
         else if (b == 0)
             diag("%s: %s", what, seer_last_error());
         vk_test_tensor_free(wp);
@@ -166,7 +155,7 @@ static void rmsnorm_case(backend *vk, const int64_t ne[4], int w_mode, bool view
         rc[b] = op_rmsnorm(bes[b], in_place ? &xv : out, &xv, w_mode ? wt : NULL, shift, eps);
         if (rc[b] == SEER_OK) {
             /* in place with a padded view: read the rows back out of the parent */
-            float *all = read_f32(in_place ? xp : out);
+            float *all = vk_test_read_f32(in_place ? xp : out);
             got[b] = malloc((size_t)(ne[0] * rows) * sizeof(float));
             int64_t stride = in_place ? rowp : ne[0];
             for (int64_t r = 0; r < rows; r++)
@@ -236,7 +225,7 @@ static void binary_case(backend *vk, enum binary_op op, const int64_t a_ne[4], c
         tensor *out = in_place ? ta : vk_test_tensor(bes[b], DT_F32, a_ne[0], a_ne[1], a_ne[2], a_ne[3], NULL);
         rc[b] = op == BINARY_ADD ? op_add(bes[b], out, ta, tb) : op_mul(bes[b], out, ta, tb);
         if (rc[b] == SEER_OK)
-            got[b] = read_f32(out);
+            got[b] = vk_test_read_f32(out);
         else if (b == 0)
             diag("%s: %s", what, seer_last_error());
         if (!in_place)
@@ -310,7 +299,7 @@ static int run_chain(backend *be, const struct chain_data *d, float **out)
             rc = rc ? rc : op_add(be, z, z, negc);
         }
         if (rc == SEER_OK)
-            *out = read_f32(z);
+            *out = vk_test_read_f32(z);
     }
     for (size_t i = 0; i < ARRAY_LEN(all); i++)
         vk_test_tensor_free(all[i]);

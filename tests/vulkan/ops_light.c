@@ -31,16 +31,6 @@
 
 static backend *cpu_be;
 
-static float *read_f32(const tensor *t)
-{
-    size_t n = tensor_nbytes(t) / 4;
-    float *v = calloc(n, sizeof *v);
-    int rc = backend_tensor_get(t, v, 0, n * 4);
-    if (rc != SEER_OK)
-        diag("read %s: %s", t->name, seer_last_error());
-    return v;
-}
-
 static void check(const char *what, const float *vk, const float *cpu, const double *ref, size_t n)
 {
     double e = rel_l2_d(vk, ref, n);
@@ -87,7 +77,7 @@ static void rows_case(backend *vk, const struct rows_case *c, const float *xdata
             tensor xv = tensor_view(xp, 4, ne, nb, 0), yv = ydata ? tensor_view(yp, 4, ne, nb, 0) : xv;
             rc[b] = run(bes[b], c->in_place ? &xv : out, &xv, ydata ? &yv : NULL, vec, arg);
             if (rc[b] == SEER_OK) {
-                float *all = read_f32(c->in_place ? xp : out);
+                float *all = vk_test_read_f32(c->in_place ? xp : out);
                 const int64_t stride = c->in_place ? rowp : ne[0];
                 got[b] = malloc((size_t)n * sizeof(float));
                 for (int64_t r = 0; r < rows; r++)
@@ -517,7 +507,7 @@ static void rope_case(backend *vk, bool vision, int64_t hd, int64_t nh, int64_t 
             tensor *o = in_place ? &xv : out;
             rc[b] = vision ? op_rope_vision(bes[b], o, &xv, pt, theta) : op_rope_text(bes[b], o, &xv, pt, p);
             if (rc[b] == SEER_OK) {
-                float *all = read_f32(in_place ? xp : out);
+                float *all = vk_test_read_f32(in_place ? xp : out);
                 got[b] = malloc((size_t)n * sizeof(float));
                 for (int64_t t = 0; t < T; t++)
                     for (int64_t h = 0; h < nh; h++)

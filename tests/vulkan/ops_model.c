@@ -42,16 +42,6 @@ static float *randn(size_t n, float scale)
     return v;
 }
 
-static float *read_all(const tensor *t)
-{
-    size_t n = (size_t)tensor_nelements(t);
-    float *v = calloc(n, sizeof *v);
-    int rc = backend_tensor_get(t, v, 0, n * sizeof *v);
-    if (rc != SEER_OK)
-        diag("read %s: %s", t->name, seer_last_error());
-    return v;
-}
-
 /* got[0] from Vulkan, got[1] from the CPU (rc[1] its status), against ref. */
 static void check(const char *what, float *const got[2], const int rc[2], const double *ref, size_t n)
 {
@@ -101,7 +91,7 @@ static int conv_run(backend *be, const struct conv_case *c, const float *x, cons
             rc = op_conv1d_causal(be, &ov, &xv, wt, st);
         }
         if (rc == SEER_OK) {
-            *out = read_all(ot);
+            *out = vk_test_read_f32(ot);
             rc = backend_tensor_get(st, state, 0, (size_t)(C * (c->K - 1)) * sizeof(float));
         } else {
             diag("conv on %s: %s", backend_name(be), seer_last_error());
@@ -481,7 +471,7 @@ static int attn_run(backend *be, const struct attn_case *c, const float *q, cons
         struct attn_mask m = {.kind = c->causal ? ATTN_CAUSAL : ATTN_SEGMENTS, .q_pos0 = c->q_pos0, .seg = segt};
         rc = op_attention(be, out, &qv, &kv, &vv, 1.0f / sqrtf((float)hd), &m);
         if (rc == SEER_OK)
-            *got = read_all(out);
+            *got = vk_test_read_f32(out);
         else
             diag("attention on %s: %s", backend_name(be), seer_last_error());
     }

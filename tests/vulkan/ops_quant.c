@@ -119,16 +119,6 @@ static void tensor_free_(tensor *t)
     }
 }
 
-static float *read_all(const tensor *t)
-{
-    size_t n = tensor_nbytes(t) / 4;
-    float *v = calloc(n, sizeof *v);
-    int rc = backend_tensor_get(t, v, 0, n * 4);
-    if (rc != SEER_OK)
-        diag("read %s: %s", t->name, seer_last_error());
-    return v;
-}
-
 /* ---- matmul ------------------------------------------------------------------------------ */
 
 /* out[n][m] = Σ_k w[m][k]·x[n][k]. With `views`, w is a view starting one block into a parent
@@ -171,7 +161,7 @@ static void matmul_case(backend *vk, enum dtype t, int64_t K, int64_t M, int64_t
                                     views ? (size_t)xrow * 4 : 0);
             rc[b] = op_matmul(bes[b], out, &wv, &xv);
             if (rc[b] == SEER_OK)
-                got[b] = read_all(out);
+                got[b] = vk_test_read_f32(out);
             else
                 diag("%s on %s: %s", what, backend_name(bes[b]), seer_last_error());
         }
@@ -253,7 +243,7 @@ static void get_rows_case(backend *vk, enum dtype t, int64_t H, int64_t V, int64
             tensor ov = tensor_view(op, 2, (int64_t[]){H, N}, (size_t[]){4, (size_t)orow * 4}, 0);
             rc[b] = op_get_rows(bes[b], &ov, tb, it);
             if (rc[b] == SEER_OK) {
-                float *all = read_all(op);
+                float *all = vk_test_read_f32(op);
                 got[b] = malloc((size_t)(H * N) * sizeof(float));
                 for (int64_t n = 0; n < N; n++)
                     memcpy(got[b] + n * H, all + n * orow, (size_t)H * sizeof(float));
@@ -294,7 +284,7 @@ static void get_rows_bad_ids(backend *vk)
     tensor *out = vk_test_tensor(vk, DT_F32, H, 4, 1, 1, NULL);
     if (tb && it && out) {
         int rc = op_get_rows(vk, out, tb, it);
-        float *got = rc ? NULL : read_all(out);
+        float *got = rc ? NULL : vk_test_read_f32(out);
         float want[2][64];
         dequantize_row(DT_Q8_0, raw + 3 * 68, want[0], H);
         dequantize_row(DT_Q8_0, raw + 9 * 68, want[1], H);

@@ -68,6 +68,18 @@ static inline tensor *vk_test_tensor(backend *be, enum dtype type, int64_t ne0, 
     return t;
 }
 
+/* All of a contiguous f32 tensor as a new array (syncs its backend); a failed read is reported
+   with diag() and leaves zeros, which the comparison then catches. */
+static inline float *vk_test_read_f32(const tensor *t)
+{
+    size_t n = (size_t)tensor_nelements(t);
+    float *v = calloc(n, sizeof *v);
+    int rc = v ? backend_tensor_get(t, v, 0, n * sizeof *v) : SEER_ENOMEM;
+    if (rc != SEER_OK)
+        diag("read %s: %s", t->name, seer_last_error());
+    return v;
+}
+
 static inline void vk_test_tensor_free(tensor *t)
 {
     if (t) {
