@@ -24,6 +24,7 @@
 #include "core/cpu/cpu.h"
 #include "core/ops.h"
 #include "core/util.h"
+#include "support/gdn_ref.h"
 #include "support/testutil.h"
 #include "tap.h"
 #include "vk_test.h"
@@ -237,24 +238,8 @@ static void gdn_reference(const struct gdn_case *c, const struct gdn_data *d, do
             /* spec §2.5 step 5 (grouped) or llama.cpp's tiled order */
             const int64_t hk = c->order == GDN_V_TILED ? j % Hk : j / (Hv / Hk);
             const float *q = d->q + (t * Hk + hk) * dk, *k = d->k + (t * Hk + hk) * dk, *v = d->v + (t * Hv + j) * dv;
-            double *s = S + j * dk * dv;
-            const double alpha = exp((double)d->g[t * Hv + j]), beta = d->beta[t * Hv + j];
-            for (int64_t i = 0; i < dk * dv; i++)
-                s[i] *= alpha;
-            for (int64_t e = 0; e < dv; e++) {
-                kv[e] = 0;
-                for (int64_t i = 0; i < dk; i++)
-                    kv[e] += s[i * dv + e] * k[i];
-            }
-            for (int64_t i = 0; i < dk; i++)
-                for (int64_t e = 0; e < dv; e++)
-                    s[i * dv + e] += k[i] * beta * (v[e] - kv[e]);
-            for (int64_t e = 0; e < dv; e++) {
-                double o = 0;
-                for (int64_t i = 0; i < dk; i++)
-                    o += s[i * dv + e] * (q[i] * (double)d->scale);
-                ref[(t * Hv + j) * dv + e] = o;
-            }
+            gdn_ref_step(S + j * dk * dv, q, k, v, exp((double)d->g[t * Hv + j]), d->beta[t * Hv + j], d->scale, dk, dv,
+                         kv, ref + (t * Hv + j) * dv);
         }
     free(kv);
 }

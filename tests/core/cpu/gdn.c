@@ -12,6 +12,7 @@
 #include "core/ops.h"
 #include "core/util.h"
 #include "seer.h"
+#include "support/gdn_ref.h"
 #include "support/testutil.h"
 #include "tap.h"
 
@@ -91,23 +92,8 @@ static void gdn_ref(const struct gdn_case *c, int64_t t0, int64_t t1, double *S,
             int64_t hk = c->order == GDN_V_TILED ? j % c->Hk : j / r;
             const float *q = c->q + (t * c->Hk + hk) * dk, *k = c->k + (t * c->Hk + hk) * dk;
             const float *v = c->v + (t * c->Hv + j) * dv;
-            double *s = S + j * dk * dv, alpha = exp((double)c->g[t * c->Hv + j]), beta = c->beta[t * c->Hv + j];
-            for (int64_t i = 0; i < dk * dv; i++)
-                s[i] *= alpha;
-            for (int64_t e = 0; e < dv; e++) {
-                kv[e] = 0;
-                for (int64_t i = 0; i < dk; i++)
-                    kv[e] += s[i * dv + e] * k[i];
-            }
-            for (int64_t i = 0; i < dk; i++)
-                for (int64_t e = 0; e < dv; e++)
-                    s[i * dv + e] += k[i] * beta * (v[e] - kv[e]);
-            for (int64_t e = 0; e < dv; e++) {
-                double acc = 0;
-                for (int64_t i = 0; i < dk; i++)
-                    acc += s[i * dv + e] * (q[i] * (double)c->scale);
-                o[(t * c->Hv + j) * dv + e] = acc;
-            }
+            gdn_ref_step(S + j * dk * dv, q, k, v, exp((double)c->g[t * c->Hv + j]), c->beta[t * c->Hv + j], c->scale,
+                         dk, dv, kv, o + (t * c->Hv + j) * dv);
         }
     }
     free(kv);
