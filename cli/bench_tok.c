@@ -50,6 +50,17 @@ static int fill(char *buf, size_t size)
     return (int)at;
 }
 
+/* A whole decimal number in [lo, hi] into *out. */
+static bool number(const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: seer bench --tokenizer -m MODEL [-f FILE] [--size BYTES] [--reps N] [--json]\n"
@@ -67,7 +78,6 @@ int cli_bench_tokenizer(int argc, char **argv)
     bool json = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end = NULL;
         if (!strcmp(a, "--tokenizer"))
             continue;
         if (!strcmp(a, "--json")) {
@@ -80,11 +90,8 @@ int cli_bench_tokenizer(int argc, char **argv)
             model = v;
         else if (v && !strcmp(a, "-f"))
             file = v;
-        else if (v && !strcmp(a, "--size") && (size = strtoll(v, &end, 10), *end == 0) && size >= 1 && size <= 1 << 30)
-            ;
-        else if (v && !strcmp(a, "--reps") && (reps = strtoll(v, &end, 10), *end == 0) && reps >= 1 && reps <= 1000)
-            ;
-        else {
+        else if (!(v && !strcmp(a, "--size") && number(v, 1, 1 << 30, &size)) &&
+                 !(v && !strcmp(a, "--reps") && number(v, 1, 1000, &reps))) {
             fprintf(stderr, "seer bench: bad or unknown option '%s'\n", a);
             return usage(stderr), CLI_USAGE;
         }
