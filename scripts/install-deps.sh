@@ -6,12 +6,16 @@ set -eu
 
 build_pkgs="build-essential cmake pkg-config
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
-  libturbojpeg0-dev libvulkan-dev glslc
-  libpcre2-dev libutf8proc-dev libjansson-dev libcurl4-openssl-dev"
+  libturbojpeg0-dev libexif-dev libtiff-dev libpoppler-glib-dev libcairo2-dev
+  libvulkan-dev glslc
+  libpcre2-dev libutf8proc-dev libjansson-dev libcurl4-openssl-dev libedit-dev"
 # lavapipe (mesa-vulkan-drivers) runs every Vulkan test on the CPU; python3-numpy runs the
-# reference implementation; ffmpeg makes test videos; the validation layers check Vulkan usage.
-test_pkgs="mesa-vulkan-drivers vulkan-tools vulkan-validationlayers python3 python3-numpy ffmpeg
-  perl"
+# reference implementation; python3-pil is the resize the image preprocessing must match;
+# ffmpeg and poppler-utils make test images, videos and PDFs; the validation layers check Vulkan
+# usage; clang builds the libFuzzer targets.
+test_pkgs="mesa-vulkan-drivers vulkan-tools vulkan-validationlayers python3 python3-numpy
+  python3-pil python3-jsonschema ffmpeg poppler-utils libjpeg-turbo-progs libtiff-tools exif
+  clang perl"
 
 pkgs=$build_pkgs
 [ "${1:-}" = "--no-test" ] || pkgs="$pkgs $test_pkgs"
