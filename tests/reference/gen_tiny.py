@@ -6,9 +6,14 @@
                         video_preprocessor_config.json, generation_config.json
   DIR/model-f32.gguf    text model as llama.cpp's converter writes it (anchor §1.2-§1.4), all F32
   DIR/model-f16.gguf    same, 2-D weights F16 (1-D, norms, conv1d stay F32 as in the converter)
-  DIR/mmproj-f16.gguf   vision tower + merger in llama.cpp mmproj naming (anchor §1.6)
+  DIR/mmproj-f16.gguf   vision tower + merger in llama.cpp mmproj naming (anchor §1.6); --mmproj-types
+                        f32,f16,bf16,q8_0 writes DIR/mmproj-{type}.gguf for each type listed
 
-Usage: gen_tiny.py --out DIR [--preset tiny|tiny-gqa|tiny-untied] [--seed N]
+Usage: gen_tiny.py --out DIR [--preset tiny|tiny-gqa|tiny-untied] [--seed N] [--vision hd64|hd72]
+                   [--mmproj-types f16]
+The presets' own vision towers have head dim 16; --vision swaps in a tower with the real models' head dim
+(hd64: 0.8B/2B/4B, hd72: 9B) at tiny depth and width. Text weights are drawn before vision weights, so they are
+the preset's own for a given seed; the MTP block, drawn after the tower, then differs.
 Every weight is a bf16 value that f16 also represents exactly, so the HF, F32 and F16 files hold identical
 numbers (zero-centred norm weights are kept where 1+w is exact in f32 too).
 """
@@ -42,6 +47,13 @@ PRESETS = {
     "tiny-untied": dict(hidden=128, layers=4, inter=320, heads=4, kv_heads=1, head_dim=64, lin_k_heads=4,
                         lin_v_heads=4, lin_dim=32, merges=250, tie=False, shards=1,
                         vision=dict(depth=2, hidden=32, heads=2, inter=96, model_type="qwen3_5_vision")),
+}
+
+# Vision towers with the real head dims (spec §1.1 table). hd72's widths mirror the 9B's awkward ones: 288 is
+# whole Q8_0 blocks, the MLP width 272 is not (like 4304), so a Q8_0 mmproj keeps ffn_down in F16 there too.
+VISION_PRESETS = {
+    "hd64": dict(depth=2, hidden=128, heads=2, inter=320, model_type="qwen3_5_vision"),
+    "hd72": dict(depth=2, hidden=288, heads=4, inter=272, model_type="qwen3_5_vision"),
 }
 
 ROPE_THETA = 10000000.0          # spec §1.1
@@ -283,8 +295,8 @@ def write_hf(hf_dir, cfg, weights, tok, shards):
             f.write("\n")
 
 
-def generate(out, preset="tiny", seed=1234, gguf=True):
-    p = PRESETS[preset]
+def generate(out, preset="tiny", seed=1234, gguf=True, vision=None, mmproj_types=("f16",)):
+    p = PRESETS[preset] if vision is None else {**PRESETS[preset], "vision": VISION_PRESETS[vision]}
     tok = tiny_tokenizer.TinyTokenizer(p["merges"])
     cfg = build_config(p, tok)
     weights = gen_weights(p, cfg, seed)
@@ -294,7 +306,10 @@ def generate(out, preset="tiny", seed=1234, gguf=True):
         name = f"seer-{preset}-seed{seed}"
         hf2gguf.convert_text(hf_dir, os.path.join(out, "model-f32.gguf"), "f32", name)
         hf2gguf.convert_text(hf_dir, os.path.join(out, "model-f16.gguf"), "f16", name)
-        hf2gguf.convert_mmproj(hf_dir, os.path.join(out, "mmproj-f16.gguf"), "f16", name)
+        if vision:
+            name += f"-vision-{vision}"
+        for t in mmproj_types:
+            hf2gguf.convert_mmproj(hf_dir, os.path.join(out, f"mmproj-{t}.gguf"), t, name)
     return hf_dir
 
 
@@ -304,10 +319,17 @@ def main():
     ap.add_argument("--preset", default="tiny", choices=sorted(PRESETS))
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--no-gguf", action="store_true", help="write only the HF directory")
+    ap.add_argument("--vision", choices=sorted(VISION_PRESETS), help="vision tower with head dim 64 or 72")
+    ap.add_argument("--mmproj-types", default="f16", help="comma-separated: " + ",".join(hf2gguf.MMPROJ_FTYPES))
     a = ap.parse_args()
+    types = [t for t in a.mmproj_types.split(",") if t]
+    bad = [t for t in types if t not in hf2gguf.MMPROJ_FTYPES]
+    if bad or not types:
+        ap.error(f"--mmproj-types: unknown {bad}; choose from {','.join(hf2gguf.MMPROJ_FTYPES)}")
     os.makedirs(a.out, exist_ok=True)
-    generate(a.out, a.preset, a.seed, not a.no_gguf)
-    print(f"gen_tiny: wrote preset {a.preset} (seed {a.seed}) to {a.out}", file=sys.stderr)
+    generate(a.out, a.preset, a.seed, not a.no_gguf, a.vision, types)
+    print(f"gen_tiny: wrote preset {a.preset} (seed {a.seed}{', vision ' + a.vision if a.vision else ''}) "
+          f"to {a.out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,10 @@ converter's behaviour they describe), not copied: metadata keys and types, tenso
 zero-centred norms +1 (not linear_attn.norm), ssm_a = -exp(A_log), conv1d squeezed to ne {K, conv_dim},
 dt_bias -> ssm_dt.bias, V heads reordered from grouped to tiled order when Hv > Hk, MTP block as layer L
 (nextn.*). Which tensors stay F32 in an F16 file also follows the converter: 1-D tensors, *_norm.weight,
-ssm_conv1d, position embeddings, anything not named *.weight; the patch embedding is forced to F16.
+ssm_conv1d, position embeddings, anything not named *.weight. The mmproj can be written F32, F16, BF16 or
+Q8_0 with the converter's choices for llama.cpp's MmprojModel: the patch embedding is F16 in an F16 file and
+F32 in every other; 1-D tensors, biases and the position embedding stay F32; a Q8_0 tensor whose rows are not
+whole 32-value blocks falls back to F16 (as gguf-py's QuantError path does; the real 9B ffn_down, 4304 wide).
 """
 
 import json
@@ -17,6 +20,9 @@ import safetensors
 
 _TOKEN_NORMAL, _TOKEN_CONTROL, _TOKEN_USER_DEFINED, _TOKEN_UNUSED = 1, 3, 4, 5
 _FTYPES = {"f32": (0, G.GGML_F32), "f16": (1, G.GGML_F16)}   # general.file_type ALL_F32 / MOSTLY_F16
+# general.file_type (llama_ftype) and tensor type of each mmproj output type.
+MMPROJ_FTYPES = {"f32": (0, G.GGML_F32), "f16": (1, G.GGML_F16), "q8_0": (7, G.GGML_Q8_0),
+                 "bf16": (32, G.GGML_BF16)}
 
 
 def _load(hf_dir):
@@ -227,11 +233,43 @@ def mmproj_tensors(cfg, hf):
             yield f"{gn}.{suf}", hf[f"{v}{hfn}.{suf}"]
 
 
+def quantize_q8_0(x):
+    """float32 rows -> Q8_0 blocks (ggml block_q8_0: f16 scale d, 32 int8), as gguf-py's quants.py does it:
+    d = max|x| / 127 in f32, q = x / d rounded half away from zero, d stored as f16."""
+    b = np.ascontiguousarray(x, dtype=np.float32).reshape(-1, 32)
+    d = np.abs(b).max(axis=1, keepdims=True) / np.float32(127)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(d == 0, np.float32(0), b / d)
+    a = np.abs(r)
+    q = np.sign(r) * (np.floor(a) + (a - np.floor(a) >= 0.5))
+    return np.concatenate([d.astype("<f2").view(np.uint8), q.astype(np.int8).view(np.uint8)], axis=1).tobytes()
+
+
+def dequantize_q8_0(raw, shape):
+    """Inverse of quantize_q8_0 (d * q per block), float32 in PyTorch order."""
+    blk = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 34)
+    d = blk[:, :2].copy().view("<f2").astype(np.float32)
+    q = blk[:, 2:].copy().view(np.int8).astype(np.float32)
+    return (d * q).reshape(shape)
+
+
+def mmproj_tensor_type(gname, arr, ftype):
+    """Tensor type llama.cpp's converter picks in an mmproj of output type ftype (module doc)."""
+    ttype = MMPROJ_FTYPES[ftype][1]
+    if gname.startswith("v.patch_embd.weight"):
+        return G.GGML_F16 if ftype == "f16" else G.GGML_F32
+    if arr.ndim <= 1 or gname == "v.position_embd.weight" or not gname.endswith(".weight"):
+        return G.GGML_F32
+    if ttype == G.GGML_Q8_0 and arr.shape[-1] % 32:
+        return G.GGML_F16
+    return ttype
+
+
 def convert_mmproj(hf_dir, out_path, ftype="f16", name="seer-tiny"):
     cfg, hf = _load(hf_dir)
     vc = cfg["vision_config"]
     tc = cfg.get("text_config", cfg)
-    file_type, ttype = _FTYPES[ftype]
+    file_type = MMPROJ_FTYPES[ftype][0]
     with open(os.path.join(hf_dir, "preprocessor_config.json")) as f:
         pre = json.load(f)
     w = G.GGUFWriter()
@@ -261,11 +299,9 @@ def convert_mmproj(hf_dir, out_path, ftype="f16", name="seer-tiny"):
     w.add_u32("general.quantization_version", 2)
     for gname, arr in mmproj_tensors(cfg, hf):
         arr = np.ascontiguousarray(arr, dtype=np.float32)
-        if gname.startswith("v.patch_embd.weight"):
-            t = ttype                                       # forced F16 in an F16 file
-        elif arr.ndim <= 1 or gname == "v.position_embd.weight":
-            t = G.GGML_F32
+        t = mmproj_tensor_type(gname, arr, ftype)
+        if t == G.GGML_Q8_0:
+            w.add_tensor_raw(gname, tuple(reversed(arr.shape)), t, quantize_q8_0(arr))
         else:
-            t = ttype
-        w.add_tensor(gname, arr, t)
+            w.add_tensor(gname, arr, t)
     w.write(out_path)
