@@ -234,12 +234,14 @@ def mmproj_tensors(cfg, hf):
 
 
 def quantize_q8_0(x):
-    """float32 rows -> Q8_0 blocks (ggml block_q8_0: f16 scale d, 32 int8), as gguf-py's quants.py does it:
-    d = max|x| / 127 in f32, q = x / d rounded half away from zero, d stored as f16."""
+    """float32 rows -> Q8_0 blocks (ggml block_q8_0: f16 scale d, 32 int8), as ggml's reference quantiser and
+    gguf-py do it: d = max|x| / 127 in f32, q = x * (1/d) rounded half away from zero (a product with the
+    reciprocal, not a division: the two round differently at exact halves), d stored as f16."""
     b = np.ascontiguousarray(x, dtype=np.float32).reshape(-1, 32)
     d = np.abs(b).max(axis=1, keepdims=True) / np.float32(127)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(d == 0, np.float32(0), b / d)
+    with np.errstate(divide="ignore"):
+        inv = np.where(d == 0, np.float32(0), np.float32(1) / d)
+    r = b * inv
     a = np.abs(r)
     q = np.sign(r) * (np.floor(a) + (a - np.floor(a) >= 0.5))
     return np.concatenate([d.astype("<f2").view(np.uint8), q.astype(np.int8).view(np.uint8)], axis=1).tobytes()
