@@ -333,6 +333,43 @@ def test_prompt(hf_dir, label, tmp, rng):
            f"(last prompt logits rel L2 {e:.1e} <= 1e-12)")
 
 
+# --- the command lines the C tests call ---------------------------------------------------------------
+def test_cli(hf_dir, label, tmp, rng):
+    script = os.path.join(HERE, "vision_ref.py")
+    run = lambda *args: subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
+    tower = V.VisionTower(hf_dir)
+    grids = [(1, 4, 6), (2, 2, 4)]
+    n = sum(t * h * w for t, h, w in grids)
+    pix = rng.standard_normal((n, V.PATCH_ROW)).astype("<f4")
+    pix_path, out, dd = (os.path.join(tmp, x) for x in ("pix.f32", "out.f32", "dump"))
+    pix.tofile(pix_path)
+    p = run("tower", "--model", hf_dir, "--pixels", pix_path, "--grid", "1,4,6;2,2,4", "--out", out, "--dump-dir", dd)
+    want = tower.forward(pix, grids)
+    got = np.fromfile(out, dtype="<f4") if p.returncode == 0 else np.zeros(0)
+    sizes = {f"block_{j}": n * tower.Dv for j in range(tower.depth)}
+    sizes.update(patch_embed=n * tower.Dv, pos_embed=n * tower.Dv, merger_in=n * tower.Dv)
+    dumps_ok = all(os.path.getsize(os.path.join(dd, k + ".f32")) == 4 * v for k, v in sizes.items()
+                   if os.path.exists(os.path.join(dd, k + ".f32"))) and len(os.listdir(dd)) == len(sizes)
+    e = rel_l2(got, want.reshape(-1)) if got.size == want.size else float("inf")
+    tap.ok(p.returncode == 0 and e <= 1e-6 and dumps_ok,
+           f"{label}: tower command = in-process tower (rel L2 {e:.1e} <= 1e-6, f32 output), {len(sizes)} dumps")
+    pix[:-1].tofile(pix_path)
+    p = run("tower", "--model", hf_dir, "--pixels", pix_path, "--grid", "1,4,6;2,2,4", "--out", out)
+    lines = p.stderr.strip().splitlines()
+    tap.ok(p.returncode == 1 and len(lines) == 1 and pix_path in lines[0],
+           f"{label}: tower command refuses a pixel file of the wrong size with one line naming it")
+
+    ids_path, grids_path = os.path.join(tmp, "ids.json"), os.path.join(tmp, "grids.json")
+    with open(ids_path, "w") as f:
+        json.dump([248045, 846, 198, 248053] + [248056] * 16 + [248054, 11, 12, 13, 14], f)
+    with open(grids_path, "w") as f:
+        json.dump([{"kind": "image", "t": 1, "h": 8, "w": 8}], f)
+    p = run("positions", "--ids", ids_path, "--grids", grids_path)
+    res = json.loads(p.stdout) if p.returncode == 0 else {}
+    tap.ok(res.get("rope_delta") == -12 and res.get("positions", [[]])[1][4:8] == [4, 4, 4, 4],
+           f"{label}: positions command (spec ids without --model): worked example")
+
+
 def main():
     seed = int(os.environ.get("SEER_TEST_SEED", time.time_ns() % (1 << 31)))
     tap.diag(f"seed {seed}")
@@ -351,6 +388,7 @@ def main():
             test_mmproj(d, hf_dir, label, tmp)
             if vision == "hd64":
                 test_prompt(hf_dir, label, tmp, rng)
+                test_cli(hf_dir, label, tmp, rng)
     tap.diag(f"{time.time() - t0:.1f} s")
     return tap.done()
 
