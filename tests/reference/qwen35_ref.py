@@ -11,6 +11,10 @@ position counter) carries across calls, so a prefill can be followed by decode s
 g.npz: prompt [T], prefill_logits [T, V] (row t predicts the token after prompt[t]), tokens [N] (greedy
 continuation), step_logits [N, V] (row i is the distribution tokens[i] was taken from: row 0 = the last
 prefill row, row i = logits after feeding tokens[i-1]).
+
+Multimodal prompts (vision_ref.py prompt): `forward(embeds=[T, H], positions=[3, T])` takes the embeddings
+with image rows scattered in and the three-axis positions of spec §3.2; set `rope_delta` afterwards so that
+decode steps use T = H = W = n + rope_delta.
 """
 
 import argparse
