@@ -17,8 +17,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "api/device.h"
 #include "cli/cli.h"
-#include "core/device.h"
 #include "core/error.h"
 #include "core/io.h"
 #include "core/log.h"
@@ -205,7 +205,7 @@ static int argmax(const float *v, int64_t n)
 static int decode_steps(const qwen35_model *m, qwen35_state *st, int32_t *tok, int64_t n, float *logits)
 {
     for (int64_t i = 0; i < n; i++) {
-        int rc = qwen35_eval(m, st, tok, 1, NULL, QWEN35_LOGITS_LAST, logits, false);
+        int rc = qwen35_eval(m, st, tok, 1, QWEN35_LOGITS_LAST, logits, false);
         if (rc)
             return rc;
         *tok = argmax(logits, m->cfg.n_vocab);
@@ -233,7 +233,7 @@ static int run_tests(const qwen35_model *m, qwen35_state *st, const struct opts 
                 return rc;
             const double t0 = seer_time_now();
             if (r->prefill)
-                rc = qwen35_eval(m, st, prompt, r->n_tokens, NULL, QWEN35_LOGITS_LAST, logits, true);
+                rc = qwen35_eval(m, st, prompt, r->n_tokens, QWEN35_LOGITS_LAST, logits, true);
             else
                 rc = decode_steps(m, st, &tok, r->n_tokens, logits);
             if (rc)

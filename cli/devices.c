@@ -60,7 +60,7 @@ static void print_vulkan_device(FILE *out, const struct vk_device_info *d, const
 }
 #endif
 
-/* Auto policy (core/device.c backend_open): a discrete GPU, then an integrated (or virtual) one,
+/* Auto policy (api/device.c backend_open): a discrete GPU, then an integrated (or virtual) one,
    then the CPU backend; a CPU-type Vulkan device only when asked for. */
 int cli_info_devices(FILE *out)
 {

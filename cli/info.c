@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/device.h"
 #include "cli/cli.h"
-#include "core/device.h"
 #include "core/error.h"
 #include "core/gguf.h"
 #include "core/io.h"

@@ -18,6 +18,24 @@ void backend_free(backend *be)
 
 const char *backend_name(const backend *be) { return be->iface->name; }
 
+const char *backend_missing_op(const backend *be)
+{
+    static const struct { size_t off; const char *name; } slots[] = {
+#define S(x) {offsetof(struct backend_ops, x), #x}
+        S(matmul), S(get_rows), S(binary), S(unary), S(scale), S(cpy), S(rmsnorm), S(rmsnorm_gated),
+        S(layernorm), S(l2norm), S(softmax), S(rope_text), S(rope_vision), S(conv1d_causal),
+        S(gdn_recurrent), S(gdn_chunked), S(attention),
+#undef S
+    };
+    for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
+        void *fn;
+        memcpy(&fn, (const char *)&be->iface->ops + slots[i].off, sizeof fn);
+        if (!fn)
+            return slots[i].name;
+    }
+    return NULL;
+}
+
 int backend_buffer_alloc(backend *be, size_t size, backend_buffer **out)
 {
     if (size > be->max_buffer_size)

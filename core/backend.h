@@ -139,5 +139,7 @@ int backend_sync(backend *be);
 /* Free and total memory for buffers (host RAM for the CPU, device-local heaps for a GPU);
    SEER_EUNSUPPORTED when the backend cannot tell. */
 int backend_memory(backend *be, uint64_t *free_bytes, uint64_t *total_bytes);
+/* The name of the first op slot the backend leaves empty, or NULL when it has them all. */
+const char *backend_missing_op(const backend *be);
 
 #endif

@@ -19,13 +19,12 @@ void qwen35_plan_make(const struct qwen35_config *c, const struct weights *w, ba
             continue;
         p->weight_bytes += tensor_nbytes(weights_tensor(w, i));
     }
-    const uint64_t n_attn = (uint64_t)qwen35_n_attn_layers(c), n_gdn = (uint64_t)c->n_layer - n_attn;
-    p->kv_bytes_per_1k = n_attn * 2 * (uint64_t)(c->n_head_kv * c->head_dim) * 4 * 1024;
-    p->gdn_state_bytes = n_gdn * ((uint64_t)(c->ssm_n_v_heads * c->ssm_d_k * c->ssm_d_v) +
-                                  (uint64_t)(qwen35_conv_dim(c) * (c->ssm_conv_kernel - 1))) * 4;
-    p->scratch_bytes = qwen35_scratch_bytes(c, n_ubatch, 256) + (uint64_t)c->n_vocab * 32 * 4 +
-                       (uint64_t)(c->n_embd * n_ubatch) * 4;
-    p->total_bytes = p->weight_bytes + p->kv_bytes_per_1k * (uint64_t)(n_ctx + 1023) / 1024 + p->gdn_state_bytes +
+    struct qwen35_state_bytes sb;
+    qwen35_state_bytes(c, n_ubatch, be ? be->alignment : 256, &sb);
+    p->kv_bytes_per_1k = sb.kv_per_1k;
+    p->gdn_state_bytes = sb.gdn;
+    p->scratch_bytes = sb.scratch;
+    p->total_bytes = p->weight_bytes + p->kv_bytes_per_1k * (((uint64_t)n_ctx + 1023) / 1024) + p->gdn_state_bytes +
                      p->scratch_bytes;
     p->known = be && backend_memory(be, &p->free_bytes, &p->device_bytes) == SEER_OK;
     if (!p->known)
@@ -43,17 +42,4 @@ int qwen35_plan_check(const struct qwen35_plan *p, const char *path, const char 
                     "tokens, GDN state %.1f MiB, scratch %.0f MiB) but %.0f MiB are free",
                     path, device, mib(p->total_bytes), mib(p->weight_bytes), mib(p->kv_bytes_per_1k),
                     (long long)p->n_ctx, mib(p->gdn_state_bytes), mib(p->scratch_bytes), mib(p->free_bytes));
-}
-
-int qwen35_plan_check_state(const struct qwen35_config *cfg, backend *be, int64_t n_ctx, int64_t n_ubatch)
-{
-    struct qwen35_plan p;
-    qwen35_plan_make(cfg, NULL, be, n_ctx, n_ubatch, &p);
-    if (!p.known || p.total_bytes <= p.free_bytes)
-        return SEER_OK;
-    return seer_err(SEER_ENOMEM,
-                    "a context of %lld tokens does not fit on %s: needs %.0f MiB (KV %.1f MiB per 1K tokens, GDN "
-                    "state %.1f MiB, scratch %.0f MiB) but %.0f MiB are free; ask for a smaller context (-c)",
-                    (long long)n_ctx, be->description, mib(p.total_bytes), mib(p.kv_bytes_per_1k),
-                    mib(p.gdn_state_bytes), mib(p.scratch_bytes), mib(p.free_bytes));
 }

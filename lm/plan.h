@@ -1,6 +1,8 @@
 /* plan.h — what a Qwen3.5 text model needs on a device before it is loaded (issue: a model that
    does not fit is refused before loading, with the numbers): weights, KV cache per 1K tokens (the
-   full-attention layers only, spec §2.6), GDN recurrent + conv state (spec §2.5), scratch. */
+   full-attention layers only, spec §2.6), GDN recurrent + conv state (spec §2.5), scratch. The
+   planner only adds up: each module reports its own bytes (the state's come from
+   qwen35_state_bytes). */
 #ifndef SEER_LM_PLAN_H
 #define SEER_LM_PLAN_H
 
@@ -26,15 +28,11 @@ struct qwen35_plan {
     bool known;                /* free_bytes is meaningful */
 };
 
-/* Fills *p for cfg/w (w NULL: no weights, the state of a context alone) with a context of n_ctx tokens and micro-batches of n_ubatch on be (whose
-   free memory is queried when it can tell). */
+/* Fills *p for cfg/w with a context of n_ctx tokens and micro-batches of n_ubatch on be (whose
+   free memory is queried when it can tell; be may be NULL). */
 void qwen35_plan_make(const struct qwen35_config *cfg, const struct weights *w, backend *be, int64_t n_ctx,
                       int64_t n_ubatch, struct qwen35_plan *p);
 /* SEER_ENOMEM with every number in the message when the plan does not fit (path names the model). */
 int qwen35_plan_check(const struct qwen35_plan *p, const char *path, const char *device);
-
-/* Before a context's state is allocated on a model already loaded: SEER_ENOMEM with the numbers
-   when its KV cache (n_ctx tokens), GDN state and scratch exceed the backend's free memory. */
-int qwen35_plan_check_state(const struct qwen35_config *cfg, backend *be, int64_t n_ctx, int64_t n_ubatch);
 
 #endif

@@ -1,7 +1,8 @@
 /* qwen35.c — the Qwen3.5 decoder's forward pass (spec §2.1–§2.2, §2.7, §3.2), read top to bottom:
-   per micro-batch, embed → for each layer (GDN or attention mixer, then MLP) → final norm → head.
-   Also the per-sequence state: KV cache for attention layers, conv + recurrent state for GDN
-   layers (spec §2.5 "State to keep"). Divisions: state · forward. */
+   per micro-batch, input embeddings → for each layer (GDN or attention mixer, then MLP) → final
+   norm → head. Also the per-sequence state: KV cache for attention layers, conv + recurrent state
+   for GDN layers (spec §2.5 "State to keep"), and what it occupies on the device.
+   Divisions: state · forward. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +10,6 @@
 #include "core/ops.h"
 #include "core/util.h"
 #include "lm/layers.h"
-#include "lm/plan.h"
 
 /* Rows of logits computed per head matmul: bounds the logits buffer to V·32 floats however
    large the micro-batch (a 248320-entry vocabulary makes each row ~1 MB). */
@@ -17,7 +17,8 @@
 
 /* ---- state ----------------------------------------------------------------------------------- */
 
-size_t qwen35_scratch_bytes(const struct qwen35_config *c, int64_t n_ubatch, size_t alignment)
+/* Bytes of the per-layer scratch arena for micro-batches of n_ubatch tokens. */
+static uint64_t scratch_bytes(const struct qwen35_config *c, int64_t n_ubatch, size_t alignment)
 {
     /* f32 values per token for one layer: the GDN mixer's u, mix, conv, z, o, q, k, beta, g and
        out, or the attention mixer's, plus the MLP's; the head's final norm fits in it too. Slack
@@ -27,7 +28,42 @@ size_t qwen35_scratch_bytes(const struct qwen35_config *c, int64_t n_ubatch, siz
     const int64_t gdn = 2 * H + 2 * CD + 2 * VD + 2 * KD + 2 * c->ssm_n_v_heads;
     const int64_t att = 2 * H + 5 * qd + 2 * kvd;
     const int64_t per_tok = MAX(gdn, att) + 2 * H + 2 * c->n_ff;
-    return (size_t)(per_tok * n_ubatch) * 4 + 64 * alignment;
+    return (uint64_t)(per_tok * n_ubatch) * 4 + 64 * (uint64_t)alignment;
+}
+
+void qwen35_state_bytes(const struct qwen35_config *c, int64_t n_ubatch, size_t alignment,
+                        struct qwen35_state_bytes *out)
+{
+    const uint64_t n_attn = (uint64_t)qwen35_n_attn_layers(c), n_gdn = (uint64_t)c->n_layer - n_attn;
+    const uint64_t ub = (uint64_t)n_ubatch, a = (uint64_t)alignment;
+    out->kv_per_1k = n_attn * 2 * (uint64_t)(c->n_head_kv * c->head_dim) * 4 * 1024;
+    out->gdn = n_gdn * ((uint64_t)(c->ssm_n_v_heads * c->ssm_d_k * c->ssm_d_v) +
+                        (uint64_t)(qwen35_conv_dim(c) * (c->ssm_conv_kernel - 1))) * 4;
+    /* the arena, then x, logits, ids and pos (each its own buffer, rounded to the alignment) */
+    out->scratch = scratch_bytes(c, n_ubatch, alignment) + (uint64_t)c->n_embd * ub * 4 +
+                   (uint64_t)c->n_vocab * MIN(ub, LOGIT_ROWS) * 4 + ub * 4 + ub * 12 + 4 * a;
+}
+
+static double mib(uint64_t b) { return (double)b / (1024.0 * 1024.0); }
+
+/* Refuses, before anything is allocated, a state larger than the backend's free memory. */
+static int state_fits(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch)
+{
+    struct qwen35_state_bytes b;
+    uint64_t free_bytes, total_bytes;
+    if (backend_memory(m->be, &free_bytes, &total_bytes) != SEER_OK) {
+        seer_err_clear(); /* a backend that cannot tell is not refused */
+        return SEER_OK;
+    }
+    qwen35_state_bytes(&m->cfg, n_ubatch, m->be->alignment, &b);
+    const uint64_t need = b.kv_per_1k * (((uint64_t)n_ctx + 1023) / 1024) + b.gdn + b.scratch;
+    if (need <= free_bytes)
+        return SEER_OK;
+    return seer_err(SEER_ENOMEM,
+                    "a context of %lld tokens does not fit on %s: needs %.0f MiB (KV %.1f MiB per 1K tokens, GDN "
+                    "state %.1f MiB, scratch %.0f MiB) but %.0f MiB are free; ask for a smaller context (-c)",
+                    (long long)n_ctx, m->be->description, mib(need), mib(b.kv_per_1k), mib(b.gdn),
+                    mib(b.scratch), mib(free_bytes));
 }
 
 static int state_tensor(qwen35_state *st, backend *be, tensor *t, int64_t ne0, int64_t ne1, int64_t ne2,
@@ -68,19 +104,34 @@ int qwen35_state_reset(const qwen35_model *m, qwen35_state *st)
     return rc;
 }
 
+/* Per layer: K and V caches for attention, conv window and recurrent state for GDN. */
+static int layer_state(const qwen35_model *m, qwen35_state *st, int64_t il)
+{
+    const struct qwen35_config *c = &m->cfg;
+    int rc;
+    if (m->layers[il].is_attn) {
+        if ((rc = state_tensor(st, m->be, &st->k_cache[il], c->head_dim, c->n_head_kv, st->n_ctx, DT_F32)))
+            return rc;
+        return state_tensor(st, m->be, &st->v_cache[il], c->head_dim, c->n_head_kv, st->n_ctx, DT_F32);
+    }
+    if ((rc = state_tensor(st, m->be, &st->conv_state[il], qwen35_conv_dim(c), c->ssm_conv_kernel - 1, 1, DT_F32)))
+        return rc;
+    return state_tensor(st, m->be, &st->ssm_state[il], c->ssm_d_v, c->ssm_d_k, c->ssm_n_v_heads, DT_F32);
+}
+
 int qwen35_state_create(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch, qwen35_state **out)
 {
     const struct qwen35_config *c = &m->cfg;
-    if (n_ctx < 1 || n_ubatch < 1)
-        return seer_err(SEER_EINVAL, "context size %lld and micro-batch %lld must be positive", (long long)n_ctx,
-                        (long long)n_ubatch);
+    /* positions travel as i32 (spec §3.2), so no sequence is longer than INT32_MAX */
+    if (n_ctx < 1 || n_ctx > INT32_MAX || n_ubatch < 1)
+        return seer_err(SEER_EINVAL, "context size %lld (1..%d) and micro-batch %lld (≥ 1) are out of range",
+                        (long long)n_ctx, INT32_MAX, (long long)n_ubatch);
     n_ubatch = MIN(n_ubatch, n_ctx);
-    int rc = qwen35_plan_check_state(c, m->be, n_ctx, n_ubatch);
+    int rc = state_fits(m, n_ctx, n_ubatch);
     if (rc)
         return rc;
     qwen35_state *st = seer_calloc(1, sizeof *st);
     const size_t L = (size_t)c->n_layer;
-    rc = SEER_ENOMEM;
     if (!st)
         return seer_err(SEER_ENOMEM, "no memory for a sequence state");
     st->n_ctx = n_ctx;
@@ -90,39 +141,29 @@ int qwen35_state_create(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch, 
     st->conv_state = seer_calloc(L, sizeof(tensor));
     st->ssm_state = seer_calloc(L, sizeof(tensor));
     st->bufs = seer_calloc(2 * L + 4, sizeof(backend_buffer *));
-    if (!st->k_cache || !st->v_cache || !st->conv_state || !st->ssm_state || !st->bufs) {
-        seer_err(SEER_ENOMEM, "no memory for a sequence state");
+    st->pos_host = seer_calloc((size_t)n_ubatch * 3, sizeof *st->pos_host);
+    if (!st->k_cache || !st->v_cache || !st->conv_state || !st->ssm_state || !st->bufs || !st->pos_host) {
+        rc = seer_err(SEER_ENOMEM, "no memory for a sequence state");
         goto fail;
     }
-    for (int64_t il = 0; il < c->n_layer; il++) {
-        if (m->layers[il].is_attn)
-            rc = state_tensor(st, m->be, &st->k_cache[il], c->head_dim, c->n_head_kv, n_ctx, DT_F32) ||
-                         state_tensor(st, m->be, &st->v_cache[il], c->head_dim, c->n_head_kv, n_ctx, DT_F32)
-                     ? SEER_ENOMEM
-                     : SEER_OK;
-        else
-            rc = state_tensor(st, m->be, &st->conv_state[il], qwen35_conv_dim(c), c->ssm_conv_kernel - 1, 1,
-                              DT_F32) ||
-                         state_tensor(st, m->be, &st->ssm_state[il], c->ssm_d_v, c->ssm_d_k, c->ssm_n_v_heads,
-                                      DT_F32)
-                     ? SEER_ENOMEM
-                     : SEER_OK;
-        if (rc)
+    for (int64_t il = 0; il < c->n_layer; il++)
+        if ((rc = layer_state(m, st, il)))
             goto fail;
-    }
-    if ((rc = state_tensor(st, m->be, &st->x, c->n_embd, n_ubatch, 1, DT_F32)) ||
-        (rc = state_tensor(st, m->be, &st->logits, c->n_vocab, MIN(n_ubatch, LOGIT_ROWS), 1, DT_F32)) ||
-        (rc = state_tensor(st, m->be, &st->ids, n_ubatch, 1, 1, DT_I32)) ||
-        (rc = state_tensor(st, m->be, &st->pos, n_ubatch, 3, 1, DT_I32)))
+    if ((rc = state_tensor(st, m->be, &st->x, c->n_embd, n_ubatch, 1, DT_F32)))
         goto fail;
-    if ((rc = arena_init(&st->scratch, m->be, qwen35_scratch_bytes(c, n_ubatch, m->be->alignment))))
+    if ((rc = state_tensor(st, m->be, &st->logits, c->n_vocab, MIN(n_ubatch, LOGIT_ROWS), 1, DT_F32)))
+        goto fail;
+    if ((rc = state_tensor(st, m->be, &st->ids, n_ubatch, 1, 1, DT_I32)))
+        goto fail;
+    if ((rc = state_tensor(st, m->be, &st->pos, n_ubatch, 3, 1, DT_I32)))
+        goto fail;
+    if ((rc = arena_init(&st->scratch, m->be, (size_t)scratch_bytes(c, n_ubatch, m->be->alignment))))
         goto fail;
     if ((rc = qwen35_state_reset(m, st)))
         goto fail;
     *out = st;
     return SEER_OK;
 fail:
-    rc = rc ? rc : SEER_ENOMEM;
     qwen35_state_free(st);
     return rc;
 }
@@ -135,6 +176,7 @@ void qwen35_state_free(qwen35_state *st)
     for (int i = 0; st->bufs && i < st->n_bufs; i++)
         backend_buffer_free(st->bufs[i]);
     free(st->bufs);
+    free(st->pos_host);
     free(st->k_cache);
     free(st->v_cache);
     free(st->conv_state);
@@ -159,65 +201,134 @@ static int head_rows(const qwen35_model *m, qwen35_state *st, int64_t r0, int64_
     return backend_tensor_get(&lg, dst, 0, (size_t)(n * c->n_vocab) * sizeof(float));
 }
 
-int qwen35_eval(const qwen35_model *m, qwen35_state *st, const int32_t *ids, int64_t n, const int32_t *pos,
-                enum qwen35_logits which, float *logits, bool chunked)
+/* Rows [0, T) of the residual stream st->x {H, T}. */
+static tensor residual(const qwen35_model *m, qwen35_state *st, int64_t T)
 {
-    const struct qwen35_config *c = &m->cfg;
-    int32_t *pbuf = NULL;
-    int rc = SEER_OK;
-    if (n < 1)
-        return seer_err(SEER_EINVAL, "qwen35_eval: no tokens");
-    if (st->n_past + n > st->n_ctx)
-        return seer_err(SEER_EINVAL, "context full: %lld + %lld tokens exceed the context size %lld",
-                        (long long)st->n_past, (long long)n, (long long)st->n_ctx);
+    return tensor_view(&st->x, 2, (int64_t[]){m->cfg.n_embd, T}, st->x.nb, 0);
+}
+
+static int check_ids(const struct qwen35_config *c, const int32_t *ids, int64_t n)
+{
     for (int64_t i = 0; i < n; i++)
         if (ids[i] < 0 || ids[i] >= c->n_vocab)
             return seer_err(SEER_EINVAL, "token id %d at position %lld is outside the vocabulary (%lld)", ids[i],
                             (long long)i, (long long)c->n_vocab);
-    if (!(pbuf = seer_malloc((size_t)st->n_ubatch * 3 * sizeof *pbuf)))
-        return seer_err(SEER_ENOMEM, "no memory for positions");
+    return SEER_OK;
+}
+
+static int check_room(const qwen35_state *st, int64_t n)
+{
+    if (n < 1)
+        return seer_err(SEER_EINVAL, "qwen35: nothing to run (%lld rows)", (long long)n);
+    if (n > st->n_ctx - st->n_past)
+        return seer_err(SEER_EINVAL, "context full: %lld + %lld tokens exceed the context size %lld",
+                        (long long)st->n_past, (long long)n, (long long)st->n_ctx);
+    return SEER_OK;
+}
+
+/* One micro-batch of T rows whose input embeddings are already in x {H, T}. `pos`: the rows'
+   positions as pos[a*stride + t] (spec §3.2), or NULL for text positions from st->pos_next.
+   `logits`: where this micro-batch's logits go (ALL: T rows; LAST: the last row), or NULL. */
+static int forward_ubatch(const qwen35_model *m, qwen35_state *st, int64_t T, const int32_t *pos, int64_t stride,
+                          enum qwen35_logits which, float *logits, bool chunked)
+{
+    const struct qwen35_config *c = &m->cfg;
+    int64_t pmax = st->pos_next - 1;
+    for (int a = 0; a < 3; a++)
+        for (int64_t t = 0; t < T; t++) {
+            int64_t p = pos ? pos[a * stride + t] : st->pos_next + t;
+            st->pos_host[a * T + t] = (int32_t)p;
+            pmax = MAX(pmax, p);
+        }
+    tensor post = st->pos, x = residual(m, st, T);
+    tensor_init4(&post, DT_I32, T, 3, 1, 1);
+    int rc;
+    if ((rc = backend_tensor_place(&post, st->pos.buf, st->pos.offset)) ||
+        (rc = backend_tensor_set(&post, st->pos_host, 0, (size_t)T * 12)))
+        return rc;
+    const struct batch b = {.T = T, .n_past = st->n_past, .pos = &post, .chunked = chunked};
+    for (int il = 0; il < c->n_layer && rc == SEER_OK; il++) {
+        /* The arena's memory is reused layer after layer; on Vulkan the backend orders the next
+           layer's writes after this layer's reads (its barriers cover WAR hazards). */
+        arena_reset(&st->scratch);
+        rc = m->layers[il].is_attn ? attn_forward(m, st, il, &x, &b) : gdn_forward(m, st, il, &x, &b);
+        if (rc == SEER_OK)
+            rc = mlp_forward(m, st, il, &x, &b);
+    }
+    if (rc)
+        return rc;
+    st->n_past += T;
+    st->pos_next = pmax + 1;
+    if (which == QWEN35_LOGITS_ALL) {
+        for (int64_t r = 0; r < T && rc == SEER_OK; r += LOGIT_ROWS)
+            rc = head_rows(m, st, r, MIN(LOGIT_ROWS, T - r), logits + r * c->n_vocab);
+    } else if (which == QWEN35_LOGITS_LAST && logits) {
+        rc = head_rows(m, st, T - 1, 1, logits);
+    }
+    return rc;
+}
+
+int qwen35_embed(const qwen35_model *m, qwen35_state *st, const int32_t *ids, int64_t n, tensor *emb)
+{
+    const struct qwen35_config *c = &m->cfg;
+    if (emb->type != DT_F32 || emb->ne[0] != c->n_embd || emb->ne[1] < n || n < 0)
+        return seer_err(SEER_EINVAL, "qwen35_embed: %lld ids need f32 rows {%lld, ≥%lld}", (long long)n,
+                        (long long)c->n_embd, (long long)n);
+    int rc = check_ids(c, ids, n);
     for (int64_t s = 0; s < n && rc == SEER_OK; s += st->n_ubatch) {
         const int64_t T = MIN(st->n_ubatch, n - s);
-        /* positions (spec §3.2): given per axis for multimodal prompts, else the text rule */
-        int64_t pmax = st->pos_next - 1;
-        for (int a = 0; a < 3; a++)
-            for (int64_t t = 0; t < T; t++) {
-                int64_t p = pos ? pos[a * n + s + t] : st->pos_next + t;
-                pbuf[a * T + t] = (int32_t)p;
-                pmax = MAX(pmax, p);
-            }
-        tensor idt = st->ids, post = st->pos;
+        tensor idt = st->ids;
+        tensor rows = tensor_view(emb, 2, (int64_t[]){c->n_embd, T}, emb->nb, (size_t)s * emb->nb[1]);
         tensor_init4(&idt, DT_I32, T, 1, 1, 1);
-        tensor_init4(&post, DT_I32, T, 3, 1, 1);
-        tensor x = tensor_view(&st->x, 2, (int64_t[]){c->n_embd, T}, st->x.nb, 0);
         if ((rc = backend_tensor_place(&idt, st->ids.buf, st->ids.offset)) ||
-            (rc = backend_tensor_place(&post, st->pos.buf, st->pos.offset)) ||
-            (rc = backend_tensor_set(&idt, ids + s, 0, (size_t)T * 4)) ||
-            (rc = backend_tensor_set(&post, pbuf, 0, (size_t)T * 12)) ||
-            (rc = op_get_rows(m->be, &x, &m->tok_embd, &idt)))
+            (rc = backend_tensor_set(&idt, ids + s, 0, (size_t)T * 4)))
             break;
-        const struct batch b = {.T = T, .n_past = st->n_past, .pos = &post, .chunked = chunked};
-        for (int il = 0; il < c->n_layer && rc == SEER_OK; il++) {
-            /* The arena's memory is reused layer after layer; on Vulkan the backend orders the
-               next layer's writes after this layer's reads (its barriers cover WAR hazards). */
-            arena_reset(&st->scratch);
-            rc = m->layers[il].is_attn ? attn_forward(m, st, il, &x, &b) : gdn_forward(m, st, il, &x, &b);
-            if (rc == SEER_OK)
-                rc = mlp_forward(m, st, il, &x, &b);
-        }
-        if (rc)
+        rc = op_get_rows(m->be, &rows, &m->tok_embd, &idt);
+    }
+    return rc;
+}
+
+int qwen35_forward(const qwen35_model *m, qwen35_state *st, const tensor *emb, const int32_t *pos,
+                   enum qwen35_logits which, float *logits, bool chunked)
+{
+    const struct qwen35_config *c = &m->cfg;
+    const int64_t n = emb->ne[1];
+    int rc;
+    if (emb->type != DT_F32 || emb->ne[0] != c->n_embd || emb->ne[2] != 1 || emb->ne[3] != 1)
+        return seer_err(SEER_EINVAL, "qwen35_forward: input embeddings must be f32 {%lld, n}", (long long)c->n_embd);
+    if ((rc = check_room(st, n)))
+        return rc;
+    for (int64_t s = 0; s < n && rc == SEER_OK; s += st->n_ubatch) {
+        const int64_t T = MIN(st->n_ubatch, n - s);
+        tensor x = residual(m, st, T);
+        tensor src = tensor_view(emb, 2, (int64_t[]){c->n_embd, T}, emb->nb, (size_t)s * emb->nb[1]);
+        if ((rc = op_cpy(m->be, &x, &src)))
             break;
-        st->n_past += T;
-        st->pos_next = pmax + 1;
-        if (which == QWEN35_LOGITS_ALL) {
-            for (int64_t r = 0; r < T && rc == SEER_OK; r += LOGIT_ROWS)
-                rc = head_rows(m, st, r, MIN(LOGIT_ROWS, T - r), logits + (s + r) * c->n_vocab);
-        } else if (which == QWEN35_LOGITS_LAST && s + T == n) {
-            rc = head_rows(m, st, T - 1, 1, logits);
-        }
+        float *lg = which == QWEN35_LOGITS_ALL ? logits + s * c->n_vocab : s + T == n ? logits : NULL;
+        rc = forward_ubatch(m, st, T, pos ? pos + s : NULL, n, which, lg, chunked);
     }
     if (rc == SEER_OK)
         rc = backend_sync(m->be);
-    free(pbuf);
+    return rc;
+}
+
+int qwen35_eval(const qwen35_model *m, qwen35_state *st, const int32_t *ids, int64_t n,
+                enum qwen35_logits which, float *logits, bool chunked)
+{
+    const struct qwen35_config *c = &m->cfg;
+    /* every id is checked before the first micro-batch changes the state */
+    int rc = check_room(st, n);
+    if (rc == SEER_OK)
+        rc = check_ids(c, ids, n);
+    for (int64_t s = 0; s < n && rc == SEER_OK; s += st->n_ubatch) {
+        const int64_t T = MIN(st->n_ubatch, n - s);
+        tensor x = residual(m, st, T);
+        if ((rc = qwen35_embed(m, st, ids + s, T, &x)))
+            break;
+        float *lg = which == QWEN35_LOGITS_ALL ? logits + s * c->n_vocab : s + T == n ? logits : NULL;
+        rc = forward_ubatch(m, st, T, NULL, T, which, lg, chunked);
+    }
+    if (rc == SEER_OK)
+        rc = backend_sync(m->be);
     return rc;
 }

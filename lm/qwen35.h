@@ -20,6 +20,8 @@
 
 #include "core/arena.h"
 #include "core/backend.h"
+#include "core/gguf.h"
+#include "core/safetensors.h"
 #include "lm/config.h"
 
 struct qwen35_layer {
@@ -52,7 +54,6 @@ typedef struct qwen35_model {
     struct qwen35_config cfg;
     backend *be;
     bool v_tiled;            /* value heads in llama.cpp's tiled order (GGUF with Hv > Hk) */
-    int64_t n_vocab_real;    /* rows below this are real tokens; 0 = all (set by the tokenizer owner) */
     tensor tok_embd;         /* {H, V} */
     tensor output_norm;      /* f32 {H} (+1 folded) */
     const tensor *output;    /* {H, V}: &output_own, or &tok_embd when tied */
@@ -61,12 +62,13 @@ typedef struct qwen35_model {
     /* ownership: buffers holding weights, and the file handles whose mappings they may borrow */
     backend_buffer **bufs;
     int n_bufs, cap_bufs;
-    void *gguf_file;         /* gguf * or NULL */
-    void *st_file;           /* safetensors * or NULL */
+    gguf *gguf_file;         /* the GGUF the model came from, or NULL */
+    safetensors *st_file;    /* the HF directory's safetensors, or NULL */
 } qwen35_model;
 
 /* Per-sequence state. Positions continue across calls: a second call continues the sequence
-   (multi-turn chat never re-processes earlier turns). */
+   (multi-turn chat never re-processes earlier turns). After an image, MRoPE positions run ahead
+   of or behind the token count; pos_next − n_past is the rope delta later text keeps (spec §3.2). */
 typedef struct qwen35_state {
     int64_t n_ctx;       /* KV capacity in tokens */
     int64_t n_past;      /* tokens processed so far */
@@ -78,6 +80,7 @@ typedef struct qwen35_state {
     tensor x;                     /* residual stream f32 {H, n_ubatch} */
     tensor logits;                /* f32 {V, n_ubatch} */
     tensor ids, pos;              /* i32 {n_ubatch}, i32 {n_ubatch, 3} */
+    int32_t *pos_host;            /* [3·n_ubatch]: one micro-batch's positions, staged for `pos` */
     arena scratch;                /* per-layer intermediates, reset after each layer */
     backend_buffer **bufs;
     int n_bufs;
@@ -91,20 +94,44 @@ enum qwen35_logits { QWEN35_LOGITS_NONE, QWEN35_LOGITS_LAST, QWEN35_LOGITS_ALL }
 int qwen35_load(const char *path, backend *be, qwen35_model **out);
 void qwen35_free(qwen35_model *m);
 
-/* Bytes of the per-layer scratch arena for micro-batches of n_ubatch tokens. */
-size_t qwen35_scratch_bytes(const struct qwen35_config *c, int64_t n_ubatch, size_t alignment);
+/* What a sequence state occupies on the device (qwen35_state_create allocates exactly these;
+   lm/plan.c adds them up with the weights). */
+struct qwen35_state_bytes {
+    uint64_t kv_per_1k;  /* K and V of every attention layer for 1024 tokens (f32, spec §2.6) */
+    uint64_t gdn;        /* recurrent state [Hv, dk, dv] + conv window of every GDN layer (f32, §2.5) */
+    uint64_t scratch;    /* per-layer arena, residual stream, logits rows, ids and positions */
+};
+/* Sizes for micro-batches of n_ubatch tokens on a backend aligning tensors to `alignment`. */
+void qwen35_state_bytes(const struct qwen35_config *c, int64_t n_ubatch, size_t alignment,
+                        struct qwen35_state_bytes *out);
 
-/* n_ctx: KV capacity; n_ubatch: tokens per forward micro-batch (≥ 1). */
+/* n_ctx: KV capacity; n_ubatch: tokens per forward micro-batch (≥ 1). SEER_ENOMEM with the numbers,
+   before anything is allocated, when the state does not fit the backend's free memory. */
 int qwen35_state_create(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch, qwen35_state **out);
 void qwen35_state_free(qwen35_state *st);
 /* Back to an empty sequence (zero recurrent and conv state, n_past = 0). */
 int qwen35_state_reset(const qwen35_model *m, qwen35_state *st);
 
-/* Runs n tokens through the decoder, continuing the state. Logits (n_vocab floats per returned
-   token) go to `logits` (LAST: n_vocab floats; ALL: n·n_vocab). `pos` (optional, NULL for text)
-   gives the three MRoPE axes per token as pos[a*n + t] (spec §3.2). `chunked` selects the GDN
-   form for multi-token calls (the recurrent form is always used for a single token). */
-int qwen35_eval(const qwen35_model *m, qwen35_state *st, const int32_t *ids, int64_t n, const int32_t *pos,
+/* The decoder's input is a sequence of embedding rows: token rows come from qwen35_embed, image
+   and video rows from the vision merger (spec §4.6), so both enter the decoder the same way. */
+
+/* Embeds n token ids (each checked against the vocabulary first) into emb, f32 {H, ≥n} on m->be:
+   row t = tok_embd[ids[t]] (spec §2.1). The ids pass through st's staging tensor, n_ubatch at a
+   time; st's sequence is not changed. */
+int qwen35_embed(const qwen35_model *m, qwen35_state *st, const int32_t *ids, int64_t n, tensor *emb);
+
+/* Runs the n rows of emb (f32 {H, n} on m->be) through the decoder, continuing the state, in
+   micro-batches of st->n_ubatch. `pos` gives the three MRoPE axes per row as pos[a*n + t] (spec
+   §3.2), or NULL for text positions continuing from st->pos_next; afterwards st->pos_next is one
+   past the largest position used. Logits (n_vocab floats per returned row) go to `logits` (LAST:
+   n_vocab floats; ALL: n·n_vocab; NONE: may be NULL). `chunked` selects the GDN form for
+   multi-row calls (the recurrent form is always used for a single row). */
+int qwen35_forward(const qwen35_model *m, qwen35_state *st, const tensor *emb, const int32_t *pos,
+                   enum qwen35_logits which, float *logits, bool chunked);
+
+/* Text only: qwen35_embed then qwen35_forward with text positions, micro-batch by micro-batch,
+   embedding straight into the residual stream (no buffer of n rows). */
+int qwen35_eval(const qwen35_model *m, qwen35_state *st, const int32_t *ids, int64_t n,
                 enum qwen35_logits which, float *logits, bool chunked);
 
 #endif

@@ -215,7 +215,7 @@ static void compare_run(const qwen35_model *m, qwen35_state *st, const struct ru
         goto done;
     }
     int rc = qwen35_state_reset(m, st);
-    rc = rc ? rc : qwen35_eval(m, st, r->prompt, r->n_prompt, NULL, QWEN35_LOGITS_LAST, lg, true);
+    rc = rc ? rc : qwen35_eval(m, st, r->prompt, r->n_prompt, QWEN35_LOGITS_LAST, lg, true);
     if (rc == SEER_EUNSUPPORTED) {
         t->unsupported = 1;
         snprintf(t->why, sizeof t->why, "%s", seer_last_error());
@@ -278,7 +278,7 @@ static void compare_run(const qwen35_model *m, qwen35_state *st, const struct ru
         }
         if (i + 1 < N_DECODE) {
             int32_t id = (int32_t)got;
-            rc = qwen35_eval(m, st, &id, 1, NULL, QWEN35_LOGITS_LAST, lg, true);
+            rc = qwen35_eval(m, st, &id, 1, QWEN35_LOGITS_LAST, lg, true);
             if (rc == SEER_EUNSUPPORTED) {
                 t->unsupported = 1;
                 snprintf(t->why, sizeof t->why, "%s", seer_last_error());

@@ -3,7 +3,8 @@
    random Qwen3.5 checkpoints of the real architecture (tests/reference/gen_tiny.py), fresh seed
    each run: the HF directory (bf16 safetensors) and the llama.cpp-convention GGUFs (f32, f16) must
    all give the reference's logits for a prefill and for 32 decode steps; chunked and recurrent
-   GDN prefill must agree; a prompt fed in pieces equals one call (state carried).
+   GDN prefill must agree; a prompt fed in pieces equals one call (state carried); embedding rows
+   run through qwen35_forward with explicit positions equal qwen35_eval.
    Presets cover Hv == Hk, Hv > Hk (tiled V heads in the GGUF) and an untied head. */
 #include <math.h>
 #include <stdio.h>
@@ -105,7 +106,7 @@ static void check_against_reference(backend *be, const char *label, const char *
     float *lg = malloc(sizeof(float) * (size_t)(V * T));
     /* a micro-batch of 48 makes a 65-token prompt span two micro-batches */
     int rc = qwen35_state_create(m, T + N_DECODE + 1, 48, &st);
-    rc = rc ? rc : qwen35_eval(m, st, g->prompt, T, NULL, QWEN35_LOGITS_ALL, lg, true);
+    rc = rc ? rc : qwen35_eval(m, st, g->prompt, T, QWEN35_LOGITS_ALL, lg, true);
     double e = rc ? INFINITY : rel_l2(lg, g->prefill, (size_t)(V * T));
     ok(e <= TOL_REF, "%s: prefill of %lld tokens, logits rel L2 %.2e vs reference (<= %.0e) %s", label,
        (long long)T, e, TOL_REF, rc ? seer_last_error() : "");
@@ -114,7 +115,7 @@ static void check_against_reference(backend *be, const char *label, const char *
     for (int i = 0; i < N_DECODE && rc == SEER_OK; i++) {
         /* step 0's distribution is the prefill's last row; later steps feed the previous token */
         if (i > 0)
-            rc = qwen35_eval(m, st, &g->tokens[i - 1], 1, NULL, QWEN35_LOGITS_LAST, lg, true);
+            rc = qwen35_eval(m, st, &g->tokens[i - 1], 1, QWEN35_LOGITS_LAST, lg, true);
         else
             memmove(lg, lg + (T - 1) * V, sizeof(float) * (size_t)V);
         double ei = rel_l2(lg, g->steps + (int64_t)i * V, (size_t)V);
@@ -133,6 +134,45 @@ static void check_against_reference(backend *be, const char *label, const char *
     qwen35_free(m);
 }
 
+/* The split entry points: embedding rows made by qwen35_embed and run by qwen35_forward with
+   explicit text positions (all three MRoPE axes = t, spec §3.2) equal qwen35_eval (`want`); rows
+   given positions that run ahead (as after an image) leave pos_next one past the largest. */
+static void check_embed_forward(const qwen35_model *m, qwen35_state *st, const struct golden *g, const float *want,
+                                const char *label)
+{
+    const int64_t V = m->cfg.n_vocab, T = g->n_prompt;
+    float *b = malloc(sizeof(float) * (size_t)V);
+    int32_t *pos = malloc(sizeof(int32_t) * 3 * (size_t)T);
+    tensor emb;
+    backend_buffer *buf = NULL;
+    int rc = qwen35_state_reset(m, st);
+    if (rc == SEER_OK && !tensor_init4(&emb, DT_F32, m->cfg.n_embd, T, 1, 1))
+        rc = SEER_EINVAL;
+    rc = rc ? rc : backend_tensor_alloc(m->be, &emb, &buf);
+    rc = rc ? rc : qwen35_embed(m, st, g->prompt, T, &emb);
+    for (int64_t i = 0; i < 3 * T; i++)
+        pos[i] = (int32_t)(i % T);
+    rc = rc ? rc : qwen35_forward(m, st, &emb, pos, QWEN35_LOGITS_LAST, b, true);
+    double e = rc ? INFINITY : rel_l2(b, want, (size_t)V);
+    ok(e <= TOL_FORMS && st->n_past == T && st->pos_next == T,
+       "%s: embed + forward with text positions equals eval: %.2e (<= %.0e), pos_next %lld %s", label, e, TOL_FORMS,
+       (long long)st->pos_next, rc ? seer_last_error() : "");
+    /* rows whose positions jump ahead by 7 on one axis (what an image's height axis does) */
+    rc = rc ? rc : qwen35_state_reset(m, st);
+    for (int64_t t = 0; t < T; t++)
+        pos[T + t] += 7;
+    rc = rc ? rc : qwen35_forward(m, st, &emb, pos, QWEN35_LOGITS_NONE, NULL, true);
+    ok(rc == SEER_OK && st->n_past == T && st->pos_next == T + 7,
+       "%s: forward keeps the rope delta: n_past %lld, pos_next %lld (want %lld) %s", label, (long long)st->n_past,
+       (long long)st->pos_next, (long long)(T + 7), rc ? seer_last_error() : "");
+    int32_t bad = (int32_t)V;
+    rc = qwen35_embed(m, st, &bad, 1, &emb);
+    ok(rc == SEER_EINVAL && strstr(seer_last_error(), "outside the vocabulary"), "%s: embed refuses id %d: %s", label,
+       bad, seer_last_error());
+    backend_buffer_free(buf);
+    free(pos), free(b);
+}
+
 /* Chunked vs recurrent prefill, and a prompt split into pieces vs one call. */
 static void check_forms(backend *be, const char *label, const char *model_path, const struct golden *g)
 {
@@ -144,8 +184,8 @@ static void check_forms(backend *be, const char *label, const char *model_path, 
     qwen35_state *s1, *s2;
     int rc = qwen35_state_create(m, T + 1, 256, &s1);
     rc = rc ? rc : qwen35_state_create(m, T + 1, 256, &s2);
-    rc = rc ? rc : qwen35_eval(m, s1, g->prompt, T, NULL, QWEN35_LOGITS_LAST, a, true);
-    rc = rc ? rc : qwen35_eval(m, s2, g->prompt, T, NULL, QWEN35_LOGITS_LAST, b, false);
+    rc = rc ? rc : qwen35_eval(m, s1, g->prompt, T, QWEN35_LOGITS_LAST, a, true);
+    rc = rc ? rc : qwen35_eval(m, s2, g->prompt, T, QWEN35_LOGITS_LAST, b, false);
     double e = rc ? INFINITY : rel_l2(a, b, (size_t)V);
     ok(e <= TOL_FORMS, "%s: chunked vs recurrent GDN prefill of %lld tokens: %.2e (<= %.0e)", label, (long long)T, e,
        TOL_FORMS);
@@ -153,13 +193,14 @@ static void check_forms(backend *be, const char *label, const char *model_path, 
     int64_t cut1 = T / 3, cut2 = T / 3 + T / 4;
     rc = rc ? rc : qwen35_state_reset(m, s2);
     if (cut1 > 0 && rc == SEER_OK)
-        rc = qwen35_eval(m, s2, g->prompt, cut1, NULL, QWEN35_LOGITS_NONE, NULL, true);
+        rc = qwen35_eval(m, s2, g->prompt, cut1, QWEN35_LOGITS_NONE, NULL, true);
     if (cut2 > cut1 && rc == SEER_OK)
-        rc = qwen35_eval(m, s2, g->prompt + cut1, cut2 - cut1, NULL, QWEN35_LOGITS_NONE, NULL, true);
-    rc = rc ? rc : qwen35_eval(m, s2, g->prompt + cut2, T - cut2, NULL, QWEN35_LOGITS_LAST, b, true);
+        rc = qwen35_eval(m, s2, g->prompt + cut1, cut2 - cut1, QWEN35_LOGITS_NONE, NULL, true);
+    rc = rc ? rc : qwen35_eval(m, s2, g->prompt + cut2, T - cut2, QWEN35_LOGITS_LAST, b, true);
     e = rc ? INFINITY : rel_l2(b, a, (size_t)V);
     ok(e <= TOL_FORMS, "%s: prompt in 3 calls equals one call: %.2e (<= %.0e) %s", label, e, TOL_FORMS,
        rc ? seer_last_error() : "");
+    check_embed_forward(m, s2, g, a, label);
     qwen35_state_free(s1);
     qwen35_state_free(s2);
     free(a), free(b);

@@ -189,7 +189,7 @@ static bool run_model(const char *path, const int32_t *prompt, int64_t n, float 
     if (rc == SEER_OK)
         rc = qwen35_state_create(m, 64, 16, &st);
     if (rc == SEER_OK)
-        rc = qwen35_eval(m, st, prompt, n, NULL, QWEN35_LOGITS_LAST, logits, true);
+        rc = qwen35_eval(m, st, prompt, n, QWEN35_LOGITS_LAST, logits, true);
     bool finite = rc == SEER_OK;
     float lo = INFINITY, hi = -INFINITY;
     for (int64_t i = 0; finite && i < m->cfg.n_vocab; i++) {

@@ -33,7 +33,7 @@ static int greedy_run(backend *be, const char *path, const int32_t *prompt, floa
     *pre = malloc(sizeof(float) * (size_t)(*V * N_PROMPT));
     *steps = malloc(sizeof(float) * (size_t)(*V * N_DECODE));
     rc = qwen35_state_create(m, N_PROMPT + N_DECODE + 1, 48, &st);
-    rc = rc ? rc : qwen35_eval(m, st, prompt, N_PROMPT, NULL, QWEN35_LOGITS_ALL, *pre, true);
+    rc = rc ? rc : qwen35_eval(m, st, prompt, N_PROMPT, QWEN35_LOGITS_ALL, *pre, true);
     const float *last = *pre + (N_PROMPT - 1) * *V;
     for (int i = 0; i < N_DECODE && rc == SEER_OK; i++) {
         int64_t am = 0;
@@ -42,7 +42,7 @@ static int greedy_run(backend *be, const char *path, const int32_t *prompt, floa
                 am = v;
         toks[i] = (int32_t)am;
         float *row = *steps + (int64_t)i * *V;
-        rc = qwen35_eval(m, st, &toks[i], 1, NULL, QWEN35_LOGITS_LAST, row, true);
+        rc = qwen35_eval(m, st, &toks[i], 1, QWEN35_LOGITS_LAST, row, true);
         last = row;
     }
     qwen35_state_free(st);

@@ -1,7 +1,8 @@
-/* api_internal.h — what the public handles hold (include/seer.h): lm/api.c (models, tokens) and
-   lm/generate.c (contexts, chat history, the generation loop). */
-#ifndef SEER_LM_API_INTERNAL_H
-#define SEER_LM_API_INTERNAL_H
+/* internal.h — what the public handles hold (include/seer.h): api/model.c (models, tokens) and
+   api/generate.c (contexts, chat history, the generation loop). api/ sits above lm/ (and vision/):
+   it may include them, they never include api/. */
+#ifndef SEER_API_INTERNAL_H
+#define SEER_API_INTERNAL_H
 
 #include "lm/chat.h"
 #include "lm/qwen35.h"

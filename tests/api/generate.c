@@ -1,4 +1,4 @@
-/* Tests lm/generate.c and lm/api.c through the public API (include/seer.h) on a tiny random
+/* Tests api/generate.c and api/model.c through the public API (include/seer.h) on a tiny random
    Qwen3.5 (tests/reference/gen_tiny.py, fresh seed): greedy generation equals the numpy reference's
    greedy tokens; a second chat turn continues the state (only the new suffix is fed) and generates
    exactly what a fresh context fed the whole rendered conversation generates; max_tokens, stop
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lm/api_internal.h"
+#include "api/internal.h"
 #include "seer.h"
 #include "support/testutil.h"
 #include "tap.h"

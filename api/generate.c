@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/internal.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "lm/api_internal.h"
 #include "lm/sampler.h"
 
 /* ---- contexts ------------------------------------------------------------------------------- */
@@ -278,7 +278,7 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
         goto done;
 
     double t0 = seer_time_now();
-    rc = qwen35_eval(m->lm, c->st, feed, (int64_t)n_feed, NULL, QWEN35_LOGITS_LAST, c->logits, true);
+    rc = qwen35_eval(m->lm, c->st, feed, (int64_t)n_feed, QWEN35_LOGITS_LAST, c->logits, true);
     r->prefill_seconds = seer_time_now() - t0;
     r->prompt_tokens = (int64_t)n_feed;
     if (rc)
@@ -334,7 +334,7 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
             rc = pending_push(c, id);
             break;
         }
-        if ((rc = qwen35_eval(m->lm, c->st, &id, 1, NULL, QWEN35_LOGITS_LAST, c->logits, true)))
+        if ((rc = qwen35_eval(m->lm, c->st, &id, 1, QWEN35_LOGITS_LAST, c->logits, true)))
             goto done;
         c->fed[c->n_fed++] = id;
     }

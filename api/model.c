@@ -1,4 +1,4 @@
-/* api.c — the model half of the public API (include/seer.h): loading a model onto the chosen
+/* model.c — the model half of the public API (include/seer.h): loading a model onto the chosen
    device with its tokenizer (tokenizer.json or GGUF metadata, spec §6.1) and chat template
    (checked against what lm/chat.c can render, spec §6.2), and tokenize / detokenize. */
 #include <jansson.h>
@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/device.h"
+#include "api/device.h"
+#include "api/internal.h"
 #include "core/error.h"
 #include "core/gguf.h"
 #include "core/io.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "lm/api_internal.h"
 #include "lm/tok_gguf.h"
 
 seer_model_params seer_model_params_default(void)

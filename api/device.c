@@ -1,6 +1,7 @@
-/* device.c — backend selection for `--device` (core/device.h). */
+/* device.c — backend selection for `--device` (api/device.h). It lives above core/ because it
+   knows every backend (core/cpu, vulkan/); core/ knows none of them. */
 #define _DEFAULT_SOURCE
-#include "core/device.h"
+#include "api/device.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,28 +14,10 @@
 #include "vulkan/vulkan.h"
 #endif
 
-int cpu_count(void)
+static int cpu_count(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
-}
-
-const char *backend_missing_op(const backend *be)
-{
-    static const struct { size_t off; const char *name; } slots[] = {
-#define S(x) {offsetof(struct backend_ops, x), #x}
-        S(matmul), S(get_rows), S(binary), S(unary), S(scale), S(cpy), S(rmsnorm), S(rmsnorm_gated),
-        S(layernorm), S(l2norm), S(softmax), S(rope_text), S(rope_vision), S(conv1d_causal),
-        S(gdn_recurrent), S(gdn_chunked), S(attention),
-#undef S
-    };
-    for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
-        void *fn;
-        memcpy(&fn, (const char *)&be->iface->ops + slots[i].off, sizeof fn);
-        if (!fn)
-            return slots[i].name;
-    }
-    return NULL;
 }
 
 #ifdef SEER_HAVE_VULKAN
