@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -390,6 +391,44 @@ static int read_tinfo(struct rd *r, gguf *g, int64_t i)
     return SEER_OK;
 }
 
+struct range {
+    uint64_t begin, end; /* [begin, end) in the file */
+    int64_t i;
+};
+
+static int cmp_range(const void *a, const void *b)
+{
+    const struct range *x = a, *y = b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+/* Two tensors sharing bytes would alias: a writer never produces that, and a loader that
+   accepted it would let one corrupt tensor masquerade as two. Sorted by start, each range must
+   end before the next begins (O(n log n)). */
+static int check_overlaps(gguf *g)
+{
+    if (g->n_tensors < 2)
+        return SEER_OK;
+    struct range *r = seer_malloc((size_t)g->n_tensors * sizeof *r);
+    if (!r)
+        return seer_err(SEER_ENOMEM, "%s: out of memory checking %lld tensor ranges", g->path,
+                        (long long)g->n_tensors);
+    for (int64_t i = 0; i < g->n_tensors; i++) {
+        uint64_t begin = (uint64_t)((const uint8_t *)g->ti[i].t.data - g->map.data);
+        r[i] = (struct range){begin, begin + tensor_nbytes(&g->ti[i].t), i};
+    }
+    qsort(r, (size_t)g->n_tensors, sizeof *r, cmp_range);
+    int rc = SEER_OK;
+    for (int64_t k = 1; k < g->n_tensors && rc == SEER_OK; k++)
+        if (r[k].begin < r[k - 1].end)
+            rc = seer_err(SEER_EFORMAT, "%s: tensors '%s' and '%s' overlap (file bytes [%llu, %llu) and [%llu, %llu))",
+                          g->path, g->ti[r[k - 1].i].name, g->ti[r[k].i].name, (unsigned long long)r[k - 1].begin,
+                          (unsigned long long)r[k - 1].end, (unsigned long long)r[k].begin,
+                          (unsigned long long)r[k].end);
+    seer_free(r);
+    return rc;
+}
+
 /* Places every tensor: offsets aligned and relative to the aligned data section, each byte range
    inside the file, each address aligned for its element type (mmap bases are page-aligned). */
 static int place_tensors(gguf *g, size_t header_end)
@@ -413,7 +452,7 @@ static int place_tensors(gguf *g, size_t header_end)
                             ti->name, (unsigned long long)abs, dtype_name(ti->t.type));
         ti->t.data = (void *)(g->map.data + abs); /* read-only pages: never written through */
     }
-    return SEER_OK;
+    return check_overlaps(g);
 }
 
 /* ---- 5. open / free ------------------------------------------------------------------------- */

@@ -4,6 +4,36 @@
 #include <math.h>
 
 #include "core/error.h"
+#include "core/io.h"
+#include "core/printable.h"
+#include "seer.h"
+
+int jget_load_file(const char *path, size_t max_bytes, const char *limit_name, size_t flags, json_t **root)
+{
+    uint64_t size;
+    int rc = io_file_size(path, &size);
+    if (rc != SEER_OK)
+        return rc;
+    if (size > max_bytes) /* checked before reading: the limit bounds the memory and the parse */
+        return seer_err(SEER_EFORMAT, "%s: %llu bytes is more than the %zu allowed for this file (%s)", path,
+                        (unsigned long long)size, max_bytes, limit_name);
+    char *text;
+    size_t len;
+    if ((rc = io_read_file(path, max_bytes, &text, &len)) != SEER_OK)
+        return rc;
+    json_error_t jerr;
+    char shown[160];
+    json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES | flags, &jerr);
+    seer_free(text);
+    if (!j && json_error_code(&jerr) == json_error_stack_overflow)
+        return seer_err(SEER_EFORMAT, "%s: JSON nested deeper than %d levels at line %d (jansson's "
+                        "JSON_PARSER_MAX_DEPTH)", path, JSON_PARSER_MAX_DEPTH, jerr.line);
+    if (!j)
+        return seer_err(SEER_EFORMAT, "%s: bad JSON: %s (line %d, column %d)", path,
+                        printable(shown, sizeof shown, jerr.text), jerr.line, jerr.column);
+    *root = j;
+    return SEER_OK;
+}
 
 bool jget_has(const json_t *obj, const char *key)
 {

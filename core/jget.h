@@ -15,6 +15,15 @@ struct jget_ctx {
     const char *prefix; /* dotted location of the object, e.g. "text_config." ("" at the root) */
 };
 
+/* Reads and parses the JSON file `path` (duplicate keys refused) into *root, a new reference the
+   caller releases with json_decref. The file may hold at most max_bytes; `limit_name` names the
+   constant that sets it, so the message says what to raise: "PATH: 70000000 bytes is more than
+   the 67108864 allowed for this file (MAX_TOKENIZER_BYTES)". Nesting deeper than jansson's
+   JSON_PARSER_MAX_DEPTH (2048) is refused the same way. `flags` adds jansson decoding flags
+   (JSON_ALLOW_NUL). SEER_EIO when unreadable, SEER_EFORMAT for bad JSON; on failure *root is
+   untouched. */
+int jget_load_file(const char *path, size_t max_bytes, const char *limit_name, size_t flags, json_t **root);
+
 /* True when key is present and not null. */
 bool jget_has(const json_t *obj, const char *key);
 int jget_i64(const struct jget_ctx *c, const json_t *obj, const char *key, int64_t lo, int64_t hi,

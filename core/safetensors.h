@@ -25,6 +25,7 @@
 
 #define SAFETENSORS_MAX_DIMS 8
 #define SAFETENSORS_MAX_HEADER 100000000 /* bytes; the format's own limit */
+#define SAFETENSORS_MAX_SHARDS 65536     /* shard files of one index (real checkpoints: tens) */
 
 typedef struct safetensors safetensors;
 

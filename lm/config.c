@@ -177,6 +177,8 @@ int qwen35_config_from_gguf(const gguf *g, struct qwen35_config *cfg)
     if (gguf_find_key(g, "qwen35.context_length") >= 0 &&
         (rc = g_dim(g, "qwen35.context_length", &c.n_ctx_train)) != SEER_OK)
         return rc;
+    if (block_count < 1)
+        return seer_err(SEER_EFORMAT, "%s: qwen35.block_count = 0 (a model needs at least one layer)", path);
     if (mtp > MAX_MTP || mtp >= block_count)
         return seer_err(SEER_EFORMAT, "%s: qwen35.nextn_predict_layers = %lld leaves no decoder layers of %lld", path,
                         (long long)mtp, (long long)block_count);
@@ -190,6 +192,10 @@ int qwen35_config_from_gguf(const gguf *g, struct qwen35_config *cfg)
     c.ssm_d_k = c.ssm_d_v = state;
     c.ssm_n_k_heads = groups;
     c.ssm_n_v_heads = rank;
+    /* Range-check the factors first: each is a u32 from the file, and 2^32 × 2^32 overflows. */
+    if ((rc = check_dim(path, "qwen35.ssm.state_size", state)) != SEER_OK ||
+        (rc = check_dim(path, "qwen35.ssm.time_step_rank", rank)) != SEER_OK)
+        return rc;
     if (inner != state * rank)
         return seer_err(SEER_EFORMAT, "%s: qwen35.ssm.inner_size = %lld, expected state_size × time_step_rank = %lld",
                         path, (long long)inner, (long long)(state * rank));
@@ -429,18 +435,10 @@ int qwen35_config_from_json(const json_t *root, const char *path, struct qwen35_
 
 int qwen35_config_from_hf_file(const char *path, struct qwen35_config *cfg)
 {
-    char *text;
-    size_t len;
-    int rc = io_read_file(path, MAX_CONFIG_BYTES, &text, &len);
+    json_t *root;
+    int rc = jget_load_file(path, MAX_CONFIG_BYTES, "MAX_CONFIG_BYTES in lm/config.c", 0, &root);
     if (rc != SEER_OK)
         return rc;
-    json_error_t jerr;
-    char shown[160];
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-    seer_free(text);
-    if (!root)
-        return seer_err(SEER_EFORMAT, "%s: bad JSON: %s (line %d, column %d)", path,
-                        printable(shown, sizeof shown, jerr.text), jerr.line, jerr.column);
     rc = qwen35_config_from_json(root, path, cfg);
     json_decref(root);
     return rc;

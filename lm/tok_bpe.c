@@ -9,6 +9,7 @@
 #include <utf8proc.h>
 
 #include "core/error.h"
+#include "core/strtab.h"
 #include "core/util.h"
 #include "lm/tok_internal.h"
 
@@ -164,20 +165,11 @@ static size_t bytelevel_decode(const char *s, size_t n, char *out)
 
 /* ---- string table ------------------------------------------------------------------------------ */
 
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-    const unsigned char *s = p;
-    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ s[i]) * 0x100000001b3ull;
-    return h ^ (h >> 29);
-}
-
 int32_t tok_str_find(const tokenizer *tok, const char *s, size_t len, bool bpe_only)
 {
     if (!tok->str_index)
         return -1;
-    for (size_t i = hash_bytes(s, len) & tok->str_mask;; i = (i + 1) & tok->str_mask) {
+    for (size_t i = strtab_hash(tok->hash_key, s, len) & tok->str_mask;; i = (i + 1) & tok->str_mask) {
         uint32_t e = tok->str_index[i];
         if (!e)
             return -1;
@@ -193,7 +185,7 @@ int32_t tok_str_find(const tokenizer *tok, const char *s, size_t len, bool bpe_o
 static void str_index_put(tokenizer *tok, uint32_t entry)
 {
     const tok_str *t = &tok->strs[entry - 1];
-    size_t i = hash_bytes(tok->str_pool + t->off, t->len) & tok->str_mask;
+    size_t i = strtab_hash(tok->hash_key, tok->str_pool + t->off, t->len) & tok->str_mask;
     while (tok->str_index[i])
         i = (i + 1) & tok->str_mask;
     tok->str_index[i] = entry;
@@ -238,7 +230,8 @@ static int pool_append(tokenizer *tok, const char *s, size_t len, size_t *off)
         tok->str_pool = p;
         tok->str_pool_cap = cap;
     }
-    memcpy(tok->str_pool + tok->str_pool_len, s, len);
+    if (len) /* an empty first string leaves the pool NULL, and memcpy(NULL, s, 0) is undefined */
+        memcpy(tok->str_pool + tok->str_pool_len, s, len);
     *off = tok->str_pool_len;
     tok->str_pool_len = need;
     return SEER_OK;
@@ -337,6 +330,7 @@ tokenizer *tok_alloc(const char *source)
     }
     for (int b = 0; b < 256; b++)
         tok->byte_id[b] = -1;
+    strtab_new_key(tok->hash_key);
     return tok;
 }
 
@@ -395,6 +389,30 @@ int tok_add_merge(tokenizer *tok, const char *left, size_t left_len, const char 
     return SEER_OK;
 }
 
+/* Marks id as taken by an added token; SEER_EFORMAT when it already was. A bit set rather than
+   a scan of the earlier added tokens, which made 80,000 of them a quadratic load. Ids are below
+   TOK_MAX_ID (checked first), so the set stays under 2 MiB. */
+static int added_id_take(tokenizer *tok, int32_t id)
+{
+    size_t w = (size_t)id / 64;
+    if (w >= tok->added_ids_words) {
+        size_t n = tok->added_ids_words ? tok->added_ids_words : 64;
+        while (n <= w)
+            n *= 2;
+        uint64_t *p = seer_realloc(tok->added_ids, n * sizeof *p);
+        if (!p)
+            return seer_err(SEER_ENOMEM, "%s: out of memory for added tokens", tok->source);
+        memset(p + tok->added_ids_words, 0, (n - tok->added_ids_words) * sizeof *p);
+        tok->added_ids = p;
+        tok->added_ids_words = n;
+    }
+    uint64_t bit = (uint64_t)1 << (id % 64);
+    if (tok->added_ids[w] & bit)
+        return seer_err(SEER_EFORMAT, "%s: two added tokens have id %d", tok->source, (int)id);
+    tok->added_ids[w] |= bit;
+    return SEER_OK;
+}
+
 int tok_add_added(tokenizer *tok, const char *content, size_t len, int32_t id, bool special, bool normalized)
 {
     int rc = check_id(tok, id, content, len);
@@ -409,9 +427,8 @@ int tok_add_added(tokenizer *tok, const char *content, size_t len, int32_t id, b
     if (have >= 0 && (have != id || !in_vocab))
         return seer_err(SEER_EFORMAT, "%s: added token '%.*s' (id %d) clashes with token id %d", tok->source,
                         (int)MIN(len, 64), content, (int)id, (int)have);
-    for (size_t i = 0; i < tok->n_added; i++)
-        if (tok->added[i].id == id)
-            return seer_err(SEER_EFORMAT, "%s: two added tokens have id %d", tok->source, (int)id);
+    if ((rc = added_id_take(tok, id)))
+        return rc;
     if (!in_vocab && (rc = str_add(tok, content, len, id, true)))
         return rc;
     if (tok->n_added == tok->cap_added) {

@@ -55,6 +55,7 @@ struct tokenizer {
     size_t n_strs, cap_strs;
     uint32_t *str_index;
     size_t str_mask;
+    uint64_t hash_key[2];       /* keyed hash (core/strtab.h): vocabularies are hostile input */
 
     /* merges: open-addressing table keyed by the id pair */
     tok_merge *merges;
@@ -72,6 +73,8 @@ struct tokenizer {
     /* added tokens, with an index by first byte (longest first within a bucket) */
     tok_added *added;
     size_t n_added, cap_added;
+    uint64_t *added_ids;        /* bit set of the ids taken by added tokens (duplicate check in O(1)) */
+    size_t added_ids_words;
     uint32_t *added_order;      /* [n_added] indices into added */
     uint32_t added_bucket[257]; /* tokens starting with byte b: added_order[bucket[b], bucket[b+1]) */
 

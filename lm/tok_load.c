@@ -11,8 +11,12 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/jget.h"
 #include "core/util.h"
 #include "lm/tok_internal.h"
+
+/* Qwen3.5's tokenizer.json is about 20 MB; a file above this is not a tokenizer we can use. */
+#define MAX_TOKENIZER_BYTES ((size_t)256 << 20)
 
 /* ---- regex ----------------------------------------------------------------------------------------- */
 
@@ -103,6 +107,9 @@ static int translate_regex(const tokenizer *tok, const char *pat, size_t n, stru
         }
         if (c == '^' || c == '$')
             goto refuse; /* Oniguruma's Ruby syntax makes these line anchors, PCRE2 subject anchors */
+        if (c == '(' && i + 1 < n && pat[i + 1] == '*')
+            goto refuse; /* PCRE2 verbs: (*LIMIT_MATCH=1), (*UTF) … would change how the file's
+                            pattern runs (limits, options) instead of what it matches */
         if (c == '[') {
             in_class = true;
             sb_put(out, &c, 1);
@@ -367,14 +374,10 @@ static int load_added(tokenizer *tok, const json_t *list)
 
 int tok_load_hf_json(const char *path, tokenizer **out)
 {
-    json_error_t jerr;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
-    if (!root) {
-        if (json_error_code(&jerr) == json_error_cannot_open_file)
-            return seer_err(SEER_EIO, "%s: cannot open: %s", path, jerr.text);
-        return seer_err(SEER_EFORMAT, "%s: line %d column %d: %s", path, jerr.line, jerr.column, jerr.text);
-    }
-    int rc;
+    json_t *root;
+    int rc = jget_load_file(path, MAX_TOKENIZER_BYTES, "MAX_TOKENIZER_BYTES in lm/tok_load.c", JSON_ALLOW_NUL, &root);
+    if (rc != SEER_OK)
+        return rc;
     tokenizer *tok = tok_alloc(path);
     if (!tok) {
         rc = seer_err(SEER_ENOMEM, "%s: out of memory", path);

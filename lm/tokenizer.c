@@ -273,19 +273,29 @@ int tok_encode(const tokenizer *tok, const char *text, size_t len, bool parse_sp
     size_t bad = tok_utf8_check(text, len);
     if (bad < len)
         return seer_err(SEER_EINVAL, "tokenizer: the text is not valid UTF-8 (byte %zu of %zu)", bad, len);
-    struct enc e = {.tok = tok, .parse_special = parse_special, .out = out};
-    size_t n0 = out->n;
+    /* Ids go to a vector of our own and reach *out only on success: a failure part way (PCRE2's
+       match limit, out of memory) must leave the caller's vector exactly as it was, not grown. */
+    tok_ids ids = {0};
+    struct enc e = {.tok = tok, .parse_special = parse_special, .out = &ids};
     int rc = SEER_OK;
     if (len) {
         e.md = pcre2_match_data_create_from_pattern(tok->re, NULL);
         rc = e.md ? split_added(&e, text, len, false, encode_segment)
                   : seer_err(SEER_ENOMEM, "tokenizer: out of memory for regex match data");
     }
-    if (rc)
-        out->n = n0;
     pcre2_match_data_free(e.md);
     tok_bpe_scratch_free(&e.bpe);
     cache_free(&e.cache);
+    if (!rc && !out->ids) {
+        *out = ids; /* the common case, an empty vector: hand ours over */
+        return SEER_OK;
+    }
+    if (!rc && (rc = tok_ids_reserve(out, ids.n)) == SEER_OK) {
+        if (ids.n)
+            memcpy(out->ids + out->n, ids.ids, ids.n * sizeof *ids.ids);
+        out->n += ids.n;
+    }
+    tok_ids_free(&ids);
     return rc;
 }
 
@@ -478,5 +488,6 @@ void tok_free(tokenizer *tok)
     free(tok->piece_pool);
     free(tok->added);
     free(tok->added_order);
+    free(tok->added_ids);
     free(tok);
 }

@@ -16,6 +16,7 @@
 #include "core/util.h"
 
 #define VIT_MAX_DEPTH 1024
+#define MAX_PREPROCESSOR_BYTES ((size_t)1 << 20) /* a preprocessor_config.json is under 1 KiB */
 
 /* ---- 1. validation -------------------------------------------------------------------------- */
 
@@ -209,19 +210,12 @@ int vit_config_from_json(const json_t *root, const char *path, struct vit_config
 int vit_config_read_preprocessor(struct vit_config *cfg, const char *path)
 {
     struct jget_ctx pc = {path, ""};
-    char *text;
-    size_t len, nm, ns;
+    size_t nm, ns;
     double mean[3], std[3];
-    int rc = io_read_file(path, (size_t)1 << 20, &text, &len);
+    json_t *root;
+    int rc = jget_load_file(path, MAX_PREPROCESSOR_BYTES, "MAX_PREPROCESSOR_BYTES in vision/config.c", 0, &root);
     if (rc != SEER_OK)
         return rc;
-    json_error_t jerr;
-    char shown[160];
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-    seer_free(text);
-    if (!root)
-        return seer_err(SEER_EFORMAT, "%s: bad JSON: %s (line %d, column %d)", path,
-                        printable(shown, sizeof shown, jerr.text), jerr.line, jerr.column);
     if (!json_is_object(root))
         rc = seer_err(SEER_EFORMAT, "%s: not a JSON object", path);
     if (rc == SEER_OK)
