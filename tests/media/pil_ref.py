@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""pil_ref.py — test images and their reference decodes, from Debian's python3-pil (Pillow), for
+tests/media/decode.c. Pillow is the oracle because Hugging Face's load_image / convert_to_rgb is
+Pillow: what seer decodes must equal what transformers would have seen.
+
+  pil_ref.py make DIR SEED        writes the PIL-made test files into DIR (random content)
+  pil_ref.py ref FILE...          writes FILE.N.ppm for every page N (0-based) of each FILE:
+                                  Pillow's decode, exif_transpose'd, converted to RGB the way
+                                  transformers' convert_to_rgb does (alpha over white)
+
+16-bit greyscale: Pillow opens it as mode I / I;16 and Image.convert("RGB") would clip (65535 →
+255, 300 → 255), which is no one's intent; the reference keeps the high byte, as Pillow itself
+does for 16-bit RGB(A) PNGs ("RGB;16B" unpacking) and libtiff's RGBA interface does.
+"""
+import io
+import sys
+
+import numpy as np
+from PIL import Image, ImageOps, ImageSequence
+
+
+def to_rgb(im):
+    """transformers.image_transforms.convert_to_rgb after load_image's exif_transpose."""
+    if im.mode in ("I", "I;16", "I;16B", "I;16L"):
+        a = np.asarray(im).astype(np.int64)
+        im = Image.fromarray((a >> 8).clip(0, 255).astype(np.uint8), "L")
+    if im.mode == "RGB":
+        return im
+    rgba = im.convert("RGBA")
+    bg = Image.new("RGBA", rgba.size, (255, 255, 255))
+    return Image.alpha_composite(bg, rgba).convert("RGB")
+
+
+def write_ppm(path, im):
+    with open(path, "wb") as f:
+        f.write(b"P6\n%d %d\n255\n" % im.size)
+        f.write(im.tobytes())
+
+
+def ref(files):
+    for path in files:
+        im = Image.open(path)
+        for n, frame in enumerate(ImageSequence.Iterator(im)):
+            fr = ImageOps.exif_transpose(frame.copy()) if n == 0 else frame.copy()
+            write_ppm("%s.%d.ppm" % (path, n), to_rgb(fr))
+            if im.format == "GIF":  # HF takes the first frame of an animation
+                break
+
+
+def make(d, seed):
+    rng = np.random.default_rng(seed)
+
+    def size():
+        return int(rng.integers(7, 90)), int(rng.integers(7, 90))
+
+    def rand(shape, dtype=np.uint8, hi=256):
+        return rng.integers(0, hi, size=shape).astype(dtype)
+
+    def smooth(w, h):
+        # JPEG of white noise is all artefacts; a gradient plus mild noise is a fairer picture
+        y, x = np.mgrid[0:h, 0:w]
+        base = np.stack([x * 255 // max(w - 1, 1), y * 255 // max(h - 1, 1), (x + y) * 127 // max(w + h - 2, 1)], -1)
+        return (base + rand((h, w, 3), np.int16, 24) - 12).clip(0, 255).astype(np.uint8)
+
+    def alpha(h, w):
+        a = rand((h, w))
+        a[0, :] = 0      # fully transparent and fully opaque rows are always present
+        a[-1, :] = 255
+        return a
+
+    w, h = size()
+    Image.fromarray(rand((h, w, 3)), "RGB").save(f"{d}/src.png")          # ffmpeg's input
+    Image.fromarray(smooth(w, h), "RGB").save(f"{d}/smooth.png")
+    w, h = size()
+    Image.fromarray(np.dstack([rand((h, w, 3)), alpha(h, w)]), "RGBA").save(f"{d}/rgba.png")
+    w, h = size()
+    Image.fromarray(np.dstack([rand((h, w)), alpha(h, w)]), "LA").save(f"{d}/la.png")
+    w, h = size()
+    Image.fromarray(rand((h, w)), "L").save(f"{d}/gray.png")
+    w, h = size()
+    Image.fromarray(rand((h, w), np.uint16, 65536), "I;16").save(f"{d}/gray16.png")
+    w, h = size()
+    Image.fromarray(rand((h, w)) > 127).save(f"{d}/bilevel.png")
+    w, h = size()
+    p = Image.fromarray(rand((h, w), hi=40), "P")
+    p.putpalette(list(rand(40 * 3)))
+    trns = bytes(rand(40))
+    p.save(f"{d}/pal_trns.png", transparency=trns)
+    p.save(f"{d}/pal.gif")
+    p.save(f"{d}/pal_trns.gif", transparency=3)
+    p.save(f"{d}/pal.bmp")
+    p.save(f"{d}/pal.tif")
+    Image.open(f"{d}/src.png").save(f"{d}/rgb.bmp")
+    Image.open(f"{d}/src.png").save(f"{d}/rgb_lzw.tif", compression="tiff_lzw")
+    Image.open(f"{d}/rgba.png").save(f"{d}/rgba.tif")
+    Image.open(f"{d}/gray16.png").convert("I;16").save(f"{d}/gray16.tif")
+    Image.open(f"{d}/bilevel.png").save(f"{d}/bilevel.tif")
+    w, h = size()
+    Image.fromarray(rand((h, w, 4)), "CMYK").save(f"{d}/cmyk.tif")
+    Image.fromarray(smooth(w, h)).convert("CMYK").save(f"{d}/cmyk.jpg", quality=90)
+    Image.fromarray(smooth(w, h)[:, :, 0], "L").save(f"{d}/gray.jpg", quality=85)
+    # every EXIF orientation, on a picture whose width and height differ
+    w, h = size()
+    img = Image.fromarray(smooth(w, h + 5))
+    for o in range(1, 9):
+        ex = Image.Exif()
+        ex[0x0112] = o
+        img.save(f"{d}/exif{o}.jpg", quality=92, exif=ex.tobytes())
+    img.save(f"{d}/sub444.jpg", quality=95, subsampling=0)
+    Image.fromarray(smooth(w, h)).save(f"{d}/orient6.tif", tiffinfo={274: 6})
+    # a three-page TIFF whose pages differ in size and colour layout
+    pages = [Image.fromarray(rand((h, w, 3))) for (w, h) in (size(), size())]
+    pages.append(Image.fromarray(rand((19, 23)), "L"))
+    pages[0].save(f"{d}/multi.tif", save_all=True, append_images=pages[1:])
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "make":
+        make(sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[1] == "ref":
+        ref(sys.argv[2:])
+    else:
+        sys.exit("usage: pil_ref.py make DIR SEED | ref FILE...")
