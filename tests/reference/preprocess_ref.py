@@ -15,6 +15,8 @@ Importable (tests/reference/vision_ref.py uses it):
 
 CLI (for tests/vision/preprocess.c; each batches many cases into one process):
     preprocess_ref.py check             exit 0 when numpy and PIL import
+    preprocess_ref.py selftest          checks load_rgb (alpha over white, grey and palette modes, EXIF
+                                        orientation) against formulas written here; exit 1 on a failure
     preprocess_ref.py sizes < TABLE     lines "image H W F MIN MAX", "video N H W F MIN MAX",
                                         "cap N F SHORTEST LONGEST"; prints "H W" / "P" or "error" per line
     preprocess_ref.py resize LIST       lines "IN W H DW DH OUT" (raw packed RGB files)
@@ -188,10 +190,49 @@ def _lines(path):
         return [ln.split() for ln in fh if ln.strip()]
 
 
+def _selftest(tmp_dir):
+    """load_rgb against what the spec says it does (§5.2 'composites transparent images over white')."""
+    from PIL import Image
+
+    rng = np.random.default_rng()
+    failures = []
+    rgba = rng.integers(0, 256, size=(13, 17, 4), dtype=np.uint8)
+    rgba[0, :, 3], rgba[1, :, 3] = 0, 255
+    path = os.path.join(tmp_dir, "alpha.png")
+    Image.fromarray(rgba, "RGBA").save(path)
+    got = np.asarray(load_rgb(path)).astype(np.float64)
+    a = rgba[..., 3:].astype(np.float64) / 255
+    want = rgba[..., :3] * a + 255 * (1 - a)  # "over" onto opaque white; Pillow rounds in integers: within 1
+    if np.abs(got - want).max() > 1 or (got[0] != 255).any() or (got[1] != rgba[1, :, :3]).any():
+        failures.append("RGBA is not composited over white")
+    grey = rng.integers(0, 256, size=(5, 6), dtype=np.uint8)
+    Image.fromarray(grey, "L").save(path)
+    if (np.asarray(load_rgb(path)) != grey[..., None]).any():
+        failures.append("a grey image does not replicate into R, G and B")
+    pal = Image.fromarray(rgba[..., :3], "RGB").quantize(colors=16)
+    pal.save(path)
+    if (np.asarray(load_rgb(path)) != np.asarray(pal.convert("RGB"))).any():
+        failures.append("a palette image does not map through its palette")
+    exif = Image.Exif()
+    exif[0x0112] = 6  # orientation: rotate 90° clockwise to display
+    Image.fromarray(rgba[..., :3], "RGB").save(path, exif=exif)
+    img = load_rgb(path)
+    if img.size != (13, 17) or (np.asarray(img) != np.rot90(rgba[..., :3], k=-1)).any():
+        failures.append(f"EXIF orientation 6 not applied (size {img.size})")
+    for f in failures:
+        print(f"preprocess_ref.py selftest: {f}", file=sys.stderr)
+    return 1 if failures else 0
+
+
 def main(argv):
     cmd = argv[1] if len(argv) > 1 else ""
     if cmd == "check":
         return 0
+    if cmd == "selftest":
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp_dir:
+            return _selftest(tmp_dir)
     if cmd == "sizes":
         _sizes()
         return 0

@@ -6,7 +6,9 @@
       bytes equal Pillow's;
    3. patchify + normalisation of 1–5 frames with random mean/std: within 1e-6 of the reference;
    4. the whole image path, including images that need no resize (never resampled: bit-identical);
-   5. refused inputs: SEER_EINVAL and a message naming preprocess.c.
+   5. refused inputs: SEER_EINVAL and a message naming preprocess.c;
+   6. the reference's own load_rgb (alpha over white, grey/palette modes, EXIF orientation), which
+      the vision reference builds on (`preprocess_ref.py selftest`).
    Parts 1–4 need python3 with numpy and PIL: skipped visibly without them, failed when
    SEER_REQUIRE_ORACLES=1. Each part launches the reference once for all its cases. */
 #include <math.h>
@@ -495,5 +497,11 @@ int main(void)
     test_patchify(have_ref);
     test_image(have_ref);
     test_refused();
+    if (have_ref) {
+        char *out = run_ref("selftest");
+        ok(out != NULL, "preprocess_ref.py load_rgb: alpha over white, grey and palette to RGB, EXIF orientation");
+        free(out);
+    } else
+        skip("python3 with numpy and PIL not available", "preprocess_ref.py load_rgb self-test");
     return done_testing();
 }
