@@ -294,11 +294,13 @@ def run_prompt(hf_dir, ids, images, min_pixels=None, max_pixels=None, n_gen=0):
             k += 1
         else:
             expanded.append(tok)
-    feats = VisionTower(hf_dir).forward(np.concatenate(pixels), grids)
     ref = Qwen35Ref(hf_dir)
     ids_arr = np.asarray(expanded, np.int64)
+    if ids_arr.size == 0 or ids_arr.max() >= ref.lm_head.shape[0]:
+        raise ValueError(f"ids must be non-empty and below the vocabulary size {ref.lm_head.shape[0]}")
     x = ref.W("model.embed_tokens.weight")[ids_arr].copy()
-    x[ids_arr == image_id] = feats               # image rows in image order over the pads (spec §4.8)
+    if images:                                   # image rows in image order over the pads (spec §4.8)
+        x[ids_arr == image_id] = VisionTower(hf_dir).forward(np.concatenate(pixels), grids)
     gdicts = [{"kind": "image", "t": t, "h": h, "w": w} for t, h, w in grids]
     pos, delta = rope_index(expanded, gdicts, image_id, video_id)
     logits = ref.forward(embeds=x, positions=pos)[-1]
@@ -314,11 +316,18 @@ def run_prompt(hf_dir, ids, images, min_pixels=None, max_pixels=None, n_gen=0):
 
 
 # --- command line ------------------------------------------------------------------------------------------
+def read_json(path):
+    with open(path) as f:
+        try:
+            return json.load(f)
+        except ValueError as e:
+            raise ValueError(f"{path}: not JSON ({e})") from None
+
+
 def read_ids(path):
     """A JSON list of ids, or an object with an "ids" list (a prompt command's OUT.json)."""
-    with open(path) as f:
-        v = json.load(f)
-    ids = v["ids"] if isinstance(v, dict) else v
+    v = read_json(path)
+    ids = v.get("ids") if isinstance(v, dict) else v
     if not isinstance(ids, list) or not all(isinstance(t, int) and t >= 0 for t in ids):
         raise ValueError(f"{path}: expected a list of non-negative token ids")
     return ids
@@ -344,8 +353,10 @@ def cmd_tower(a):
 
 def cmd_positions(a):
     ids = read_ids(a.ids)
-    with open(a.grids) as f:
-        grids = json.load(f)
+    grids = read_json(a.grids)
+    if not isinstance(grids, list) or not all(isinstance(g, dict) and {"kind", "t", "h", "w"} <= set(g)
+                                              for g in grids):
+        raise ValueError(f'{a.grids}: expected a list of {{"kind", "t", "h", "w"}} objects')
     image_id, video_id = SPEC_IDS["image"], SPEC_IDS["video"]
     if a.model:
         with open(os.path.join(a.model, "config.json")) as f:
