@@ -5,7 +5,8 @@
    (bf16 safetensors) and the mmproj GGUFs in F32, F16 and BF16 — the tiny weights are bf16 values,
    exactly representable in all three — and Q8_0 (lossy: a looser bound, plus the same file's
    weights dequantised to F32 within f32 rounding). Grids: one image, two images of different
-   sizes in one call, a video (t = 2, two segments), merged sizes 2×6 and 6×2, a 1×1 merged image.
+   sizes in one call, a video (t = 2, two segments), merged sizes 2×6 and 6×2, a 1×1 merged image,
+   an image taller than the 48×48 position grid.
    Towers of head dim 16 (the presets), 64 and 72 (the real models'). Also: bad grids are refused,
    a text GGUF is not a tower, and the scratch plan of a 4096-token image of the 9B. */
 #include <math.h>
@@ -45,6 +46,7 @@ static const struct call calls[] = {
     {"two images of different sizes", 2, {{1, 4, 4}, {1, 2, 6}}},
     {"video t=2 (two segments)", 1, {{2, 4, 2}}},
     {"2x6 and 6x2 merged, a 1x1 image, a video", 4, {{1, 4, 12}, {1, 12, 4}, {1, 2, 2}, {2, 2, 4}}},
+    {"50 patch rows: the 48-row position table upsampled", 1, {{1, 50, 4}}},
 };
 
 static int64_t call_patches(const struct call *c)
