@@ -41,7 +41,7 @@ size_t vit_scratch_bytes(const struct vit_config *c, int64_t n_patches, size_t a
     /* f32 or i32 values per patch: big, h, a, v, o, then pos 2 + seg 1 + taps 4 + weights 4 */
     const size_t per_patch = (size_t)(big_width(c) + 4 * c->n_embd + 11);
     size_t n = 0, t, tok_vals;
-    if (n_patches < 0 || !size_mul(per_patch, (size_t)n_patches, &n) ||
+    if (n_patches < 0 || n_patches > INT32_MAX || !size_mul(per_patch, (size_t)n_patches, &n) ||
         !size_mul((size_t)c->out_dim, (size_t)((n_patches + M2 - 1) / M2), &tok_vals) || !size_add(n, tok_vals, &n) ||
         !size_mul(n, 4, &n) || !size_mul(VIT_N_TENSORS, alignment, &t) || !size_add(n, t, &n))
         return SIZE_MAX;

@@ -34,7 +34,7 @@ void vit_free(vit_model *m); /* NULL is fine */
 const struct vit_config *vit_model_config(const vit_model *m);
 
 /* Bytes of scratch the tower needs for n_patches patches (the memory planner adds it up);
-   SIZE_MAX when that overflows. */
+   SIZE_MAX when that overflows or n_patches is more than one call takes (INT32_MAX). */
 size_t vit_scratch_bytes(const struct vit_config *c, int64_t n_patches, size_t alignment);
 
 /* pixels: rows f32 [N][3·2·P·P] in spec §4.1 order (N = Σ t·h·w over grids); grids: per image/video
