@@ -13,7 +13,7 @@
 #
 # Environment: FUZZ_BUILD (build directory, default build-fuzz), FUZZ_CMAKE_ARGS (extra configure
 # arguments, e.g. -DSEER_FFMPEG=OFF), FUZZ_NICE (nice level, default 0; campaigns beside other
-# work use 19).
+# work use 19), FUZZ_NO_BUILD=1 (run the binaries already built, e.g. while the tree is mid-edit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 2 ] || { echo "usage: scripts/fuzz.sh TARGET|all SECONDS" >&2; exit 2; }
@@ -21,17 +21,19 @@ target=$1 secs=$2
 build=${FUZZ_BUILD:-build-fuzz}
 command -v clang >/dev/null || { echo "fuzz.sh: clang is required (scripts/install-deps.sh installs it)" >&2; exit 2; }
 
-# shellcheck disable=SC2086
-cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEER_FUZZ=ON \
-      -DSEER_VULKAN=OFF -DSEER_TESTS=OFF ${FUZZ_CMAKE_ARGS:-} >/dev/null
 if [ "$target" = all ]; then
     targets=$(cd tests/fuzz && ls fuzz_*.c | sed 's/\.c$//')
 else
     [ -f "tests/fuzz/$target.c" ] || { echo "fuzz.sh: no tests/fuzz/$target.c" >&2; exit 2; }
     targets=$target
 fi
-# shellcheck disable=SC2086
-cmake --build "$build" -j"${JOBS:-2}" --target $targets >/dev/null
+if [ -z "${FUZZ_NO_BUILD:-}" ]; then
+    # shellcheck disable=SC2086
+    cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEER_FUZZ=ON \
+          -DSEER_VULKAN=OFF -DSEER_TESTS=OFF ${FUZZ_CMAKE_ARGS:-} >/dev/null
+    # shellcheck disable=SC2086
+    cmake --build "$build" -j"${JOBS:-2}" --target $targets >/dev/null
+fi
 seeds="$build/seeds"
 [ -d "$seeds" ] || python3 tests/fuzz/make_seeds.py "$seeds"
 

@@ -183,6 +183,59 @@ static void test_corrupt(void)
     raw(p, "{\"a\\nb\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4]}}", 4);
     expect_err(p, SEER_EFORMAT, "'a?b' contains a control character", "newline in a tensor name");
     expect_err(tmp("nope.safetensors"), SEER_EIO, "cannot open", "missing file");
+    /* issue 12: aliasing tensors, and a size message whose product wrapped to 0 */
+    raw(p, "{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]},"
+           " \"b\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]}}", 8);
+    expect_err(p, SEER_EFORMAT, "overlap", "two tensors at the same bytes");
+    raw(p, "{\"a\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": [0, 16]},"
+           " \"b\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [12, 20]}}", 20);
+    expect_err(p, SEER_EFORMAT, "tensors 'a' and 'b' overlap", "a tensor starting inside another");
+    raw(p, "{\"a\": {\"dtype\": \"F32\", \"shape\": [4611686018427387904], \"data_offsets\": [0, 16]}}", 16);
+    expect_err(p, SEER_EFORMAT, "4611686018427387904 elements of 4 bytes overflow", "shape [2^62] of F32: no wrapped number");
+}
+
+/* An index naming n distinct shard files (none of which exists) for n tensors. */
+static void write_wide_index(const char *path, int n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return; /* the open then fails with SEER_EIO, and the check below reports it */
+    fputs("{\"weight_map\": {", f);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s\"t%d\": \"s%d.safetensors\"", i ? ", " : "", i, i);
+    fputs("}}", f);
+    fclose(f);
+}
+
+static double index_time(const char *path, int *rc)
+{
+    double best = 1e9;
+    for (int k = 0; k < 3; k++) {
+        safetensors *st = NULL;
+        double t0 = seer_time_now();
+        *rc = safetensors_open_index(path, &st);
+        best = MIN(best, seer_time_now() - t0);
+        safetensors_free(st);
+    }
+    return best;
+}
+
+/* issue 12: 80,000 distinct shards took 28 s (a quadratic de-duplication ran before the shard
+   limit). Now the limit is met before any file is opened, and finding the shards is linear: ten
+   times the names take about ten times as long (the factor allowed, 40, catches the quadratic
+   100 with room for a loaded machine). */
+static void test_wide_index(void)
+{
+    const char *big = tmp("wide.index.json"), *small = tmp("narrow.index.json"), *over = tmp("over.index.json");
+    write_wide_index(over, SAFETENSORS_MAX_SHARDS + 1);
+    expect_err_at(safetensors_open_index, over, over, SEER_EFORMAT, "more than 65536 shard files (SAFETENSORS_MAX_SHARDS)",
+                  "an index naming 65,537 shard files is refused before opening any");
+    write_wide_index(big, 60000);
+    write_wide_index(small, 6000);
+    int rc_big, rc_small;
+    double t_big = index_time(big, &rc_big), t_small = index_time(small, &rc_small);
+    ok(rc_big == SEER_EIO && rc_small == SEER_EIO && t_big < 40 * t_small + 0.05,
+       "60,000 distinct shards: %.3f s to reach the first missing shard, 6,000: %.3f s", t_big, t_small);
 }
 
 static void test_sharded(void)
@@ -363,6 +416,7 @@ int main(void)
     test_valid();
     test_corrupt();
     test_sharded();
+    test_wide_index();
     test_random_corruption();
     test_injection();
     return done_testing();

@@ -365,6 +365,18 @@ static void e_quant_norm(struct gw_file *f) /* a norm vector quantised: not allo
     gw_remove_tensor(f, "blk.0.attn_norm.weight");
     gw_add_tensor(f, "blk.0.attn_norm.weight", GGML_Q8_0, 1, (uint64_t[]){32}, NULL);
 }
+static void e_ssm_huge(struct gw_file *f) /* issue 12: state_size × time_step_rank overflowed int64 */
+{
+    gw_remove_kv(f, "qwen35.ssm.state_size");
+    gw_remove_kv(f, "qwen35.ssm.time_step_rank");
+    gw_add_u32(f, "qwen35.ssm.state_size", UINT32_MAX);
+    gw_add_u32(f, "qwen35.ssm.time_step_rank", UINT32_MAX);
+}
+static void e_blocks0(struct gw_file *f)
+{
+    gw_remove_kv(f, "qwen35.block_count");
+    gw_add_u32(f, "qwen35.block_count", 0);
+}
 static void e_nextn(struct gw_file *f) { gw_remove_kv(f, "qwen35.nextn_predict_layers"); }
 static void e_output(struct gw_file *f) { gw_add_tensor(f, "output.weight", GGML_F32, 2, (uint64_t[]){32, 67}, NULL); }
 
@@ -437,6 +449,44 @@ static void test_gguf_meta(void)
        "layer and fails the check: %s", seer_last_error());
     rc = text_gguf_with(e_output, &q);
     ok(rc == SEER_OK && !q.tie_word_embeddings, "an output.weight makes the head untied");
+    rc = text_gguf_with(e_ssm_huge, &q); /* UB before the fix: the sanitizer run catches a regression */
+    ok(rc == SEER_EFORMAT && good_msg(p, "qwen35.ssm.state_size = 4294967295 is out of range") &&
+           !strstr(seer_last_error(), "inner_size"),
+       "ssm.state_size = time_step_rank = 2^32-1: range error before any product (%s)", seer_last_error());
+    rc = text_gguf_with(e_blocks0, &q);
+    ok(rc == SEER_EFORMAT && good_msg(p, "qwen35.block_count = 0 (a model needs at least one layer)"),
+       "block_count 0: %s", seer_last_error());
+}
+
+/* ---- limits of the JSON files (issue 12) ---------------------------------------------------------- */
+
+static void test_json_limits(void)
+{
+    const char *p = tmp("big-config.json");
+    struct qwen35_config q;
+    /* 16 MiB + 1 of valid JSON (spaces): refused from its size, naming the constant that sets it. */
+    size_t n = ((size_t)16 << 20) + 1;
+    char *text = malloc(n + 1);
+    memset(text, ' ', n);
+    text[0] = '{', text[n - 1] = '}', text[n] = 0;
+    write_text(p, text);
+    free(text);
+    int rc = qwen35_config_from_hf_file(p, &q);
+    ok(rc == SEER_EFORMAT && good_msg(p, "16777217 bytes is more than the 16777216 allowed") &&
+           good_msg(p, "MAX_CONFIG_BYTES"),
+       "a 16 MiB + 1 config.json: %s", seer_last_error());
+    /* 3,000 nested arrays: jansson stops at its depth limit (2048), without recursing further. */
+    const int depth = 3000;
+    char *deep = malloc(2 * depth + 1);
+    memset(deep, '[', depth);
+    memset(deep + depth, ']', depth);
+    deep[2 * depth] = 0;
+    p = tmp("deep-config.json");
+    write_text(p, deep);
+    free(deep);
+    rc = qwen35_config_from_hf_file(p, &q);
+    ok(rc == SEER_EFORMAT && good_msg(p, "nested deeper than 2048 levels"), "JSON nested 3,000 deep: %s",
+       seer_last_error());
 }
 
 /* ---- config.json errors ------------------------------------------------------------------------ */
@@ -668,6 +718,7 @@ int main(void)
     test_every_tensor(TEXT_HF, "HF text");
     test_every_tensor(VISION_HF, "HF vision");
     test_gguf_meta();
+    test_json_limits();
     test_hf_meta();
     test_mmproj_meta();
     return done_testing();

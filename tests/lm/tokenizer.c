@@ -636,6 +636,7 @@ static void e_no_space_byte(json_t *r)
 }
 static void e_regex_m(json_t *r) { json_object_set_new(json_object_get(pre_split(r), "pattern"), "Regex", json_string("(?m)a|\\s+")); }
 static void e_added_clash(json_t *r) { json_object_set_new(json_array_get(json_object_get(r, "added_tokens"), 0), "id", json_integer('a')); }
+static void e_regex_verb(json_t *r) { json_object_set_new(json_object_get(pre_split(r), "pattern"), "Regex", json_string("(*LIMIT_MATCH=1)\\s+|.")); }
 
 static void test_errors(const char *dir, const char *path)
 {
@@ -654,6 +655,7 @@ static void test_errors(const char *dir, const char *path)
     expect_load_error(dir, path, e_vocab_str, SEER_EFORMAT, "vocab", "non-integer vocabulary id is a format error");
     expect_load_error(dir, path, e_no_space_byte, SEER_EFORMAT, "byte 0x20", "missing byte token is a format error");
     expect_load_error(dir, path, e_added_clash, SEER_EFORMAT, "id 97", "added token reusing another token's id");
+    expect_load_error(dir, path, e_regex_verb, SEER_EUNSUPPORTED, "regex", "PCRE2 verb (*LIMIT_MATCH=1) in the pattern refused");
 
     tokenizer *t = NULL;
     char p[512];
@@ -740,6 +742,160 @@ static void test_alloc_failures(const char *path, const tokenizer *good)
     tok_ids_free(&want);
 }
 
+/* ---- issue 12's findings ----------------------------------------------------------------------------- */
+
+/* A vocabulary whose first string is empty: the string pool was still NULL when its 0 bytes were
+   copied (memcpy(NULL, s, 0), undefined; the sanitizer run of this program catches it). */
+static void test_empty_first_token(const char *dir)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/empty-first.json", dir);
+    FILE *f = fopen(p, "w");
+    if (f) {
+        fputs("{\"decoder\": {\"type\": \"ByteLevel\"}, \"pre_tokenizer\": {\"type\": \"ByteLevel\"},"
+              " \"model\": {\"type\": \"BPE\", \"vocab\": {\"\": 0}, \"merges\": []}}", f);
+        fclose(f);
+    }
+    tokenizer *t = NULL;
+    int rc = tok_load_hf_json(p, &t);
+    ok(rc == SEER_EFORMAT && t == NULL && strstr(seer_last_error(), p), "tokenizer.json whose first token is \"\": %s",
+       seer_last_error());
+    const char *toks[257];
+    char bytes[256][4];
+    toks[0] = "";
+    for (int b = 0; b < 256; b++) {
+        unsigned char c = (unsigned char)b;
+        ref_bytelevel(&c, 1, bytes[b]);
+        toks[b + 1] = bytes[b];
+    }
+    tok_gguf_arrays a = {.source = "empty.gguf", .pre = "qwen35", .n_tokens = 257, .tokens = toks};
+    rc = tok_load_gguf_arrays(&a, &t);
+    ok(rc == SEER_OK, "GGUF vocabulary whose token 0 is \"\" loads (%s)", rc ? seer_last_error() : "ok");
+    tok_free(t);
+}
+
+/* PCRE2 gives up on a catastrophic pattern (its match limit): the encode fails, and the caller's
+   vector must be exactly as it was — neither grown (the leak issue 12 found) nor appended to. */
+static void e_regex_catastrophic(json_t *r)
+{
+    json_object_set_new(json_object_get(pre_split(r), "pattern"), "Regex",
+                        json_string("(?:a|a)*(?:a|a)*(?:a|a)*(?:a|a)*b|\\s+|."));
+}
+
+static void test_failed_encode(const char *dir, const char *path)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/catastrophic.json", dir);
+    json_t *root = json_load_file(path, JSON_ALLOW_NUL, NULL);
+    e_regex_catastrophic(root);
+    json_dump_file(root, p, JSON_COMPACT);
+    json_decref(root);
+    tokenizer *t = NULL;
+    if (!ok(tok_load_hf_json(p, &t) == SEER_OK, "a catastrophic-backtracking pattern loads (%s)", seer_last_error()))
+        return;
+    static const char text[] = "x aaaaaaaaaaaaaaaaaaaaaaaaaaaaac";
+    tok_ids empty = {0}, one = {0};
+    ids_push(&one, 7);
+    int32_t *before = one.ids;
+    size_t cap = one.cap;
+    int rc1 = tok_encode(t, text, sizeof text - 1, false, &empty);
+    int rc2 = tok_encode(t, text, sizeof text - 1, false, &one);
+    if (rc1 == SEER_OK && rc2 == SEER_OK)
+        skip("this PCRE2 build matched the pattern within its limits", "failed encode leaves the id vector untouched");
+    else
+        ok(rc1 == SEER_EINVAL && rc2 == SEER_EINVAL && !empty.ids && empty.n == 0 && empty.cap == 0 &&
+               one.ids == before && one.n == 1 && one.cap == cap && one.ids[0] == 7,
+           "encode failing on PCRE2's match limit leaves the id vector untouched (%s)", seer_last_error());
+    tok_ids_free(&empty);
+    tok_ids_free(&one);
+    tok_free(t);
+}
+
+/* Inputs of the load-time tests, made before the clock starts: a tokenizer.json path, or GGUF arrays. */
+struct load_input {
+    char path[512];
+    tok_gguf_arrays a;
+    const char **toks;
+    int32_t *types;
+    char (*s)[24];
+};
+
+/* Best of three loads, in seconds. */
+static double best_time(const struct load_input *in, int *rc)
+{
+    double best = 1e9;
+    for (int k = 0; k < 3; k++) {
+        tokenizer *t = NULL;
+        double t0 = seer_time_now();
+        *rc = in->toks ? tok_load_gguf_arrays(&in->a, &t) : tok_load_hf_json(in->path, &t);
+        best = MIN(best, seer_time_now() - t0);
+        tok_free(t);
+    }
+    return best;
+}
+
+/* The synthetic tokenizer.json plus n special added tokens "<hN>", numbered as HF would. */
+static void many_added(struct load_input *in, const char *dir, const char *synthetic, size_t n)
+{
+    *in = (struct load_input){0};
+    snprintf(in->path, sizeof in->path, "%s/added-%zu.json", dir, n);
+    json_t *root = json_load_file(synthetic, JSON_ALLOW_NUL, NULL), *list = json_object_get(root, "added_tokens");
+    for (size_t i = 0; i < n; i++) {
+        char c[32];
+        snprintf(c, sizeof c, "<h%zu>", i);
+        json_array_append_new(list, json_pack("{sI ss sb}", "id", (json_int_t)(n_vocab_bpe + N_ADDED + i), "content", c,
+                                              "special", 1));
+    }
+    json_dump_file(root, in->path, JSON_COMPACT);
+    json_decref(root);
+}
+
+/* 256 byte tokens, then n CONTROL tokens, as a GGUF carries them. */
+static void many_control(struct load_input *in, size_t n)
+{
+    size_t total = 256 + n;
+    *in = (struct load_input){0};
+    in->toks = malloc(total * sizeof *in->toks);
+    in->types = malloc(total * sizeof *in->types);
+    in->s = malloc(total * sizeof *in->s);
+    for (size_t i = 0; i < total; i++) {
+        if (i < 256) {
+            unsigned char c = (unsigned char)i;
+            ref_bytelevel(&c, 1, in->s[i]);
+        } else {
+            snprintf(in->s[i], sizeof in->s[i], "<c%zu>", i - 256);
+        }
+        in->toks[i] = in->s[i];
+        in->types[i] = i < 256 ? TOK_TYPE_NORMAL : TOK_TYPE_CONTROL;
+    }
+    in->a = (tok_gguf_arrays){.source = "control.gguf", .pre = "qwen35", .n_tokens = total, .tokens = in->toks,
+                              .token_types = in->types};
+}
+
+static void load_input_free(struct load_input *in) { free(in->toks), free(in->types), free(in->s); }
+
+/* issue 12: 80,000 added tokens took 1.3 s, each checked against every earlier one; 16 times the
+   tokens must now take about 16 times as long (allowed: 48, where the quadratic check gave ~250). */
+static void test_many_added(const char *dir, const char *path)
+{
+    struct load_input big, small;
+    int rc1, rc2;
+    many_added(&big, dir, path, 80000);
+    many_added(&small, dir, path, 5000);
+    double t_big = best_time(&big, &rc1), t_small = best_time(&small, &rc2);
+    ok(rc1 == SEER_OK && rc2 == SEER_OK && t_big < 48 * t_small + 0.05,
+       "tokenizer.json with 80,000 added tokens loads in %.3f s, with 5,000 in %.3f s (%s)", t_big, t_small,
+       rc1 ? seer_last_error() : "ok");
+    many_control(&big, 40000);
+    many_control(&small, 2500);
+    t_big = best_time(&big, &rc1), t_small = best_time(&small, &rc2);
+    ok(rc1 == SEER_OK && rc2 == SEER_OK && t_big < 48 * t_small + 0.05,
+       "GGUF vocabulary with 40,000 CONTROL tokens loads in %.3f s, with 2,500 in %.3f s (%s)", t_big, t_small,
+       rc1 ? seer_last_error() : "ok");
+    load_input_free(&big);
+    load_input_free(&small);
+}
+
 /* 1 MiB inputs that would expose quadratic behaviour (as a run time of minutes): one huge word, long runs of one regex
    class, many added tokens. Every fill is NFC-stable, so the round trip must be exact. */
 static void test_pathological(const tokenizer *tok, const char *label)
@@ -797,6 +953,9 @@ int main(void)
     test_errors(dir, path);
     test_encode_errors(tok);
     test_alloc_failures(path, tok);
+    test_empty_first_token(dir);
+    test_failed_encode(dir, path);
+    test_many_added(dir, path);
     test_pathological(tok, "synthetic");
     tok_free(tok);
     return done_testing();
