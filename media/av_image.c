@@ -265,10 +265,12 @@ static int decode_frame(const media_doc *d, AVCodecContext *cx, AVFrame *fr)
                         media_kind_name(d->kind), av_last_msg[0] ? " (libavcodec: " : "", av_last_msg,
                         av_last_msg[0] ? ")" : "");
     if (err < 0)
-        return seer_err(SEER_EDECODE, "%s: corrupt %s (%s)", d->name, media_kind_name(d->kind),
+        return seer_err(SEER_EDECODE, "%s: truncated or corrupt %s (%s)", d->name, media_kind_name(d->kind),
                         av_why(err, why, sizeof why));
-    /* FFmpeg conceals damage in some decoders instead of failing; PIL refuses such files. */
-    if (fr->decode_error_flags || (fr->flags & AV_FRAME_FLAG_CORRUPT))
+    /* FFmpeg conceals damage in some decoders instead of failing (a truncated GIF's LZW data
+       logs "LZW decode failed" and returns the rows it got); Pillow refuses such files ("image
+       file is truncated"), and so do we: a logged error or a damage flag fails the picture. */
+    if (fr->decode_error_flags || (fr->flags & AV_FRAME_FLAG_CORRUPT) || av_last_msg[0])
         return seer_err(SEER_EDECODE, "%s: truncated or corrupt %s (the decoder reported damage%s%s)", d->name,
                         media_kind_name(d->kind), av_last_msg[0] ? ": " : "", av_last_msg);
     return SEER_OK;
@@ -278,7 +280,9 @@ int media_av_decode(media_doc *d, struct image_rgb8 *out)
 {
     int64_t w, h;
     int rc = media_peek_size(d, &w, &h);
-    if (rc || (rc = media_check_size(d, w, h)))
+    if (rc)
+        return rc;
+    if ((rc = media_check_size(d, w, h)))
         return rc;
     if (d->size > INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE)
         return seer_err(SEER_EFORMAT, "%s: %s file too large", d->name, media_kind_name(d->kind));

@@ -61,12 +61,20 @@ int media_jpeg_decode(media_doc *d, struct image_rgb8 *out)
         return seer_err(SEER_ENOMEM, "%s: cannot start the JPEG decoder: %s", d->name, tjGetErrorStr2(NULL));
     struct image_rgb8 im = {0};
     uint8_t *cmyk = NULL;
-    int w, h, subsamp, colorspace, rc = SEER_OK;
+    int w = 0, h = 0, subsamp = 0, colorspace = -1, rc = SEER_OK;
     if (tjDecompressHeader3(tj, d->data, (unsigned long)d->size, &w, &h, &subsamp, &colorspace) != 0) {
-        rc = seer_err(SEER_EDECODE, "%s: corrupt JPEG header (libjpeg: %s)", d->name, tjGetErrorStr2(tj));
+        rc = seer_err(SEER_EDECODE, "%s: truncated or corrupt JPEG header (libjpeg: %s)", d->name,
+                      tjGetErrorStr2(tj));
         goto fail;
     }
-    if ((rc = media_check_size(d, w, h)) || (rc = media_image_alloc(d, w, h, &im)))
+    /* a file that ends before its frame header "succeeds" with no size (tables only) */
+    if (w <= 0 || h <= 0) {
+        rc = seer_err(SEER_EDECODE, "%s: truncated or corrupt JPEG: no frame header", d->name);
+        goto fail;
+    }
+    if ((rc = media_check_size(d, w, h)))
+        goto fail;
+    if ((rc = media_image_alloc(d, w, h, &im)))
         goto fail;
     bool is_cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
     uint8_t *dst = im.px;

@@ -107,7 +107,7 @@ int media_tiff_count(media_doc *d, int *n_pages)
     struct tiff_src s;
     TIFF *tif = tiff_open(d, &s);
     if (!tif)
-        return seer_err(SEER_EDECODE, "%s: corrupt TIFF (libtiff: %s)", d->name, why(&s));
+        return seer_err(SEER_EDECODE, "%s: truncated or corrupt TIFF (libtiff: %s)", d->name, why(&s));
     tdir_t n = TIFFNumberOfDirectories(tif);
     TIFFClose(tif);
     if (n == 0)
@@ -121,7 +121,7 @@ int media_tiff_decode(media_doc *d, int page, struct image_rgb8 *out)
     struct tiff_src s;
     TIFF *tif = tiff_open(d, &s);
     if (!tif)
-        return seer_err(SEER_EDECODE, "%s: corrupt TIFF (libtiff: %s)", d->name, why(&s));
+        return seer_err(SEER_EDECODE, "%s: truncated or corrupt TIFF (libtiff: %s)", d->name, why(&s));
     TIFFRGBAImage img;
     bool begun = false;
     uint32_t *raster = NULL;
