@@ -18,22 +18,32 @@ void backend_free(backend *be)
 
 const char *backend_name(const backend *be) { return be->iface->name; }
 
+/* Whether the slot of op is filled: the slots' offsets come from the same list as the enum. */
+static bool has_slot(const backend *be, enum op_id op)
+{
+    static const size_t off[OP_COUNT] = {
+#define OFF(name, NAME) [OP_##NAME] = offsetof(struct backend_ops, name),
+        SEER_OPS(OFF)
+#undef OFF
+    };
+    int (*fn)(void);
+    memcpy(&fn, (const char *)&be->iface->ops + off[op], sizeof fn);
+    return fn != NULL;
+}
+
 const char *backend_missing_op(const backend *be)
 {
-    static const struct { size_t off; const char *name; } slots[] = {
-#define S(x) {offsetof(struct backend_ops, x), #x}
-        S(matmul), S(get_rows), S(binary), S(unary), S(scale), S(cpy), S(rmsnorm), S(rmsnorm_gated),
-        S(layernorm), S(l2norm), S(softmax), S(rope_text), S(rope_vision), S(conv1d_causal),
-        S(gdn_recurrent), S(gdn_chunked), S(attention),
-#undef S
-    };
-    for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
-        void *fn;
-        memcpy(&fn, (const char *)&be->iface->ops + slots[i].off, sizeof fn);
-        if (!fn)
-            return slots[i].name;
-    }
+    for (int op = 0; op < OP_COUNT; op++)
+        if (!has_slot(be, (enum op_id)op))
+            return op_name((enum op_id)op);
     return NULL;
+}
+
+bool backend_supports(backend *be, enum op_id op, const tensor *const *t, int n)
+{
+    if ((unsigned)op >= OP_COUNT || !has_slot(be, op))
+        return false;
+    return !be->iface->supports || be->iface->supports(be, op, t, n);
 }
 
 int backend_buffer_alloc(backend *be, size_t size, backend_buffer **out)
@@ -50,6 +60,8 @@ int backend_buffer_from_host(backend *be, void *ptr, size_t size, backend_buffer
         return seer_err(SEER_EUNSUPPORTED, "%s: cannot use host memory in place", backend_name(be));
     return be->iface->buffer_from_host(be, ptr, size, out);
 }
+
+bool backend_borrows_host(const backend *be) { return be->iface->buffer_from_host != NULL; }
 
 void backend_buffer_free(backend_buffer *buf)
 {

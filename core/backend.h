@@ -6,7 +6,8 @@
    guaranteed visible to tensor_get after backend_sync (tensor_get syncs itself if needed).
 
    Each backend fills a struct backend_i. Slots marked (optional) may be NULL; an op slot that is
-   NULL makes op_* fail with SEER_EUNSUPPORTED naming the backend and op. */
+   NULL makes op_* fail with SEER_EUNSUPPORTED naming the backend and op. The op slots come from
+   the one list of ops in core/ops.h (SEER_OPS). */
 #ifndef SEER_CORE_BACKEND_H
 #define SEER_CORE_BACKEND_H
 
@@ -14,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/ops.h"
 #include "core/tensor.h"
 
 typedef struct backend backend;
@@ -25,68 +27,6 @@ struct backend_buffer {
     void *host;   /* host address of byte 0 when the buffer is host-visible, else NULL */
     void *ctx;    /* backend-private */
     bool borrowed; /* wraps caller memory (e.g. an mmapped file): not freed with the buffer */
-};
-
-enum unary_op {
-    UNARY_SILU,      /* x * sigmoid(x) */
-    UNARY_GELU_TANH, /* 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)))  (vision block MLP, spec §4.5) */
-    UNARY_GELU_ERF,  /* 0.5x(1 + erf(x/sqrt 2))                        (merger MLP, spec §4.6) */
-    UNARY_SIGMOID,   /* 1/(1+e^-x) */
-    UNARY_SOFTPLUS,  /* log(1+e^x), x for x > 20 as PyTorch (spec §2.5 step 4) */
-    UNARY_EXP,
-    UNARY_COUNT
-};
-
-enum binary_op { BINARY_ADD, BINARY_MUL, BINARY_COUNT };
-
-/* Text MRoPE (spec §3.3): rotate-half over the first n_rot dims of each head; frequency i
-   (0..n_rot/2-1) uses inv_freq = theta^(-2i/n_rot) and the position of an axis chosen by the
-   interleaved sections rule: axis 0 (T) by default, axis a in {1,2} for i = a, a+3, … < 3*sections[a]. */
-struct rope_text_params {
-    int n_rot;        /* rotated dims per head (64) */
-    float theta;      /* rope_theta (1e7) */
-    int sections[3];  /* mrope_section (11, 11, 10) */
-};
-
-/* Masks for op_attention. CAUSAL: query t (0-based in this call) sees keys 0..q_pos0+t.
-   SEGMENTS: query i sees key j iff seg[i] == seg[j] (vision tower, spec §4.5 step 4). */
-enum attn_mask_kind { ATTN_CAUSAL, ATTN_SEGMENTS };
-struct attn_mask {
-    enum attn_mask_kind kind;
-    int64_t q_pos0;      /* CAUSAL: index of this call's first query in the key sequence */
-    const tensor *seg;   /* SEGMENTS: i32 {T} segment id per token (queries and keys alike) */
-};
-
-/* Which key head a value head reads when Hv > Hk (spec §2.5 step 5). HF checkpoints group value
-   heads by key head: v-head j reads key head j/(Hv/Hk). llama.cpp's GGUF converter reorders
-   value heads to a tiled order instead: j reads j mod Hk (anchor §1.4 item 6). */
-enum gdn_head_order { GDN_V_GROUPED, GDN_V_TILED };
-
-/* One slot per op; contracts are in core/ops.h next to each op_* wrapper. */
-struct backend_ops {
-    int (*matmul)(backend *be, tensor *out, const tensor *w, const tensor *x);
-    int (*get_rows)(backend *be, tensor *out, const tensor *table, const tensor *ids);
-    int (*binary)(backend *be, enum binary_op op, tensor *out, const tensor *a, const tensor *b);
-    int (*unary)(backend *be, enum unary_op op, tensor *out, const tensor *x);
-    int (*scale)(backend *be, tensor *out, const tensor *x, float s);
-    int (*cpy)(backend *be, tensor *dst, const tensor *src);
-    int (*rmsnorm)(backend *be, tensor *out, const tensor *x, const tensor *w, float w_shift, float eps);
-    int (*rmsnorm_gated)(backend *be, tensor *out, const tensor *x, const tensor *z, const tensor *w, float eps);
-    int (*layernorm)(backend *be, tensor *out, const tensor *x, const tensor *w, const tensor *b, float eps);
-    int (*l2norm)(backend *be, tensor *out, const tensor *x, float eps);
-    int (*softmax)(backend *be, tensor *out, const tensor *x, float scale);
-    int (*rope_text)(backend *be, tensor *out, const tensor *x, const tensor *pos,
-                     const struct rope_text_params *p);
-    int (*rope_vision)(backend *be, tensor *out, const tensor *x, const tensor *pos, float theta);
-    int (*conv1d_causal)(backend *be, tensor *out, const tensor *x, const tensor *w, tensor *state);
-    int (*gdn_recurrent)(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                         const tensor *g, const tensor *beta, tensor *state, float scale,
-                         enum gdn_head_order order);
-    int (*gdn_chunked)(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                       const tensor *g, const tensor *beta, tensor *state, float scale,
-                       enum gdn_head_order order);
-    int (*attention)(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                     float scale, const struct attn_mask *mask);
 };
 
 struct backend_i {
@@ -103,6 +43,11 @@ struct backend_i {
     int (*sync)(backend *be); /* submit what was recorded and wait */
     /* (optional) memory the backend's buffers can still use, and its total; NULL = unknown */
     int (*memory)(backend *be, uint64_t *free_bytes, uint64_t *total_bytes);
+    /* (optional) whether the backend can run `op` on operands shaped and typed as t[0..n) (the
+       op's tensor arguments in order, outputs excluded; descriptors need no bytes). Asked when a
+       model is planned, so a dtype or shape it cannot run is refused before the forward pass.
+       NULL: every op whose slot is filled runs every input core/ops.c accepts. */
+    bool (*supports)(backend *be, enum op_id op, const tensor *const *t, int n);
     struct backend_ops ops;
 };
 
@@ -121,6 +66,8 @@ const char *backend_name(const backend *be);
 
 int backend_buffer_alloc(backend *be, size_t size, backend_buffer **out);
 int backend_buffer_from_host(backend *be, void *ptr, size_t size, backend_buffer **out);
+/* Whether backend_buffer_from_host works on be (host memory used in place, e.g. the CPU). */
+bool backend_borrows_host(const backend *be);
 void backend_buffer_free(backend_buffer *buf);
 
 /* Places t (already shaped by tensor_init) at `offset` in buf; fails if it does not fit or the
@@ -141,5 +88,8 @@ int backend_sync(backend *be);
 int backend_memory(backend *be, uint64_t *free_bytes, uint64_t *total_bytes);
 /* The name of the first op slot the backend leaves empty, or NULL when it has them all. */
 const char *backend_missing_op(const backend *be);
+/* Whether be can run op on operands t[0..n) (struct backend_i.supports): false when the slot is
+   empty or the backend says no. */
+bool backend_supports(backend *be, enum op_id op, const tensor *const *t, int n);
 
 #endif

@@ -46,7 +46,7 @@ static int place_as_is(qwen35_model *m, const tensor *src, tensor *dst, const ch
     dst->offset = 0;
     snprintf(dst->name, sizeof dst->name, "%s", name);
     size_t n = tensor_nbytes(src);
-    if (m->be->iface->buffer_from_host) {
+    if (backend_borrows_host(m->be)) {
         if ((rc = backend_buffer_from_host(m->be, src->data, n, &b)) != SEER_OK)
             return rc;
         if ((rc = keep_buffer(m, b)) != SEER_OK)
@@ -195,6 +195,40 @@ static int load_tensors(qwen35_model *m, const struct source *s)
     return SEER_OK;
 }
 
+/* The backend's answer for every op the forward pass will ask of it (struct backend_i.supports):
+   weight dtypes of the embedding lookup and of every matrix, attention's head dim, so a model the
+   device cannot run is refused at load, not in the middle of a forward pass. */
+static int check_backend(const qwen35_model *m, const char *path)
+{
+    const struct qwen35_config *c = &m->cfg;
+    const tensor *w = &m->tok_embd;
+    if (!backend_supports(m->be, OP_GET_ROWS, &w, 1))
+        goto no;
+    w = m->output;
+    if (!backend_supports(m->be, OP_MATMUL, &w, 1))
+        goto no;
+    for (int64_t il = 0; il < c->n_layer; il++)
+        for (size_t k = 0; k < ARRAY_LEN(layer_slots); k++) {
+            const struct slot *sl = &layer_slots[k];
+            const bool is_attn = m->layers[il].is_attn;
+            if (sl->kind != SLOT_MATRIX || (sl->which == 'g' && is_attn) || (sl->which == 't' && !is_attn))
+                continue;
+            w = (const tensor *)((const char *)&m->layers[il] + sl->off);
+            if (!backend_supports(m->be, OP_MATMUL, &w, 1))
+                goto no;
+        }
+    tensor q, kv; /* descriptors only: one token of queries against one cached key (spec §2.6) */
+    if (tensor_init4(&q, DT_F32, c->head_dim, c->n_head, 1, 1) &&
+        tensor_init4(&kv, DT_F32, c->head_dim, c->n_head_kv, 1, 1) &&
+        !backend_supports(m->be, OP_ATTENTION, (const tensor *[]){&q, &kv, &kv}, 3))
+        return seer_err(SEER_EUNSUPPORTED, "%s: %s cannot run attention with head dim %lld", path,
+                        m->be->description, (long long)c->head_dim);
+    return SEER_OK;
+no:
+    return seer_err(SEER_EUNSUPPORTED, "%s: %s has no kernel for %s weights (tensor %s)", path, m->be->description,
+                    dtype_name(w->type), w->name);
+}
+
 /* ---- qwen35_load / free ---------------------------------------------------------------------- */
 
 int qwen35_load(const char *path, backend *be, qwen35_model **out)
@@ -239,7 +273,7 @@ int qwen35_load(const char *path, backend *be, qwen35_model **out)
         rc = seer_err(SEER_ENOMEM, "no memory for %lld layers", (long long)m->cfg.n_layer);
         goto fail;
     }
-    if ((rc = load_tensors(m, &s)))
+    if ((rc = load_tensors(m, &s)) || (rc = check_backend(m, path)))
         goto fail;
     LOG_INFO("lm", "%s: %lld layers, hidden %lld, vocab %lld, %d weight buffers on %s", path,
              (long long)m->cfg.n_layer, (long long)m->cfg.n_embd, (long long)m->cfg.n_vocab, m->n_bufs,

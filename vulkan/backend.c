@@ -90,6 +90,21 @@ static void vkb_free(backend *be)
     free(be);
 }
 
+/* Known before the forward pass (struct backend_i.supports): weight dtypes without kernels and
+   attention head dims beyond the kernel's classes. The op files' other limits depend on the
+   device's grid and storage window for a given call and are reported when recorded. */
+static bool vkb_supports(backend *be, enum op_id op, const tensor *const *t, int n)
+{
+    (void)be;
+    switch (op) {
+    case OP_MATMUL:
+    case OP_GET_ROWS: return n >= 1 && vk_weight_supported(t[0]->type);
+    case OP_ATTENTION: return n >= 1 && t[0]->ne[0] <= VK_ATTN_HEAD_DIM_MAX;
+    default: return true;
+    }
+}
+
+#define VK_OP(name, NAME) .name = vk_##name,
 static const struct backend_i vk_iface = {
     .name = "vulkan",
     .free = vkb_free,
@@ -99,25 +114,9 @@ static const struct backend_i vk_iface = {
     .tensor_get = vkb_tensor_get,
     .sync = vkb_sync,
     .memory = vkb_memory,
-    .ops = {
-        .matmul = vk_matmul,
-        .get_rows = vk_get_rows,
-        .binary = vk_binary,
-        .unary = vk_unary,
-        .scale = vk_scale,
-        .cpy = vk_cpy,
-        .rmsnorm = vk_rmsnorm,
-        .rmsnorm_gated = vk_rmsnorm_gated,
-        .layernorm = vk_layernorm,
-        .l2norm = vk_l2norm,
-        .softmax = vk_softmax,
-        .rope_text = vk_rope_text,
-        .rope_vision = vk_rope_vision,
-        .conv1d_causal = vk_conv1d_causal,
-        .gdn_recurrent = vk_gdn_recurrent,
-        .gdn_chunked = vk_gdn_chunked,
-        .attention = vk_attention,
-    },
+    .supports = vkb_supports,
+    /* one slot per row of SEER_OPS (core/ops.h): a missing vk_<op> does not compile */
+    .ops = {SEER_OPS(VK_OP)},
 };
 
 int backend_vulkan_create(const struct vk_backend_params *params, backend **out)

@@ -27,8 +27,9 @@ int vk_attention(backend *be, tensor *out, const tensor *q, const tensor *k, con
     const int64_t hd = q->ne[0], nh = q->ne[1], T = q->ne[2], nkv = k->ne[1], Tk = k->ne[2], r = nh / nkv;
     const bool causal = mask->kind == ATTN_CAUSAL, f16 = k->type == DT_F16;
     const size_t kv_unit = f16 ? 2 : 4;
-    if (hd > 256)
-        return seer_err(SEER_EUNSUPPORTED, "vulkan: %s: head dim %lld exceeds 256", op, (long long)hd);
+    if (hd > VK_ATTN_HEAD_DIM_MAX)
+        return seer_err(SEER_EUNSUPPORTED, "vulkan: %s: head dim %lld exceeds %d", op, (long long)hd,
+                        VK_ATTN_HEAD_DIM_MAX);
     const uint32_t variant = hd <= 64 ? 0 : hd <= 128 ? 1 : 2; /* head dims up to 64 << variant */
 
     struct vk_rows qr = vk_rows_of(q), kr = vk_rows_of(k), vr = vk_rows_of(v), orow = vk_rows_of(out);

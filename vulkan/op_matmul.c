@@ -23,19 +23,21 @@ struct weight_kind {
                     byte for quantised rows, whose blocks are not 4-byte aligned */
 };
 
+/* The kernels for weights of dtype t (every dtype before DT_I32 has a build of each family). */
 static bool weight_kind(enum dtype t, struct weight_kind *k)
 {
-    switch (t) {
-    case DT_F32: *k = (struct weight_kind){VK_K_MATVEC_F32, VK_K_MATMUL_F32, VK_K_GET_ROWS_F32, VK_K_MATVEC_SG_F32, 4}; return true;
-    case DT_F16: *k = (struct weight_kind){VK_K_MATVEC_F16, VK_K_MATMUL_F16, VK_K_GET_ROWS_F16, VK_K_MATVEC_SG_F16, 2}; return true;
-    case DT_BF16: *k = (struct weight_kind){VK_K_MATVEC_BF16, VK_K_MATMUL_BF16, VK_K_GET_ROWS_BF16, VK_K_MATVEC_SG_BF16, 2}; return true;
-    case DT_Q8_0: *k = (struct weight_kind){VK_K_MATVEC_Q8_0, VK_K_MATMUL_Q8_0, VK_K_GET_ROWS_Q8_0, VK_K_MATVEC_SG_Q8_0, 1}; return true;
-    case DT_Q4_0: *k = (struct weight_kind){VK_K_MATVEC_Q4_0, VK_K_MATMUL_Q4_0, VK_K_GET_ROWS_Q4_0, VK_K_MATVEC_SG_Q4_0, 1}; return true;
-    case DT_Q4_K: *k = (struct weight_kind){VK_K_MATVEC_Q4_K, VK_K_MATMUL_Q4_K, VK_K_GET_ROWS_Q4_K, VK_K_MATVEC_SG_Q4_K, 1}; return true;
-    case DT_Q5_K: *k = (struct weight_kind){VK_K_MATVEC_Q5_K, VK_K_MATMUL_Q5_K, VK_K_GET_ROWS_Q5_K, VK_K_MATVEC_SG_Q5_K, 1}; return true;
-    case DT_Q6_K: *k = (struct weight_kind){VK_K_MATVEC_Q6_K, VK_K_MATMUL_Q6_K, VK_K_GET_ROWS_Q6_K, VK_K_MATVEC_SG_Q6_K, 1}; return true;
-    default: return false;
-    }
+    if ((unsigned)t >= VK_N_WTYPES)
+        return false;
+    *k = (struct weight_kind){vk_weight_kernel(VK_FAM_MATVEC, t), vk_weight_kernel(VK_FAM_MATMUL, t),
+                              vk_weight_kernel(VK_FAM_GET_ROWS, t), vk_weight_kernel(VK_FAM_MATVEC_SG, t),
+                              t == DT_F32 ? 4 : t == DT_F16 || t == DT_BF16 ? 2 : 1};
+    return true;
+}
+
+bool vk_weight_supported(enum dtype t)
+{
+    struct weight_kind k;
+    return weight_kind(t, &k);
 }
 
 /* ---- matmul ------------------------------------------------------------------------------ */

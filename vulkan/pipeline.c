@@ -197,41 +197,38 @@ struct vk_kernel_desc {
     bool (*supports)(const struct vk_caps *c); /* (optional) NULL: every Vulkan 1.1 device */
 };
 
-/* The f32 weight kernels are the plain builds of matvec.comp/matmul.comp/get_rows.comp (no
-   define); the f16/bf16 and quantised ones are the variants listed in shaders/variants.cmake. */
+/* Weight kernels: one row per family; the blob comes from weight_blobs below. */
+static const struct vk_kernel_desc families[VK_FAM_COUNT] = {
+    [VK_FAM_MATVEC] = {"matvec", NULL, NULL, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
+    [VK_FAM_MATVEC_SG] = {"matvec_sg", NULL, NULL, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
+    [VK_FAM_MATMUL] = {"matmul", NULL, NULL, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
+    [VK_FAM_GET_ROWS] = {"get_rows", NULL, NULL, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
+};
+
+/* [family][dtype] SPIR-V: the plain build of the family's .comp reads f32 weights; the others are
+   the #define variants of shaders/variants.cmake, in enum dtype order (a variant missing from
+   variants.cmake is an undeclared blob here, so the build fails). */
+struct vk_blob {
+    const uint32_t *spv;
+    const size_t *bytes;
+};
+#define BLOB(n) {spv_##n, &spv_##n##_size}
+#define WEIGHT_BLOBS(f) \
+    {BLOB(f), BLOB(f##_f16), BLOB(f##_bf16), BLOB(f##_q8_0), BLOB(f##_q4_0), BLOB(f##_q4_k), BLOB(f##_q5_k), BLOB(f##_q6_k)}
+_Static_assert(DT_F32 == 0 && DT_F16 == 1 && DT_BF16 == 2 && DT_Q8_0 == 3 && DT_Q4_0 == 4 && DT_Q4_K == 5 &&
+                   DT_Q5_K == 6 && DT_Q6_K == 7 && VK_N_WTYPES == 8,
+               "WEIGHT_BLOBS lists one blob per weight dtype in enum dtype order");
+static const struct vk_blob weight_blobs[VK_FAM_COUNT][VK_N_WTYPES] = {
+    [VK_FAM_MATVEC] = WEIGHT_BLOBS(matvec),
+    [VK_FAM_MATVEC_SG] = WEIGHT_BLOBS(matvec_sg),
+    [VK_FAM_MATMUL] = WEIGHT_BLOBS(matmul),
+    [VK_FAM_GET_ROWS] = WEIGHT_BLOBS(get_rows),
+};
+#undef WEIGHT_BLOBS
+#undef BLOB
+
+/* Every other kernel: one row each. */
 static const struct vk_kernel_desc kernels[VK_KERNEL_COUNT] = {
-    [VK_K_MATVEC_F32] = {"matvec_f32", spv_matvec, &spv_matvec_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
-    [VK_K_MATVEC_F16] = {"matvec_f16", spv_matvec_f16, &spv_matvec_f16_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
-    [VK_K_MATVEC_BF16] = {"matvec_bf16", spv_matvec_bf16, &spv_matvec_bf16_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
-    [VK_K_MATMUL_F32] = {"matmul_f32", spv_matmul, &spv_matmul_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
-    [VK_K_MATMUL_F16] = {"matmul_f16", spv_matmul_f16, &spv_matmul_f16_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
-    [VK_K_MATMUL_BF16] = {"matmul_bf16", spv_matmul_bf16, &spv_matmul_bf16_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
-    [VK_K_MATVEC_Q8_0] = {"matvec_q8_0", spv_matvec_q8_0, &spv_matvec_q8_0_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
-    [VK_K_MATVEC_Q4_0] = {"matvec_q4_0", spv_matvec_q4_0, &spv_matvec_q4_0_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
-    [VK_K_MATVEC_Q4_K] = {"matvec_q4_K", spv_matvec_q4_k, &spv_matvec_q4_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
-    [VK_K_MATVEC_Q5_K] = {"matvec_q5_K", spv_matvec_q5_k, &spv_matvec_q5_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
-    [VK_K_MATVEC_Q6_K] = {"matvec_q6_K", spv_matvec_q6_k, &spv_matvec_q6_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
-    [VK_K_MATVEC_SG_F32] = {"matvec_sg_f32", spv_matvec_sg, &spv_matvec_sg_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
-    [VK_K_MATVEC_SG_F16] = {"matvec_sg_f16", spv_matvec_sg_f16, &spv_matvec_sg_f16_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
-    [VK_K_MATVEC_SG_BF16] = {"matvec_sg_bf16", spv_matvec_sg_bf16, &spv_matvec_sg_bf16_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
-    [VK_K_MATVEC_SG_Q8_0] = {"matvec_sg_q8_0", spv_matvec_sg_q8_0, &spv_matvec_sg_q8_0_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
-    [VK_K_MATVEC_SG_Q4_0] = {"matvec_sg_q4_0", spv_matvec_sg_q4_0, &spv_matvec_sg_q4_0_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
-    [VK_K_MATVEC_SG_Q4_K] = {"matvec_sg_q4_K", spv_matvec_sg_q4_k, &spv_matvec_sg_q4_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
-    [VK_K_MATVEC_SG_Q5_K] = {"matvec_sg_q5_K", spv_matvec_sg_q5_k, &spv_matvec_sg_q5_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
-    [VK_K_MATVEC_SG_Q6_K] = {"matvec_sg_q6_K", spv_matvec_sg_q6_k, &spv_matvec_sg_q6_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
-    [VK_K_MATMUL_Q8_0] = {"matmul_q8_0", spv_matmul_q8_0, &spv_matmul_q8_0_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
-    [VK_K_MATMUL_Q4_0] = {"matmul_q4_0", spv_matmul_q4_0, &spv_matmul_q4_0_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
-    [VK_K_MATMUL_Q4_K] = {"matmul_q4_K", spv_matmul_q4_k, &spv_matmul_q4_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
-    [VK_K_MATMUL_Q5_K] = {"matmul_q5_K", spv_matmul_q5_k, &spv_matmul_q5_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
-    [VK_K_MATMUL_Q6_K] = {"matmul_q6_K", spv_matmul_q6_k, &spv_matmul_q6_k_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
-    [VK_K_GET_ROWS_F32] = {"get_rows_f32", spv_get_rows, &spv_get_rows_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
-    [VK_K_GET_ROWS_F16] = {"get_rows_f16", spv_get_rows_f16, &spv_get_rows_f16_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
-    [VK_K_GET_ROWS_BF16] = {"get_rows_bf16", spv_get_rows_bf16, &spv_get_rows_bf16_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
-    [VK_K_GET_ROWS_Q8_0] = {"get_rows_q8_0", spv_get_rows_q8_0, &spv_get_rows_q8_0_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
-    [VK_K_GET_ROWS_Q4_0] = {"get_rows_q4_0", spv_get_rows_q4_0, &spv_get_rows_q4_0_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
-    [VK_K_GET_ROWS_Q4_K] = {"get_rows_q4_K", spv_get_rows_q4_k, &spv_get_rows_q4_k_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
-    [VK_K_GET_ROWS_Q5_K] = {"get_rows_q5_K", spv_get_rows_q5_k, &spv_get_rows_q5_k_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
-    [VK_K_GET_ROWS_Q6_K] = {"get_rows_q6_K", spv_get_rows_q6_k, &spv_get_rows_q6_k_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
     [VK_K_NORM] = {"norm", spv_norm, &spv_norm_size, 4, sizeof(struct vk_push_norm), 4, spec_norm_mode, NULL},
     [VK_K_UNARY] = {"unary", spv_unary, &spv_unary_size, 2, sizeof(struct vk_push_rows), UNARY_COUNT + 1, spec_unary, NULL},
     [VK_K_CPY] = {"cpy", spv_cpy, &spv_cpy_size, 2, sizeof(struct vk_push_rows), 3, spec_unary, NULL},
@@ -422,10 +419,26 @@ static int create_pipeline(struct vk_ctx *vk, const struct vk_kernel_desc *d, st
     return SEER_OK;
 }
 
+/* Kernel k's row: its own, or for a weight kernel its family's row with the dtype's blob and a
+   name such as "matvec_q4_K" written to name. */
+static struct vk_kernel_desc kernel_desc(enum vk_kernel k, char name[static 32])
+{
+    if (k >= VK_K_WEIGHT_COUNT)
+        return kernels[k];
+    const int f = (int)k / VK_N_WTYPES, t = (int)k % VK_N_WTYPES;
+    struct vk_kernel_desc d = families[f];
+    snprintf(name, 32, "%s_%s", d.name, dtype_name((enum dtype)t));
+    d.name = name;
+    d.spv = weight_blobs[f][t].spv;
+    d.spv_bytes = weight_blobs[f][t].bytes;
+    return d;
+}
+
 int vk_pipeline_get(struct vk_ctx *vk, enum vk_kernel k, uint32_t variant, const struct vk_pipeline **out)
 {
     ASSERT1((unsigned)k < VK_KERNEL_COUNT);
-    const struct vk_kernel_desc *d = &kernels[k];
+    char name[32];
+    const struct vk_kernel_desc desc = kernel_desc(k, name), *d = &desc;
     ASSERT1(variant < d->n_variants && d->n_variants <= VK_MAX_VARIANTS);
     struct vk_kernel_objs *o = &vk->kernels[k];
     struct vk_pipeline *pl = &o->variants[variant];

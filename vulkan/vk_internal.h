@@ -76,16 +76,15 @@ struct vk_rows {
 };
 
 /* ---- kernels and pipelines (pipeline.c) ------------------------------------------------- */
+/* Kernels that read weights come in one build per weight dtype: a family (matvec, its subgroup
+   twin, matmul, get_rows) × every dtype before DT_I32, numbered first, family-major
+   (vk_weight_kernel); pipeline.c makes them from one [family][dtype] table of blobs. */
+enum vk_family { VK_FAM_MATVEC, VK_FAM_MATVEC_SG, VK_FAM_MATMUL, VK_FAM_GET_ROWS, VK_FAM_COUNT };
+#define VK_N_WTYPES DT_I32 /* weight dtypes: DT_F32 … DT_Q6_K */
+
 enum vk_kernel {
-    VK_K_MATVEC_F32, VK_K_MATVEC_F16, VK_K_MATVEC_BF16,
-    VK_K_MATMUL_F32, VK_K_MATMUL_F16, VK_K_MATMUL_BF16,
-    VK_K_MATVEC_Q8_0, VK_K_MATVEC_Q4_0, VK_K_MATVEC_Q4_K, VK_K_MATVEC_Q5_K, VK_K_MATVEC_Q6_K, /* op_matmul.c */
-    VK_K_MATMUL_Q8_0, VK_K_MATMUL_Q4_0, VK_K_MATMUL_Q4_K, VK_K_MATMUL_Q5_K, VK_K_MATMUL_Q6_K,
-    VK_K_MATVEC_SG_F32, VK_K_MATVEC_SG_F16, VK_K_MATVEC_SG_BF16, VK_K_MATVEC_SG_Q8_0, VK_K_MATVEC_SG_Q4_0,
-    VK_K_MATVEC_SG_Q4_K, VK_K_MATVEC_SG_Q5_K, VK_K_MATVEC_SG_Q6_K, /* matvec with subgroup reductions */
-    VK_K_GET_ROWS_F32, VK_K_GET_ROWS_F16, VK_K_GET_ROWS_BF16, VK_K_GET_ROWS_Q8_0, VK_K_GET_ROWS_Q4_0,
-    VK_K_GET_ROWS_Q4_K, VK_K_GET_ROWS_Q5_K, VK_K_GET_ROWS_Q6_K,
-    VK_K_NORM,                                   /* op_norm.c: every norm, by variant */
+    VK_K_WEIGHT_COUNT = VK_FAM_COUNT * VK_N_WTYPES, /* 0 .. VK_K_WEIGHT_COUNT−1: weight kernels */
+    VK_K_NORM = VK_K_WEIGHT_COUNT,               /* op_norm.c: every norm, by variant */
     VK_K_UNARY, VK_K_CPY, VK_K_SOFTMAX,          /* op_elementwise.c */
     VK_K_ROPE,                                   /* op_rope.c */
     VK_K_BINARY,
@@ -94,6 +93,12 @@ enum vk_kernel {
     VK_K_ATTN_F32, VK_K_ATTN_F16, VK_K_ATTN_COMBINE,  /* op_attention.c */
     VK_KERNEL_COUNT
 };
+
+/* The kernel of `family` for weights of dtype t (t < VK_N_WTYPES). */
+static inline enum vk_kernel vk_weight_kernel(enum vk_family family, enum dtype t)
+{
+    return (enum vk_kernel)((int)family * VK_N_WTYPES + (int)t);
+}
 
 /* 8: the GDN kernels bind q, k, v, g, beta, state, out (+ scratch); every device we target
    offers at least that many storage buffers per stage (Vulkan's minimum is 4). */
@@ -243,6 +248,11 @@ uint64_t vk_grid_max(const struct vk_ctx *vk);
    one storage window; SEER_EUNSUPPORTED when more than that is asked for. */
 int vk_scratch_get(struct vk_ctx *vk, VkDeviceSize bytes, const char *op, struct vk_buffer **out);
 void vk_scratch_deinit(struct vk_ctx *vk);
+
+/* What op_*.c can run, for struct backend_i.supports (backend.c): a weight dtype with kernels,
+   and the largest attention head dim (three head-dim classes up to 64 << 2, attention.comp). */
+bool vk_weight_supported(enum dtype t);
+#define VK_ATTN_HEAD_DIM_MAX 256
 
 /* op_*.c: one record function per op (slots of struct backend_ops) */
 int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x);

@@ -101,6 +101,7 @@ static void cpu_free(backend *be)
     free(be);
 }
 
+#define CPU_OP(name, NAME) .name = cpu_##name,
 static const struct backend_i cpu_iface = {
     .name = "cpu",
     .free = cpu_free,
@@ -111,25 +112,8 @@ static const struct backend_i cpu_iface = {
     .tensor_get = cpu_tensor_get,
     .sync = cpu_sync,
     .memory = cpu_memory,
-    .ops = {
-        .matmul = cpu_matmul,
-        .get_rows = cpu_get_rows,
-        .binary = cpu_binary,
-        .unary = cpu_unary,
-        .scale = cpu_scale,
-        .cpy = cpu_cpy,
-        .rmsnorm = cpu_rmsnorm,
-        .rmsnorm_gated = cpu_rmsnorm_gated,
-        .layernorm = cpu_layernorm,
-        .l2norm = cpu_l2norm,
-        .softmax = cpu_softmax,
-        .rope_text = cpu_rope_text,
-        .rope_vision = cpu_rope_vision,
-        .conv1d_causal = cpu_conv1d_causal,
-        .gdn_recurrent = cpu_gdn_recurrent,
-        .gdn_chunked = cpu_gdn_chunked,
-        .attention = cpu_attention,
-    },
+    /* one slot per row of SEER_OPS (core/ops.h): a missing cpu_<op> does not compile */
+    .ops = {SEER_OPS(CPU_OP)},
 };
 
 int backend_cpu_create(int n_threads, backend **out)
