@@ -24,6 +24,11 @@ seer_context_params seer_context_params_default(void)
 int seer_context_create(seer_model *m, const seer_context_params *params, seer_context **out)
 {
     seer_context_params p = params ? *params : seer_context_params_default();
+    /* checked before anything n_ctx-sized is allocated, so a bad value is EINVAL, not ENOMEM
+       (positions travel as i32, spec §3.2) */
+    if (p.n_ctx < 1 || p.n_ctx > INT32_MAX || p.n_batch < 1)
+        return seer_err(SEER_EINVAL, "seer_context_create: n_ctx %lld must be 1..%d and n_batch %lld at least 1",
+                        (long long)p.n_ctx, INT32_MAX, (long long)p.n_batch);
     seer_context *c = seer_calloc(1, sizeof *c);
     int rc;
     if (!c)
@@ -61,6 +66,8 @@ void seer_context_free(seer_context *c)
     if (!c)
         return;
     history_clear(c);
+    api_images_clear(&c->images);
+    free(c->images.img);
     free(c->hist);
     free(c->pending);
     free(c->fed);
@@ -72,6 +79,7 @@ void seer_context_free(seer_context *c)
 int seer_context_reset(seer_context *c)
 {
     history_clear(c);
+    api_images_clear(&c->images);
     c->n_pending = 0;
     c->n_fed = 0;
     return qwen35_state_reset(c->m->lm, c->st);
@@ -79,7 +87,7 @@ int seer_context_reset(seer_context *c)
 
 /* ---- history -------------------------------------------------------------------------------- */
 
-int seer_chat_add(seer_context *c, const char *role, const char *content)
+static int chat_add(seer_context *c, const char *role, const char *content, size_t n_images)
 {
     if (!role || !content)
         return seer_err(SEER_EINVAL, "seer_chat_add: role and content are required");
@@ -98,19 +106,64 @@ int seer_chat_add(seer_context *c, const char *role, const char *content)
         free(r), free(t);
         return seer_err(SEER_ENOMEM, "no memory for the chat history");
     }
-    c->hist[c->n_hist++] = (struct chat_msg){r, t};
+    c->hist[c->n_hist++] = (struct chat_msg){r, t, n_images};
     return SEER_OK;
+}
+
+int seer_chat_add(seer_context *c, const char *role, const char *content)
+{
+    return chat_add(c, role, content, 0);
+}
+
+/* The images are decoded now (the caller's pixels are only borrowed for this call) and queued; the
+   next seer_chat_generate encodes them where the template placed them. */
+int seer_chat_add_images(seer_context *c, const char *role, const seer_image_input *images, size_t n_images,
+                         const char *text)
+{
+    const size_t before = c->images.n;
+    int rc = SEER_OK;
+    if (n_images && !images)
+        return seer_err(SEER_EINVAL, "seer_chat_add_images: %zu images but no array", n_images);
+    if (n_images && !c->m->vit)
+        return seer_err(SEER_EUNSUPPORTED, "this model has no vision tower: pass its mmproj GGUF with --mmproj "
+                        "(or use the Hugging Face model directory)");
+    for (size_t i = 0; i < n_images && !rc; i++) {
+        struct image_rgb8 im;
+        if (!(rc = api_image_decode(&c->m->limits, &images[i], &im)) && (rc = api_images_push(&c->images, &im)))
+            image_rgb8_free(&im);
+    }
+    if (!rc)
+        rc = chat_add(c, role, text ? text : "", n_images);
+    while (rc && c->images.n > before)
+        image_rgb8_free(&c->images.img[--c->images.n]);
+    return rc;
 }
 
 /* Renders history[0..n) (spec §6.2). Reasoning is kept in every assistant turn
    (preserve_thinking) so an earlier turn renders the same way it was fed. */
 static int render(const seer_context *c, size_t n, bool gen_prompt, bool think, char **out, size_t *len)
 {
-    chat_message *msgs = seer_calloc(n ? n : 1, sizeof *msgs);
-    if (!msgs)
-        return seer_err(SEER_ENOMEM, "no memory to render the chat");
+    size_t n_parts = 0;
     for (size_t i = 0; i < n; i++)
-        msgs[i] = (chat_message){.role = c->hist[i].role, .content = c->hist[i].content};
+        n_parts += c->hist[i].n_images ? c->hist[i].n_images + 1 : 0;
+    chat_message *msgs = seer_calloc(n ? n : 1, sizeof *msgs);
+    chat_part *parts = seer_calloc(n_parts ? n_parts : 1, sizeof *parts);
+    if (!msgs || !parts) {
+        free(msgs), free(parts);
+        return seer_err(SEER_ENOMEM, "no memory to render the chat");
+    }
+    for (size_t i = 0, k = 0; i < n; i++) {
+        const struct chat_msg *h = &c->hist[i];
+        msgs[i] = (chat_message){.role = h->role, .content = h->content};
+        if (!h->n_images)
+            continue;
+        /* images first, then the text, as in HF's examples (spec §6.2 image parts) */
+        msgs[i].parts = parts + k;
+        msgs[i].n_parts = h->n_images + 1;
+        for (size_t j = 0; j < h->n_images; j++)
+            parts[k++] = (chat_part){.type = CHAT_PART_IMAGE};
+        parts[k++] = (chat_part){.type = CHAT_PART_TEXT, .text = h->content};
+    }
     chat_params p = chat_params_default();
     p.add_generation_prompt = gen_prompt;
     p.enable_thinking = think;
@@ -118,6 +171,7 @@ static int render(const seer_context *c, size_t n, bool gen_prompt, bool think, 
     p.scalar_args_as_json = c->m->tmpl_info.scalar_args_as_json;
     int rc = chat_render(msgs, n, &p, out, len);
     free(msgs);
+    free(parts);
     return rc;
 }
 
@@ -236,9 +290,10 @@ static int visible_add(struct visible *v, const char *s, size_t n, bool final)
 }
 
 /* Feeds `prompt` (after any pending tokens), then samples until a stop. `hide_reasoning`: the
-   prompt opened a think block whose content is not to be shown. */
+   prompt opened a think block whose content is not to be shown. `fused` (or NULL): the images
+   whose expanded placeholders the prompt holds. */
 static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, const seer_generate_params *p,
-                    bool hide_reasoning, seer_result *r)
+                    bool hide_reasoning, const struct api_fused *fused, seer_result *r)
 {
     seer_model *m = c->m;
     const int64_t V = m->lm->cfg.n_vocab;
@@ -278,8 +333,12 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
         goto done;
 
     double t0 = seer_time_now();
-    rc = qwen35_eval(m->lm, c->st, feed, (int64_t)n_feed, QWEN35_LOGITS_LAST, c->logits, true);
-    r->prefill_seconds = seer_time_now() - t0;
+    if (fused && fused->n_images)
+        rc = api_prefill_fused(c, feed, n_feed, fused, c->logits);
+    else
+        rc = qwen35_eval(m->lm, c->st, feed, (int64_t)n_feed, QWEN35_LOGITS_LAST, c->logits, true);
+    r->vision_seconds = fused ? fused->seconds : 0;
+    r->prefill_seconds = seer_time_now() - t0 + r->vision_seconds;
     r->prompt_tokens = (int64_t)n_feed;
     if (rc)
         goto done;
@@ -371,7 +430,8 @@ int seer_generate_tokens(seer_context *c, const int32_t *ids, size_t n_ids, cons
     seer_generate_params p = params ? *params : seer_generate_params_default();
     /* raw continuation: the chat rendering no longer describes the state */
     history_clear(c);
-    return generate(c, ids, n_ids, &p, false, r);
+    api_images_clear(&c->images);
+    return generate(c, ids, n_ids, &p, false, NULL, r);
 }
 
 int seer_generate_text(seer_context *c, const char *prompt, const seer_generate_params *params, seer_result *r)
@@ -386,6 +446,47 @@ int seer_generate_text(seer_context *c, const char *prompt, const seer_generate_
     return rc;
 }
 
+int seer_generate_text_images(seer_context *c, const char *prompt, const seer_image_input *images, size_t n_images,
+                              const seer_generate_params *params, seer_result *r)
+{
+    seer_generate_params p = params ? *params : seer_generate_params_default();
+    struct api_fused fused = {0};
+    int32_t *ids = NULL;
+    size_t n;
+    int rc;
+    memset(r, 0, sizeof *r);
+    history_clear(c);
+    api_images_clear(&c->images);
+    if (n_images && !images)
+        return seer_err(SEER_EINVAL, "seer_generate_text_images: %zu images but no array", n_images);
+    for (size_t i = 0; i < n_images; i++) {
+        struct image_rgb8 im = {0};
+        if ((rc = api_image_decode(&c->m->limits, &images[i], &im)) || (rc = api_images_push(&c->images, &im))) {
+            image_rgb8_free(&im);
+            api_images_clear(&c->images);
+            return rc;
+        }
+    }
+    if (!(rc = seer_tokenize(c->m, prompt, strlen(prompt), 1, &ids, &n)) &&
+        !(rc = api_fuse(c->m, ids, n, &c->images, &fused)))
+        rc = generate(c, fused.ids, fused.n_ids, &p, false, &fused, r);
+    api_images_clear(&c->images);
+    api_fused_clear(&fused);
+    free(ids);
+    return rc;
+}
+
+int seer_image_measure(const seer_model *m, const seer_image_input *image, seer_image_info *info)
+{
+    struct image_rgb8 im;
+    int rc = api_image_decode(&m->limits, image, &im);
+    if (rc)
+        return rc;
+    rc = api_image_measure_rgb(m->img_min_pixels, m->img_max_pixels, im.width, im.height, info);
+    image_rgb8_free(&im);
+    return rc;
+}
+
 int seer_chat_generate(seer_context *c, const seer_generate_params *params, seer_result *r)
 {
     seer_generate_params p = params ? *params : seer_generate_params_default();
@@ -394,6 +495,7 @@ int seer_chat_generate(seer_context *c, const seer_generate_params *params, seer
     int32_t *ids = NULL;
     size_t n_ids;
     struct sbuf fed = {0};
+    struct api_fused fused = {0};
     int rc;
     memset(r, 0, sizeof *r);
     if ((rc = render(c, c->n_hist, true, p.think != 0, &full, &full_len)))
@@ -420,7 +522,10 @@ int seer_chat_generate(seer_context *c, const seer_generate_params *params, seer
     }
     if ((rc = seer_tokenize(c->m, suffix, strlen(suffix), 1, &ids, &n_ids)))
         goto done;
-    if ((rc = generate(c, ids, n_ids, &p, p.think && !p.show_thinking, r)))
+    /* the new turns' image placeholders take the queued images, in order */
+    rc = api_fuse(c->m, ids, n_ids, &c->images, &fused);
+    api_images_clear(&c->images);
+    if (rc || (rc = generate(c, fused.ids, fused.n_ids, &p, p.think && !p.show_thinking, &fused, r)))
         goto done;
     /* What the state now holds: the rendered prompt, then every generated token and the pending
        stop token, decoded exactly (special tokens included). */
@@ -443,5 +548,6 @@ done:
     if (rc)
         seer_result_clear(r);
     free(full), free(prev), free(gen), free(ids), free(fed.s);
+    api_fused_clear(&fused);
     return rc;
 }

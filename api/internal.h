@@ -4,10 +4,13 @@
 #ifndef SEER_API_INTERNAL_H
 #define SEER_API_INTERNAL_H
 
+#include "api/vision.h"
 #include "lm/chat.h"
 #include "lm/qwen35.h"
 #include "lm/tokenizer.h"
+#include "media/decode.h"
 #include "seer.h"
+#include "vision/vit.h"
 
 struct seer_model {
     backend *be;
@@ -17,10 +20,15 @@ struct seer_model {
     int64_t n_vocab_real;            /* tokenizer length: head rows past it are padding (spec §2.7) */
     int32_t id_im_end, id_endoftext; /* stop tokens (spec §6.1) */
     int32_t id_think_end;            /* </think>: where hidden reasoning ends */
+    int32_t id_image_pad, id_video_pad; /* placeholders expanded per image / frame pair (spec §5.4) */
+    vit_model *vit;                  /* the vision tower, or NULL for a text-only model */
+    int64_t img_min_pixels, img_max_pixels; /* the smart_resize window (spec §5.2) */
+    struct media_limits limits;      /* what an image file may cost to decode */
 };
 
 struct chat_msg {
     char *role, *content;
+    size_t n_images; /* image parts rendered before the text (spec §6.2) */
 };
 
 struct seer_context {
@@ -36,6 +44,7 @@ struct seer_context {
     size_t n_fed;
     char *fed_text;          /* the rendered conversation text the state holds (plus pending) */
     size_t fed_len;
+    struct api_images images; /* decoded images of messages not yet fed, in order */
 };
 
 #endif

@@ -80,7 +80,9 @@ int seer_model_load(const char *path, const seer_model_params *params, seer_mode
     m->id_im_end = required_token(m, "<|im_end|>", path, &rc);
     m->id_endoftext = required_token(m, "<|endoftext|>", path, &rc);
     m->id_think_end = required_token(m, "</think>", path, &rc);
-    if (rc)
+    m->id_image_pad = required_token(m, "<|image_pad|>", path, &rc);
+    m->id_video_pad = required_token(m, "<|video_pad|>", path, &rc);
+    if (rc || (rc = api_vision_load(m, path, &p)))
         goto fail;
     /* Rows of the head past the tokenizer's last real token are padding and never sampled (spec
        §2.7); a GGUF lists them as tokens with no text ([PADn], type unused), tokenizer.json not. */
@@ -112,6 +114,7 @@ void seer_model_free(seer_model *m)
 {
     if (!m)
         return;
+    vit_free(m->vit);
     tok_free(m->tok);
     qwen35_free(m->lm);
     backend_free(m->be);

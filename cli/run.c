@@ -11,20 +11,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/gen.h"
 #include "seer.h"
 
-#define MAX_STOPS 16
-
-struct gen_opts {
-    const char *model, *prompt, *prompt_file, *prompt_tokens, *device, *system;
-    bool raw, json, quiet_timings;
-    seer_model_params mp;
-    seer_context_params cp;
-    seer_generate_params gp;
-    const char *stops[MAX_STOPS];
-};
-
-static const char gen_help[] =
+const char gen_help[] =
     "  -m MODEL            GGUF text model or Hugging Face model directory\n"
     "  --device D          auto (default; or $SEER_DEVICE), cpu, vulkan, vulkan:N\n"
     "  -t N                CPU threads (default: all cores)\n"
@@ -54,7 +44,7 @@ static int num(const char *opt, const char *v, double lo, double hi, double *out
 }
 
 /* Parses one generation option at argv[*i]; 1 = consumed, 0 = not ours, -1 = bad value. */
-static int parse_gen_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_stop)
+int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_stop)
 {
     const char *a = argv[*i];
     const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
@@ -150,7 +140,7 @@ static int parse_gen_opt(int argc, char **argv, int *i, struct gen_opts *o, size
     return 0;
 }
 
-static void opts_init(struct gen_opts *o)
+void gen_opts_init(struct gen_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->mp = seer_model_params_default();
@@ -160,7 +150,7 @@ static void opts_init(struct gen_opts *o)
     o->gp.stop = o->stops;
 }
 
-static int stream_stdout(const char *text, size_t len, void *user)
+int gen_stream_stdout(const char *text, size_t len, void *user)
 {
     (void)user;
     fwrite(text, 1, len, stdout);
@@ -168,19 +158,19 @@ static int stream_stdout(const char *text, size_t len, void *user)
     return 0;
 }
 
-static const char *stop_name(enum seer_stop_reason s)
+const char *gen_stop_name(enum seer_stop_reason s)
 {
     static const char *const names[] = {"eos", "length", "stop_string", "context", "canceled"};
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown";
 }
 
-static void print_timings(const seer_result *r)
+void gen_print_timings(const seer_result *r)
 {
     fprintf(stderr, "seer: prompt %lld tokens in %.2f s (%.1f t/s), generated %zu tokens in %.2f s (%.1f t/s), stop: %s\n",
             (long long)r->prompt_tokens, r->prefill_seconds,
             r->prefill_seconds > 0 ? (double)r->prompt_tokens / r->prefill_seconds : 0.0, r->n_tokens,
             r->decode_seconds, r->decode_seconds > 0 ? (double)r->n_tokens / r->decode_seconds : 0.0,
-            stop_name(r->stop));
+            gen_stop_name(r->stop));
 }
 
 static int print_json(const seer_result *r)
@@ -193,7 +183,7 @@ static int print_json(const seer_result *r)
                   "prompt_tokens", (json_int_t)r->prompt_tokens, "generated_tokens", (json_int_t)r->n_tokens,
                   "timings", "prefill_seconds", pre, "decode_seconds", dec, "prefill_tokens_per_second",
                   pre > 0 ? (double)r->prompt_tokens / pre : 0.0, "decode_tokens_per_second",
-                  dec > 0 ? (double)r->n_tokens / dec : 0.0, "stop", stop_name(r->stop));
+                  dec > 0 ? (double)r->n_tokens / dec : 0.0, "stop", gen_stop_name(r->stop));
     if (!o)
         return fprintf(stderr, "seer: could not build the JSON output\n"), CLI_FAIL;
     char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
@@ -257,9 +247,9 @@ int cli_run(int argc, char **argv)
 {
     struct gen_opts o;
     size_t n_stop = 0;
-    opts_init(&o);
+    gen_opts_init(&o);
     for (int i = 1; i < argc; i++) {
-        int r = parse_gen_opt(argc, argv, &i, &o, &n_stop);
+        int r = gen_parse_opt(argc, argv, &i, &o, &n_stop);
         if (r < 0)
             return CLI_USAGE;
         if (r)
@@ -310,7 +300,7 @@ int cli_run(int argc, char **argv)
     seer_result r = {0};
     int rc, status = CLI_FAIL;
     if (!o.json)
-        o.gp.on_text = stream_stdout;
+        o.gp.on_text = gen_stream_stdout;
     if ((rc = seer_model_load(o.model, &o.mp, &m)) || (rc = seer_context_create(m, &o.cp, &ctx))) {
         status = cli_fail(rc);
         goto done;
@@ -334,7 +324,7 @@ int cli_run(int argc, char **argv)
         status = CLI_OK;
     }
     if (cli_log_level >= SEER_LOG_WARN)
-        print_timings(&r);
+        gen_print_timings(&r);
 done:
     seer_result_clear(&r);
     seer_context_free(ctx);
@@ -348,9 +338,9 @@ int cli_chat(int argc, char **argv)
 {
     struct gen_opts o;
     size_t n_stop = 0;
-    opts_init(&o);
+    gen_opts_init(&o);
     for (int i = 1; i < argc; i++) {
-        int r = parse_gen_opt(argc, argv, &i, &o, &n_stop);
+        int r = gen_parse_opt(argc, argv, &i, &o, &n_stop);
         if (r < 0)
             return CLI_USAGE;
         if (r)
@@ -365,7 +355,7 @@ int cli_chat(int argc, char **argv)
         return CLI_USAGE;
     }
     o.gp.n_stop = n_stop;
-    o.gp.on_text = stream_stdout;
+    o.gp.on_text = gen_stream_stdout;
     if (!o.model) {
         fprintf(stderr, "seer chat: need -m MODEL\n");
         return CLI_USAGE;
@@ -408,7 +398,7 @@ int cli_chat(int argc, char **argv)
         printf("\n");
         fflush(stdout);
         if (cli_log_level >= SEER_LOG_INFO)
-            print_timings(&r);
+            gen_print_timings(&r);
         seer_result_clear(&r);
     }
     free(line);

@@ -83,6 +83,13 @@ typedef struct seer_model_params {
     const char *device; /* "auto" (default): a discrete GPU, else an integrated one, else the CPU;
                            "cpu"; "vulkan" (the auto-chosen Vulkan device) or "vulkan:N" */
     int n_threads;      /* CPU threads; 0 (default) = one per online core */
+    const char *mmproj; /* the vision projector GGUF of a GGUF text model; NULL (default): a single
+                           mmproj*.gguf beside the text model, if any; an HF directory needs none */
+    int64_t image_min_tokens, image_max_tokens; /* per-image token window; 0 (default) = the model's
+                           preprocessor_config.json, else HF's 65536..16777216 pixels (64..16384 tokens) */
+    int64_t max_image_pixels; /* decoded images larger than this are refused before their pixels are
+                           allocated; 0 (default) = 178956970 (PIL's decompression-bomb limit) */
+    double pdf_dpi;     /* PDF pages are rasterised at this resolution; 0 (default) = 200 */
 } seer_model_params;
 
 SEER_API seer_model_params seer_model_params_default(void);
@@ -162,6 +169,7 @@ typedef struct seer_result {
     int64_t prompt_tokens;    /* tokens fed to the model for this call */
     double prefill_seconds, decode_seconds;
     enum seer_stop_reason stop;
+    double vision_seconds;    /* preprocessing and encoding this call's images (part of prefill) */
 } seer_result;
 
 /* Releases what a result holds and zeroes it; NULL is fine. */
@@ -179,6 +187,37 @@ SEER_API int seer_generate_text(seer_context *ctx, const char *prompt, const see
 /* Continues the context with token ids. */
 SEER_API int seer_generate_tokens(seer_context *ctx, const int32_t *ids, size_t n_ids,
                                   const seer_generate_params *params, seer_result *result);
+
+/* ---- images ------------------------------------------------------------------------------ */
+/* An image for a prompt: a file (JPEG, PNG, WebP, BMP, GIF, a TIFF or PDF page; the format comes
+   from the bytes; "-" reads stdin) or 8-bit RGB pixels the caller owns (borrowed for the call).
+   Images are preprocessed exactly as Hugging Face's Qwen3.5 processor does (spec §5.1, §5.2). */
+typedef struct seer_image_input {
+    const char *path;      /* the file, or NULL for pixels */
+    int32_t page;          /* 0-based page of a multi-page TIFF or PDF; 0 otherwise */
+    const uint8_t *rgb;    /* pixels: `height` rows of `width` RGB triples, `stride` bytes apart */
+    int32_t width, height;
+    size_t stride;         /* 0 = width * 3 */
+} seer_image_input;
+
+/* What an image costs: its decoded size, the size the model sees, and its tokens. */
+typedef struct seer_image_info {
+    int32_t width, height;
+    int32_t resized_width, resized_height;
+    int64_t tokens;
+} seer_image_info;
+
+/* Appends a user message whose content is the images, in order, followed by `text` (the chat
+   template's image parts, spec §6.2). The images are decoded and encoded by the next
+   seer_chat_generate; the model needs its vision tower (SEER_EUNSUPPORTED otherwise). */
+SEER_API int seer_chat_add_images(seer_context *ctx, const char *role, const seer_image_input *images,
+                                  size_t n_images, const char *text);
+/* Continues the context with raw text in which each "<|vision_start|><|image_pad|><|vision_end|>"
+   takes the next image, in order (the counts must match). */
+SEER_API int seer_generate_text_images(seer_context *ctx, const char *prompt, const seer_image_input *images,
+                                       size_t n_images, const seer_generate_params *params, seer_result *result);
+/* Sizes and token count of one image as this model would see it (decodes it, runs no tower). */
+SEER_API int seer_image_measure(const seer_model *model, const seer_image_input *image, seer_image_info *info);
 
 /* ---- memory ------------------------------------------------------------------------------ */
 /* Frees memory that the API documents as "release with seer_free". NULL is fine. */
