@@ -284,6 +284,10 @@ int media_av_decode(media_doc *d, struct image_rgb8 *out)
         return rc;
     if ((rc = media_check_size(d, w, h)))
         return rc;
+    /* VP8X flag bit 1: an animation (ANMF frames), which libavcodec's WebP decoder cannot read */
+    if (d->kind == MEDIA_WEBP && memcmp(d->data + 12, "VP8X", 4) == 0 && (d->data[20] & 0x02))
+        return seer_err(SEER_EUNSUPPORTED, "%s: animated WebP is not supported (FFmpeg's WebP decoder "
+                        "reads still images only)", d->name);
     if (d->size > INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE)
         return seer_err(SEER_EFORMAT, "%s: %s file too large", d->name, media_kind_name(d->kind));
     pthread_once(&capture_once, av_log_install);

@@ -126,6 +126,8 @@ static void check_not_images(void)
     media_close(d);
     must_fail(path_of("clip.png"), NULL, "video", "a video asked for an image page");
     ok(decode_all(path_of("exif1.jpg"), NULL) == SEER_OK, "(baseline) an intact JPEG decodes");
+    if (access(path_of("anim.webp"), R_OK) == 0)
+        must_fail(path_of("anim.webp"), NULL, "animated WebP is not supported", "an animated WebP");
 }
 
 /* ---- decompression bombs: a small file claiming a huge size ------------------------------------ */
@@ -355,7 +357,8 @@ int main(void)
     mt_sh("cd '%s' && %s -c 'from PIL import Image; Image.new(\"RGB\", (1, 1)).save(\"tiny.png\")'", dir, mt_python);
     if (mt_have("command -v ffmpeg"))
         ok(mt_sh("cd '%s' && ffmpeg -y -v error -i src.png -c:v libwebp -lossless 1 lossless.webp && "
-                 "ffmpeg -y -v error -i smooth.png -c:v libwebp lossy.webp", dir) == 0, "ffmpeg makes WebPs");
+                 "ffmpeg -y -v error -i smooth.png -c:v libwebp lossy.webp && ffmpeg -y -v error -f lavfi "
+                 "-i testsrc=size=32x24:rate=5 -t 0.6 -c:v libwebp_anim anim.webp", dir) == 0, "ffmpeg makes WebPs");
     if (mt_have("command -v tiffcp && command -v tiff2pdf"))
         ok(mt_sh("cd '%s' && tiffcp -c g4 bilevel.tif g4.tif && tiff2pdf -x 40 -y 40 -o doc.pdf multi.tif", dir) == 0,
            "libtiff-tools make a G4 TIFF and a PDF");
