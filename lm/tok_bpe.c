@@ -219,7 +219,9 @@ static int pool_append(tokenizer *tok, const char *s, size_t len, size_t *off)
     size_t need;
     if (!size_add(tok->str_pool_len, len, &need))
         return seer_err(SEER_ENOMEM, "%s: token strings too large", tok->source);
-    if (need > tok->str_pool_cap) {
+    /* Allocated on the first call even for an empty string: lookups compute str_pool + off, and
+       NULL + 0 is undefined too (an empty first vocabulary string reached both). */
+    if (need > tok->str_pool_cap || !tok->str_pool) {
         size_t cap = tok->str_pool_cap ? tok->str_pool_cap : 1 << 16;
         while (cap < need)
             if (!size_mul(cap, 2, &cap))
@@ -230,8 +232,7 @@ static int pool_append(tokenizer *tok, const char *s, size_t len, size_t *off)
         tok->str_pool = p;
         tok->str_pool_cap = cap;
     }
-    if (len) /* an empty first string leaves the pool NULL, and memcpy(NULL, s, 0) is undefined */
-        memcpy(tok->str_pool + tok->str_pool_len, s, len);
+    memcpy(tok->str_pool + tok->str_pool_len, s, len);
     *off = tok->str_pool_len;
     tok->str_pool_len = need;
     return SEER_OK;
