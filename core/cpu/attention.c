@@ -22,8 +22,6 @@
 #define KB 64
 /* Target (query, head) rows per tile: enough rows to amortise each K/V block over a GEMM. */
 #define TILE_ROWS 64
-/* Below this many score multiply-adds a call runs on the caller thread. */
-#define PAR_MIN_WORK 65536
 
 struct attn_ctx {
     const tensor *q, *k, *v;  /* q{hd,nh,T} f32; k, v{hd,nkv,Tk} f32 or f16, any row strides */
@@ -314,7 +312,7 @@ int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, co
     /* Tiles: all r query heads of a kv head share each K/V block; split the heads only when
        there would otherwise be fewer items than threads (decoding one token). */
     int nth = threadpool_size(pool);
-    bool par = nth > 1 && (double)c.T * (double)c.Tk * (double)(c.nh * c.hd) >= PAR_MIN_WORK;
+    bool par = cpu_parallel(be, (double)c.T * (double)c.Tk * (double)(c.nh * c.hd), CPU_PAR_MIN_WORK);
     c.nhp = c.r;
     for (;;) {
         c.qt = MAX(1, MIN(c.T, TILE_ROWS / c.nhp));

@@ -9,8 +9,6 @@
 #include "core/util.h"
 #include "seer.h"
 
-/* Below this many multiply-adds a job runs on the caller (waking the pool costs more). */
-#define PAR_MIN_WORK 65536
 
 struct conv_ctx {
     tensor *out;        /* {C,T} contiguous */
@@ -61,11 +59,7 @@ static void conv_worker(void *p, int ith, int nth)
 int cpu_conv1d_causal(backend *be, tensor *out, const tensor *x, const tensor *w, tensor *state)
 {
     struct conv_ctx c = {out, x, (const float *)w->data, (float *)state->data, w->ne[0]};
-    threadpool *pool = cpu_pool(be);
-    int64_t work = x->ne[0] * x->ne[1] * c.K; /* bounded: the tensors exist in memory */
-    if (work < PAR_MIN_WORK || threadpool_size(pool) == 1)
-        conv_worker(&c, 0, 1);
-    else
-        threadpool_run(pool, conv_worker, &c);
+    const double work = (double)x->ne[0] * (double)x->ne[1] * (double)c.K;
+    cpu_run(be, conv_worker, &c, cpu_parallel(be, work, CPU_PAR_MIN_WORK));
     return SEER_OK;
 }

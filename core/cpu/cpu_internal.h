@@ -20,6 +20,36 @@ struct cpu_ctx {
 
 static inline threadpool *cpu_pool(backend *be) { return ((struct cpu_ctx *)be->ctx)->pool; }
 
+/* ---- work splitting, shared by every op file ---- */
+
+/* Below these amounts of work a job runs on the caller: waking the pool costs a few
+   microseconds, more than the loops take at that size. Elements for the row-wise ops (norms,
+   elementwise, rope), multiply-adds for conv, GDN and attention. */
+#define CPU_PAR_MIN_ELEMS 32768
+#define CPU_PAR_MIN_WORK 65536
+
+/* Whether a job of `work` is worth the pool (and the pool has more than one thread). */
+static inline bool cpu_parallel(backend *be, double work, double min_work)
+{
+    return work >= min_work && threadpool_size(cpu_pool(be)) > 1;
+}
+
+/* Runs fn(ctx, ith, nth) on every pool thread when `par`, else once on the caller (0, 1). */
+static inline void cpu_run(backend *be, threadpool_fn fn, void *ctx, bool par)
+{
+    if (par)
+        threadpool_run(cpu_pool(be), fn, ctx);
+    else
+        fn(ctx, 0, 1);
+}
+
+/* Address of row r (flat over ne[1..3]) of a host-visible tensor. */
+static inline char *cpu_row_at(const tensor *t, int64_t r)
+{
+    int64_t i1 = r % t->ne[1], i23 = r / t->ne[1];
+    return (char *)t->data + i1 * t->nb[1] + (i23 % t->ne[2]) * t->nb[2] + (i23 / t->ne[2]) * t->nb[3];
+}
+
 int cpu_matmul(backend *be, tensor *out, const tensor *w, const tensor *x);
 int cpu_get_rows(backend *be, tensor *out, const tensor *table, const tensor *ids);
 int cpu_binary(backend *be, enum binary_op op, tensor *out, const tensor *a, const tensor *b);

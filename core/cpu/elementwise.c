@@ -13,26 +13,6 @@
 
 /* ---- work splitting ------------------------------------------------------------------------ */
 
-/* Below this many elements a job runs on the caller: waking the pool costs a few microseconds,
-   more than these loops take at this size. */
-#define PAR_MIN_ELEMS 32768
-
-static void run_job(backend *be, threadpool_fn fn, void *ctx, int64_t work)
-{
-    threadpool *pool = cpu_pool(be);
-    if (work < PAR_MIN_ELEMS || threadpool_size(pool) == 1)
-        fn(ctx, 0, 1);
-    else
-        threadpool_run(pool, fn, ctx);
-}
-
-/* Address of row r (flat over ne[1..3]) of t. */
-static inline char *row_at(const tensor *t, int64_t r)
-{
-    int64_t i1 = r % t->ne[1], i23 = r / t->ne[1];
-    return (char *)t->data + i1 * t->nb[1] + (i23 % t->ne[2]) * t->nb[2] + (i23 / t->ne[2]) * t->nb[3];
-}
-
 /* Elementwise ops split the flat element range [0, nelements) rather than rows, so a single long
    row (a decode-step activation) still spreads over all threads. Each thread walks the pieces of
    the rows its range covers: row r, columns [j0, j1). */
@@ -60,7 +40,7 @@ static void flat_worker(void *p, int ith, int nth)
 static void run_flat(backend *be, const tensor *shape, segment_fn seg, void *ctx)
 {
     struct flat_job job = {seg, ctx, shape->ne[0], tensor_nelements(shape)};
-    run_job(be, flat_worker, &job, job.n);
+    cpu_run(be, flat_worker, &job, cpu_parallel(be, (double)(job.n), CPU_PAR_MIN_ELEMS));
 }
 
 /* ---- binary: out = a (+|*) b, b broadcast ---------------------------------------------------- */
@@ -79,8 +59,8 @@ static void binary_seg(void *p, int64_t r, int64_t j0, int64_t j1)
     /* b's dims are a's or 1 (checked by ops.c); a 1 broadcasts by staying at index 0 */
     const float *brow = (const float *)((const char *)b->data + (b->ne[1] == 1 ? 0 : i1) * b->nb[1] +
                                         (b->ne[2] == 1 ? 0 : i2) * b->nb[2] + (b->ne[3] == 1 ? 0 : i3) * b->nb[3]);
-    const float *x = (const float *)row_at(c->a, r);
-    float *y = (float *)row_at(c->out, r);
+    const float *x = (const float *)cpu_row_at(c->a, r);
+    float *y = (float *)cpu_row_at(c->out, r);
     if (b->ne[0] == 1) {
         float s = brow[0];
         if (c->op == BINARY_ADD)
@@ -169,7 +149,7 @@ struct unary_ctx {
 static void unary_seg(void *p, int64_t r, int64_t j0, int64_t j1)
 {
     const struct unary_ctx *c = p;
-    c->fn((float *)row_at(c->out, r) + j0, (const float *)row_at(c->x, r) + j0, j1 - j0);
+    c->fn((float *)cpu_row_at(c->out, r) + j0, (const float *)cpu_row_at(c->x, r) + j0, j1 - j0);
 }
 
 int cpu_unary(backend *be, enum unary_op op, tensor *out, const tensor *x)
@@ -190,8 +170,8 @@ struct scale_ctx {
 static void scale_seg(void *p, int64_t r, int64_t j0, int64_t j1)
 {
     const struct scale_ctx *c = p;
-    const float *x = (const float *)row_at(c->x, r);
-    float *y = (float *)row_at(c->out, r);
+    const float *x = (const float *)cpu_row_at(c->x, r);
+    float *y = (float *)cpu_row_at(c->out, r);
     for (int64_t j = j0; j < j1; j++)
         y[j] = x[j] * c->s;
 }
@@ -213,8 +193,8 @@ struct cpy_ctx {
 static void cpy_seg(void *p, int64_t r, int64_t j0, int64_t j1)
 {
     const struct cpy_ctx *c = p;
-    const float *x = (const float *)row_at(c->src, r);
-    char *d = row_at(c->dst, r);
+    const float *x = (const float *)cpu_row_at(c->src, r);
+    char *d = cpu_row_at(c->dst, r);
     switch (c->dst->type) {
     case DT_F16: {
         uint16_t *y = (uint16_t *)d;
@@ -257,8 +237,8 @@ static void softmax_worker(void *p, int ith, int nth)
     long long lo, hi;
     threadpool_range(tensor_nrows(c->x), ith, nth, &lo, &hi);
     for (int64_t r = lo; r < hi; r++) {
-        const float *x = (const float *)row_at(c->x, r);
-        float *y = (float *)row_at(c->out, r);
+        const float *x = (const float *)cpu_row_at(c->x, r);
+        float *y = (float *)cpu_row_at(c->out, r);
         float m = -INFINITY;
         for (int64_t j = 0; j < n; j++)
             m = fmaxf(m, c->scale * x[j]);
@@ -284,6 +264,6 @@ static void softmax_worker(void *p, int ith, int nth)
 int cpu_softmax(backend *be, tensor *out, const tensor *x, float scale)
 {
     struct softmax_ctx c = {out, x, scale};
-    run_job(be, softmax_worker, &c, tensor_nelements(x));
+    cpu_run(be, softmax_worker, &c, cpu_parallel(be, (double)(tensor_nelements(x)), CPU_PAR_MIN_ELEMS));
     return SEER_OK;
 }

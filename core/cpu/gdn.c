@@ -17,8 +17,6 @@
 
 /* Chunk length of the chunked form (spec §2.5 step 8: C = 64). */
 #define GDN_CHUNK 64
-/* Below this many state multiply-adds (T·Hv·dk·dv) a call runs on the caller thread. */
-#define PAR_MIN_WORK 65536
 /* Decay factors exp(x) with x below −60 (≈ 9e-27) are flushed to 0. The term such a factor
    scales is ~1e-19 below the f32 rounding (2^-24) of the terms that survive, and keeping it
    lets products drift into the subnormal range, where x86 arithmetic is ~100× slower. g ≤ 0
@@ -333,7 +331,7 @@ static int gdn_run(const char *op, backend *be, threadpool_fn fn, size_t scratch
     threadpool *pool = cpu_pool(be);
     /* heads are the unit of work; threads beyond Hv get empty ranges */
     double work = (double)c->T * (double)c->Hv * (double)c->dk * (double)c->dv;
-    bool par = work >= PAR_MIN_WORK && c->Hv > 1 && threadpool_size(pool) > 1;
+    bool par = c->Hv > 1 && cpu_parallel(be, work, CPU_PAR_MIN_WORK);
     size_t nth = par ? (size_t)threadpool_size(pool) : 1, total;
     /* round each thread's area up to 64 bytes: keeps the doubles inside it 8-byte aligned and
        neighbouring threads off each other's cache lines */

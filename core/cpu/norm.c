@@ -8,25 +8,6 @@
 #include "core/cpu/cpu_internal.h"
 #include "seer.h"
 
-/* Below this many elements a job runs on the caller (waking the pool costs more). */
-#define PAR_MIN_ELEMS 32768
-
-static void run_job(backend *be, threadpool_fn fn, void *ctx, int64_t work)
-{
-    threadpool *pool = cpu_pool(be);
-    if (work < PAR_MIN_ELEMS || threadpool_size(pool) == 1)
-        fn(ctx, 0, 1);
-    else
-        threadpool_run(pool, fn, ctx);
-}
-
-/* Address of row r (flat over ne[1..3]) of t. */
-static inline char *row_at(const tensor *t, int64_t r)
-{
-    int64_t i1 = r % t->ne[1], i23 = r / t->ne[1];
-    return (char *)t->data + i1 * t->nb[1] + (i23 % t->ne[2]) * t->nb[2] + (i23 / t->ne[2]) * t->nb[3];
-}
-
 /* Σ x² in double. Four partial sums break the add dependency chain (the loop would otherwise
    wait on each double add); the order differs from a plain loop only far below f32 precision. */
 static double sum_sq(const float *x, int64_t n)
@@ -59,8 +40,8 @@ static void rmsnorm_worker(void *p, int ith, int nth)
     long long lo, hi;
     threadpool_range(tensor_nrows(c->x), ith, nth, &lo, &hi);
     for (int64_t r = lo; r < hi; r++) {
-        const float *x = (const float *)row_at(c->x, r);
-        float *y = (float *)row_at(c->out, r);
+        const float *x = (const float *)cpu_row_at(c->x, r);
+        float *y = (float *)cpu_row_at(c->out, r);
         /* spec §2.3: x · rsqrt(mean(x²) + eps), then the weight (1 + w for HF's zero-centred
            weights, which the caller asks for with w_shift = 1) */
         float rs = (float)(1.0 / sqrt(sum_sq(x, n) / (double)n + (double)c->eps));
@@ -77,7 +58,7 @@ static void rmsnorm_worker(void *p, int ith, int nth)
 int cpu_rmsnorm(backend *be, tensor *out, const tensor *x, const tensor *w, float w_shift, float eps)
 {
     struct norm_ctx c = {.out = out, .x = x, .w = w ? (const float *)w->data : NULL, .w_shift = w_shift, .eps = eps};
-    run_job(be, rmsnorm_worker, &c, tensor_nelements(x));
+    cpu_run(be, rmsnorm_worker, &c, cpu_parallel(be, (double)(tensor_nelements(x)), CPU_PAR_MIN_ELEMS));
     return SEER_OK;
 }
 
@@ -88,9 +69,9 @@ static void rmsnorm_gated_worker(void *p, int ith, int nth)
     long long lo, hi;
     threadpool_range(tensor_nrows(c->x), ith, nth, &lo, &hi);
     for (int64_t r = lo; r < hi; r++) {
-        const float *x = (const float *)row_at(c->x, r);
-        const float *z = (const float *)row_at(c->z, r);
-        float *y = (float *)row_at(c->out, r);
+        const float *x = (const float *)cpu_row_at(c->x, r);
+        const float *z = (const float *)cpu_row_at(c->z, r);
+        float *y = (float *)cpu_row_at(c->out, r);
         /* spec §2.3 gated form: w is a plain scale (not 1 + w), the gate is silu(z) */
         float rs = (float)(1.0 / sqrt(sum_sq(x, n) / (double)n + (double)c->eps));
         for (int64_t j = 0; j < n; j++) {
@@ -103,7 +84,7 @@ static void rmsnorm_gated_worker(void *p, int ith, int nth)
 int cpu_rmsnorm_gated(backend *be, tensor *out, const tensor *x, const tensor *z, const tensor *w, float eps)
 {
     struct norm_ctx c = {.out = out, .x = x, .z = z, .w = (const float *)w->data, .eps = eps};
-    run_job(be, rmsnorm_gated_worker, &c, tensor_nelements(x));
+    cpu_run(be, rmsnorm_gated_worker, &c, cpu_parallel(be, (double)(tensor_nelements(x)), CPU_PAR_MIN_ELEMS));
     return SEER_OK;
 }
 
@@ -114,8 +95,8 @@ static void layernorm_worker(void *p, int ith, int nth)
     long long lo, hi;
     threadpool_range(tensor_nrows(c->x), ith, nth, &lo, &hi);
     for (int64_t r = lo; r < hi; r++) {
-        const float *x = (const float *)row_at(c->x, r);
-        float *y = (float *)row_at(c->out, r);
+        const float *x = (const float *)cpu_row_at(c->x, r);
+        float *y = (float *)cpu_row_at(c->out, r);
         double mean = 0;
         for (int64_t j = 0; j < n; j++)
             mean += x[j];
@@ -137,7 +118,7 @@ static void layernorm_worker(void *p, int ith, int nth)
 int cpu_layernorm(backend *be, tensor *out, const tensor *x, const tensor *w, const tensor *b, float eps)
 {
     struct norm_ctx c = {.out = out, .x = x, .w = (const float *)w->data, .b = (const float *)b->data, .eps = eps};
-    run_job(be, layernorm_worker, &c, tensor_nelements(x));
+    cpu_run(be, layernorm_worker, &c, cpu_parallel(be, (double)(tensor_nelements(x)), CPU_PAR_MIN_ELEMS));
     return SEER_OK;
 }
 
@@ -148,8 +129,8 @@ static void l2norm_worker(void *p, int ith, int nth)
     long long lo, hi;
     threadpool_range(tensor_nrows(c->x), ith, nth, &lo, &hi);
     for (int64_t r = lo; r < hi; r++) {
-        const float *x = (const float *)row_at(c->x, r);
-        float *y = (float *)row_at(c->out, r);
+        const float *x = (const float *)cpu_row_at(c->x, r);
+        float *y = (float *)cpu_row_at(c->out, r);
         /* spec §2.5 step 6: eps goes inside the rsqrt, added to the sum (not the mean) */
         float rs = (float)(1.0 / sqrt(sum_sq(x, n) + (double)c->eps));
         for (int64_t j = 0; j < n; j++)
@@ -160,6 +141,6 @@ static void l2norm_worker(void *p, int ith, int nth)
 int cpu_l2norm(backend *be, tensor *out, const tensor *x, float eps)
 {
     struct norm_ctx c = {.out = out, .x = x, .eps = eps};
-    run_job(be, l2norm_worker, &c, tensor_nelements(x));
+    cpu_run(be, l2norm_worker, &c, cpu_parallel(be, (double)(tensor_nelements(x)), CPU_PAR_MIN_ELEMS));
     return SEER_OK;
 }

@@ -10,8 +10,6 @@
 #include "core/error.h"
 #include "core/util.h"
 
-/* Below this many elements a job runs on the caller (waking the pool costs more). */
-#define PAR_MIN_ELEMS 32768
 
 struct rope_ctx {
     tensor *out;
@@ -57,11 +55,7 @@ static void rope_worker(void *p, int ith, int nth)
 /* Runs the kernel over tokens, on the pool when the tensor is large enough to pay for it. */
 static void rope_run(backend *be, struct rope_ctx *c)
 {
-    threadpool *pool = cpu_pool(be);
-    if (tensor_nelements(c->x) < PAR_MIN_ELEMS || threadpool_size(pool) == 1)
-        rope_worker(c, 0, 1);
-    else
-        threadpool_run(pool, rope_worker, c);
+    cpu_run(be, rope_worker, c, cpu_parallel(be, (double)tensor_nelements(c->x), CPU_PAR_MIN_ELEMS));
 }
 
 static int alloc_tables(const char *op, int64_t half, float **freq, int **axis)
