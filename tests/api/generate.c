@@ -185,6 +185,15 @@ static void check_controls(seer_model *m)
     rc = rc ? rc : seer_generate_tokens(c, ids, 5, &p, &r2);
     ok(rc == SEER_EINVAL && strstr(seer_last_error(), "does not fit"), "over-long prompt: %s", seer_last_error());
     seer_context_free(c);
+    /* sizes are checked before anything is allocated: EINVAL, not ENOMEM, and no context */
+    static const int64_t bad_ctx[] = {0, -1, (int64_t)1 << 40, INT64_MAX};
+    for (size_t i = 0; i < sizeof bad_ctx / sizeof bad_ctx[0]; i++) {
+        cp.n_ctx = bad_ctx[i];
+        c = (seer_context *)0x1;
+        rc = seer_context_create(m, &cp, &c);
+        ok(rc == SEER_EINVAL && c == (seer_context *)0x1 && strstr(seer_last_error(), "n_ctx"),
+           "n_ctx %lld is refused before allocating: %s", (long long)bad_ctx[i], seer_last_error());
+    }
 }
 
 int main(void)
