@@ -114,6 +114,38 @@ int media_peek_size(const media_doc *d, int64_t *w, int64_t *h)
     return seer_err(SEER_EDECODE, "%s: truncated or corrupt %s header", d->name, media_kind_name(d->kind));
 }
 
+/* The EXIF block of a PNG (an eXIf chunk before the image data, PNG 1.5 §11.3.3.7) or a WebP
+   (an EXIF chunk of the RIFF container), which Pillow's exif_transpose honours as for JPEG. */
+static bool find_exif(const media_doc *d, const uint8_t **exif, size_t *len)
+{
+    const uint8_t *p = d->data;
+    size_t n = d->size;
+    if (d->kind == MEDIA_PNG) {
+        for (size_t at = 8; at + 12 <= n;) {
+            size_t clen = be32(p + at);
+            if (clen > n - at - 12 || !memcmp(p + at + 4, "IDAT", 4))
+                return false;
+            if (!memcmp(p + at + 4, "eXIf", 4)) {
+                *exif = p + at + 8, *len = clen;
+                return true;
+            }
+            at += 12 + clen;
+        }
+    } else if (d->kind == MEDIA_WEBP) {
+        for (size_t at = 12; at + 8 <= n;) {
+            size_t clen = le32(p + at + 4);
+            if (clen > n - at - 8)
+                return false;
+            if (!memcmp(p + at, "EXIF", 4)) {
+                *exif = p + at + 8, *len = clen;
+                return true;
+            }
+            at += 8 + clen + (clen & 1); /* chunks are padded to even sizes */
+        }
+    }
+    return false;
+}
+
 /* ---- pixel conversion -------------------------------------------------------------------------- */
 
 /* Converts one row of a format PIL also decodes losslessly to RGB; false for other formats.
@@ -322,6 +354,10 @@ int media_av_decode(media_doc *d, struct image_rgb8 *out)
     for (int y = 0; y < fr->height && direct; y++)
         direct = row_to_rgb(fr->format, fr, y, im.px + (size_t)y * fr->width * 3);
     if (!direct && (rc = swscale_to_rgb(d, fr, &im)))
+        goto done;
+    const uint8_t *exif;
+    size_t exif_len;
+    if (find_exif(d, &exif, &exif_len) && (rc = media_orient(d, &im, media_exif_orientation(exif, exif_len))))
         goto done;
     *out = im;
     im.px = NULL;

@@ -6,6 +6,7 @@
 #include "media/media_impl.h"
 
 #include <limits.h>
+#include <string.h>
 
 #include <libexif/exif-data.h>
 #include <turbojpeg.h>
@@ -16,11 +17,25 @@
 #include "core/error.h"
 #include "core/util.h"
 
-/* The Orientation tag (0x0112) of the JPEG's APP1 EXIF block; 1 when absent or unreadable,
-   because PIL then leaves the image as stored. */
-static int exif_orientation(const media_doc *d)
+int media_exif_orientation(const uint8_t *p, size_t n)
 {
-    ExifData *ed = exif_data_new_from_data(d->data, (unsigned int)MIN(d->size, (size_t)UINT32_MAX));
+    /* libexif finds the block inside a JPEG itself, and takes a bare block after "Exif\0\0" */
+    static const uint8_t hdr[6] = {'E', 'x', 'i', 'f', 0, 0};
+    uint8_t *buf = NULL;
+    if (n >= 3 && p[0] == 0xff && p[1] == 0xd8) {
+        n = MIN(n, (size_t)UINT32_MAX);
+    } else if (n >= 6 && !memcmp(p, hdr, 6)) {
+        n = MIN(n, (size_t)UINT32_MAX);
+    } else {
+        if (n > 1 << 24 || !(buf = seer_malloc(n + 6)))
+            return 1; /* an EXIF block is at most 64 KiB in JPEG; a huge one is ignored */
+        memcpy(buf, hdr, 6);
+        memcpy(buf + 6, p, n);
+        p = buf;
+        n += 6;
+    }
+    ExifData *ed = exif_data_new_from_data(p, (unsigned int)n);
+    seer_freep(&buf);
     if (!ed)
         return 1;
     int o = 1;
@@ -98,7 +113,7 @@ int media_jpeg_decode(media_doc *d, struct image_rgb8 *out)
     }
     if (is_cmyk)
         cmyk_to_rgb(cmyk, im.px, (size_t)w * (size_t)h);
-    if ((rc = media_orient(d, &im, exif_orientation(d))))
+    if ((rc = media_orient(d, &im, media_exif_orientation(d->data, d->size))))
         goto fail;
     seer_freep(&cmyk);
     tjDestroy(tj);

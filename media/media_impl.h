@@ -50,6 +50,11 @@ static inline uint8_t media_over_white(uint32_t c, uint32_t a)
    value leaves the image alone. Replaces im->px (a new buffer; same pixel count). */
 int media_orient(const media_doc *d, struct image_rgb8 *im, int orientation);
 
+/* The EXIF Orientation (0x0112) of a JPEG (its APP1 block) or of a bare EXIF block (a PNG eXIf or
+   WebP EXIF chunk, with or without the "Exif\0\0" prefix), read with libexif; 1 when absent or
+   unreadable, because PIL then leaves the image as stored. */
+int media_exif_orientation(const uint8_t *p, size_t n);
+
 /* The size a PNG, GIF, BMP or WebP header declares, read before handing it to libavcodec. */
 int media_peek_size(const media_doc *d, int64_t *w, int64_t *h);
 

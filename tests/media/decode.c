@@ -26,7 +26,8 @@ static const struct {
     {"rgb.bmp", 0}, {"rgb_lzw.tif", 0}, {"gray16.tif", 0}, {"bilevel.tif", 0}, {"pal.tif", 0},
     {"orient6.tif", 0}, {"cmyk.jpg", 0}, {"gray.jpg", 0}, {"sub444.jpg", 0},
     {"exif1.jpg", 0}, {"exif2.jpg", 0}, {"exif3.jpg", 0}, {"exif4.jpg", 0},
-    {"exif5.jpg", 0}, {"exif6.jpg", 0}, {"exif7.jpg", 0}, {"exif8.jpg", 0},
+    {"exif5.jpg", 0}, {"exif6.jpg", 0}, {"exif7.jpg", 0}, {"exif8.jpg", 0}, {"exif6.png", 0},
+    {"exif7.webp", 0},
     /* libtiff premultiplies unassociated alpha / converts CMYK with a truncating division;
        Pillow rounds: at most 1 apart */
     {"rgba.tif", 1}, {"cmyk.tif", 1},

@@ -107,6 +107,11 @@ def make(d, seed):
         ex[0x0112] = o
         img.save(f"{d}/exif{o}.jpg", quality=92, exif=ex.tobytes())
     img.save(f"{d}/sub444.jpg", quality=95, subsampling=0)
+    ex = Image.Exif()
+    ex[0x0112] = 6
+    img.save(f"{d}/exif6.png", exif=ex.tobytes())
+    ex[0x0112] = 7
+    img.save(f"{d}/exif7.webp", lossless=True, exif=ex.tobytes())
     Image.fromarray(smooth(w, h)).save(f"{d}/orient6.tif", tiffinfo={274: 6})
     # a three-page TIFF whose pages differ in size and colour layout
     pages = [Image.fromarray(rand((h, w, 3))) for (w, h) in (size(), size())]
