@@ -61,9 +61,10 @@ int media_page_count(const media_doc *d);
 /* The name given to media_open / media_open_memory. */
 const char *media_name(const media_doc *d);
 
-/* Decodes page `page` (0-based) into *out (allocated here; free with image_rgb8_free). JPEG and
-   TIFF EXIF/TIFF orientation is applied; alpha is composited over white exactly as PIL's
-   alpha_composite does. On failure *out is untouched. */
+/* Decodes page `page` (0-based) into *out (allocated here; free with image_rgb8_free). The EXIF
+   orientation (JPEG, PNG, WebP) or TIFF Orientation tag is applied as PIL's exif_transpose does;
+   alpha is composited over white exactly as PIL's alpha_composite does. A video is refused
+   (SEER_EUNSUPPORTED). On failure *out is untouched. */
 int media_decode_page(media_doc *d, int page, struct image_rgb8 *out);
 
 /* Closes the document; NULL is fine. */
