@@ -5,13 +5,12 @@
 #include "lm/config.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "core/io.h"
 #include "core/jget.h"
+#include "core/tcheck.h"
 #include "core/printable.h"
 #include "core/util.h"
 
@@ -446,55 +445,38 @@ int qwen35_config_from_hf_file(const char *path, struct qwen35_config *cfg)
 
 /* ---- 4. tensor tables ----------------------------------------------------------------------- */
 
-struct chk {
-    const struct weights *w;
-    int rc;
-    char name[256];
-};
-
-static const char *tn(struct chk *c, const char *fmt, ...) SEER_PRINTF(2, 3);
-static const char *tn(struct chk *c, const char *fmt, ...)
+/* Expects `name` with shape {a, b, d}[0..rank) in the file's own order. */
+static void want(struct tcheck *c, const char *name, unsigned flags, int rank, int64_t a, int64_t b, int64_t d)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->name, sizeof c->name, fmt, ap);
-    va_end(ap);
-    return c->name;
-}
-
-/* Expects `name` with shape {a, b, d}[0..rank) in the file's own order. Stops at the first error. */
-static void want(struct chk *c, const char *name, unsigned flags, int rank, int64_t a, int64_t b, int64_t d)
-{
-    const int64_t s[3] = {a, b, d};
-    if (c->rc == SEER_OK)
-        c->rc = weights_expect(c->w, name, rank, s, flags, NULL);
+    tcheck_want(c, name, flags, rank, (const int64_t[3]){a, b, d});
 }
 
 enum { F = WEIGHTS_FLOAT_ONLY, OPT = WEIGHTS_OPTIONAL };
 
 /* GGUF names, ne order (anchor §1.3). */
-static void gguf_attn_layer(struct chk *c, const struct qwen35_config *cf, int64_t i)
+static void gguf_attn_layer(struct tcheck *c, const struct qwen35_config *cf, int64_t i)
 {
     int64_t H = cf->n_embd, hd = cf->head_dim;
-    want(c, tn(c, "blk.%lld.attn_q.weight", (long long)i), 0, 2, H, 2 * cf->n_head * hd, 0); /* [q|gate] per head */
-    want(c, tn(c, "blk.%lld.attn_k.weight", (long long)i), 0, 2, H, cf->n_head_kv * hd, 0);
-    want(c, tn(c, "blk.%lld.attn_v.weight", (long long)i), 0, 2, H, cf->n_head_kv * hd, 0);
-    want(c, tn(c, "blk.%lld.attn_output.weight", (long long)i), 0, 2, cf->n_head * hd, H, 0);
-    want(c, tn(c, "blk.%lld.attn_q_norm.weight", (long long)i), F, 1, hd, 0, 0);
-    want(c, tn(c, "blk.%lld.attn_k_norm.weight", (long long)i), F, 1, hd, 0, 0);
+    /* [q|gate] per head */
+    want(c, tcheck_name(c, "blk.%lld.attn_q.weight", (long long)i), 0, 2, H, 2 * cf->n_head * hd, 0);
+    want(c, tcheck_name(c, "blk.%lld.attn_k.weight", (long long)i), 0, 2, H, cf->n_head_kv * hd, 0);
+    want(c, tcheck_name(c, "blk.%lld.attn_v.weight", (long long)i), 0, 2, H, cf->n_head_kv * hd, 0);
+    want(c, tcheck_name(c, "blk.%lld.attn_output.weight", (long long)i), 0, 2, cf->n_head * hd, H, 0);
+    want(c, tcheck_name(c, "blk.%lld.attn_q_norm.weight", (long long)i), F, 1, hd, 0, 0);
+    want(c, tcheck_name(c, "blk.%lld.attn_k_norm.weight", (long long)i), F, 1, hd, 0, 0);
 }
 
-static void gguf_common_layer(struct chk *c, const struct qwen35_config *cf, int64_t i)
+static void gguf_common_layer(struct tcheck *c, const struct qwen35_config *cf, int64_t i)
 {
     int64_t H = cf->n_embd, I = cf->n_ff;
-    want(c, tn(c, "blk.%lld.attn_norm.weight", (long long)i), F, 1, H, 0, 0);
-    want(c, tn(c, "blk.%lld.post_attention_norm.weight", (long long)i), F, 1, H, 0, 0);
-    want(c, tn(c, "blk.%lld.ffn_gate.weight", (long long)i), 0, 2, H, I, 0);
-    want(c, tn(c, "blk.%lld.ffn_up.weight", (long long)i), 0, 2, H, I, 0);
-    want(c, tn(c, "blk.%lld.ffn_down.weight", (long long)i), 0, 2, I, H, 0);
+    want(c, tcheck_name(c, "blk.%lld.attn_norm.weight", (long long)i), F, 1, H, 0, 0);
+    want(c, tcheck_name(c, "blk.%lld.post_attention_norm.weight", (long long)i), F, 1, H, 0, 0);
+    want(c, tcheck_name(c, "blk.%lld.ffn_gate.weight", (long long)i), 0, 2, H, I, 0);
+    want(c, tcheck_name(c, "blk.%lld.ffn_up.weight", (long long)i), 0, 2, H, I, 0);
+    want(c, tcheck_name(c, "blk.%lld.ffn_down.weight", (long long)i), 0, 2, I, H, 0);
 }
 
-static void check_gguf(struct chk *c, const struct qwen35_config *cf)
+static void check_gguf(struct tcheck *c, const struct qwen35_config *cf)
 {
     int64_t H = cf->n_embd, V = cf->n_vocab, Hv = cf->ssm_n_v_heads, CD = qwen35_conv_dim(cf),
             VD = qwen35_value_dim(cf);
@@ -507,52 +489,52 @@ static void check_gguf(struct chk *c, const struct qwen35_config *cf)
             gguf_attn_layer(c, cf, i);
             continue;
         }
-        want(c, tn(c, "blk.%lld.attn_qkv.weight", (long long)i), 0, 2, H, CD, 0);
-        want(c, tn(c, "blk.%lld.attn_gate.weight", (long long)i), 0, 2, H, VD, 0);
-        want(c, tn(c, "blk.%lld.ssm_beta.weight", (long long)i), 0, 2, H, Hv, 0);
-        want(c, tn(c, "blk.%lld.ssm_alpha.weight", (long long)i), 0, 2, H, Hv, 0);
-        want(c, tn(c, "blk.%lld.ssm_conv1d.weight", (long long)i), F, 2, cf->ssm_conv_kernel, CD, 0);
-        want(c, tn(c, "blk.%lld.ssm_dt.bias", (long long)i), F, 1, Hv, 0, 0);
-        want(c, tn(c, "blk.%lld.ssm_a", (long long)i), F, 1, Hv, 0, 0);
-        want(c, tn(c, "blk.%lld.ssm_norm.weight", (long long)i), F, 1, cf->ssm_d_v, 0, 0);
-        want(c, tn(c, "blk.%lld.ssm_out.weight", (long long)i), 0, 2, VD, H, 0);
+        want(c, tcheck_name(c, "blk.%lld.attn_qkv.weight", (long long)i), 0, 2, H, CD, 0);
+        want(c, tcheck_name(c, "blk.%lld.attn_gate.weight", (long long)i), 0, 2, H, VD, 0);
+        want(c, tcheck_name(c, "blk.%lld.ssm_beta.weight", (long long)i), 0, 2, H, Hv, 0);
+        want(c, tcheck_name(c, "blk.%lld.ssm_alpha.weight", (long long)i), 0, 2, H, Hv, 0);
+        want(c, tcheck_name(c, "blk.%lld.ssm_conv1d.weight", (long long)i), F, 2, cf->ssm_conv_kernel, CD, 0);
+        want(c, tcheck_name(c, "blk.%lld.ssm_dt.bias", (long long)i), F, 1, Hv, 0, 0);
+        want(c, tcheck_name(c, "blk.%lld.ssm_a", (long long)i), F, 1, Hv, 0, 0);
+        want(c, tcheck_name(c, "blk.%lld.ssm_norm.weight", (long long)i), F, 1, cf->ssm_d_v, 0, 0);
+        want(c, tcheck_name(c, "blk.%lld.ssm_out.weight", (long long)i), 0, 2, VD, H, 0);
     }
     /* MTP blocks follow the decoder layers (anchor §1.3): a full-attention layer plus nextn.*. */
     for (int64_t i = cf->n_layer; i < cf->n_layer + cf->n_mtp; i++) {
         gguf_common_layer(c, cf, i);
         gguf_attn_layer(c, cf, i);
-        want(c, tn(c, "blk.%lld.nextn.eh_proj.weight", (long long)i), 0, 2, 2 * H, H, 0);
-        want(c, tn(c, "blk.%lld.nextn.enorm.weight", (long long)i), F, 1, H, 0, 0);
-        want(c, tn(c, "blk.%lld.nextn.hnorm.weight", (long long)i), F, 1, H, 0, 0);
-        want(c, tn(c, "blk.%lld.nextn.embed_tokens.weight", (long long)i), OPT, 2, H, V, 0);
-        want(c, tn(c, "blk.%lld.nextn.shared_head_head.weight", (long long)i), OPT, 2, H, V, 0);
-        want(c, tn(c, "blk.%lld.nextn.shared_head_norm.weight", (long long)i), F | OPT, 1, H, 0, 0);
+        want(c, tcheck_name(c, "blk.%lld.nextn.eh_proj.weight", (long long)i), 0, 2, 2 * H, H, 0);
+        want(c, tcheck_name(c, "blk.%lld.nextn.enorm.weight", (long long)i), F, 1, H, 0, 0);
+        want(c, tcheck_name(c, "blk.%lld.nextn.hnorm.weight", (long long)i), F, 1, H, 0, 0);
+        want(c, tcheck_name(c, "blk.%lld.nextn.embed_tokens.weight", (long long)i), OPT, 2, H, V, 0);
+        want(c, tcheck_name(c, "blk.%lld.nextn.shared_head_head.weight", (long long)i), OPT, 2, H, V, 0);
+        want(c, tcheck_name(c, "blk.%lld.nextn.shared_head_norm.weight", (long long)i), F | OPT, 1, H, 0, 0);
     }
 }
 
 /* HF names, PyTorch order (spec §8). `p` is the layer prefix ("model.language_model.layers.3."). */
-static void hf_attn_layer(struct chk *c, const struct qwen35_config *cf, const char *p)
+static void hf_attn_layer(struct tcheck *c, const struct qwen35_config *cf, const char *p)
 {
     int64_t H = cf->n_embd, hd = cf->head_dim;
-    want(c, tn(c, "%sself_attn.q_proj.weight", p), 0, 2, 2 * cf->n_head * hd, H, 0);
-    want(c, tn(c, "%sself_attn.k_proj.weight", p), 0, 2, cf->n_head_kv * hd, H, 0);
-    want(c, tn(c, "%sself_attn.v_proj.weight", p), 0, 2, cf->n_head_kv * hd, H, 0);
-    want(c, tn(c, "%sself_attn.o_proj.weight", p), 0, 2, H, cf->n_head * hd, 0);
-    want(c, tn(c, "%sself_attn.q_norm.weight", p), F, 1, hd, 0, 0);
-    want(c, tn(c, "%sself_attn.k_norm.weight", p), F, 1, hd, 0, 0);
+    want(c, tcheck_name(c, "%sself_attn.q_proj.weight", p), 0, 2, 2 * cf->n_head * hd, H, 0);
+    want(c, tcheck_name(c, "%sself_attn.k_proj.weight", p), 0, 2, cf->n_head_kv * hd, H, 0);
+    want(c, tcheck_name(c, "%sself_attn.v_proj.weight", p), 0, 2, cf->n_head_kv * hd, H, 0);
+    want(c, tcheck_name(c, "%sself_attn.o_proj.weight", p), 0, 2, H, cf->n_head * hd, 0);
+    want(c, tcheck_name(c, "%sself_attn.q_norm.weight", p), F, 1, hd, 0, 0);
+    want(c, tcheck_name(c, "%sself_attn.k_norm.weight", p), F, 1, hd, 0, 0);
 }
 
-static void hf_common_layer(struct chk *c, const struct qwen35_config *cf, const char *p)
+static void hf_common_layer(struct tcheck *c, const struct qwen35_config *cf, const char *p)
 {
     int64_t H = cf->n_embd, I = cf->n_ff;
-    want(c, tn(c, "%sinput_layernorm.weight", p), F, 1, H, 0, 0);
-    want(c, tn(c, "%spost_attention_layernorm.weight", p), F, 1, H, 0, 0);
-    want(c, tn(c, "%smlp.gate_proj.weight", p), 0, 2, I, H, 0);
-    want(c, tn(c, "%smlp.up_proj.weight", p), 0, 2, I, H, 0);
-    want(c, tn(c, "%smlp.down_proj.weight", p), 0, 2, H, I, 0);
+    want(c, tcheck_name(c, "%sinput_layernorm.weight", p), F, 1, H, 0, 0);
+    want(c, tcheck_name(c, "%spost_attention_layernorm.weight", p), F, 1, H, 0, 0);
+    want(c, tcheck_name(c, "%smlp.gate_proj.weight", p), 0, 2, I, H, 0);
+    want(c, tcheck_name(c, "%smlp.up_proj.weight", p), 0, 2, I, H, 0);
+    want(c, tcheck_name(c, "%smlp.down_proj.weight", p), 0, 2, H, I, 0);
 }
 
-static void check_hf(struct chk *c, const struct qwen35_config *cf)
+static void check_hf(struct tcheck *c, const struct qwen35_config *cf)
 {
     int64_t H = cf->n_embd, V = cf->n_vocab, Hv = cf->ssm_n_v_heads, CD = qwen35_conv_dim(cf),
             VD = qwen35_value_dim(cf);
@@ -562,8 +544,8 @@ static void check_hf(struct chk *c, const struct qwen35_config *cf)
                           ? "model."
                           : "model.language_model.";
     char p[96];
-    want(c, tn(c, "%sembed_tokens.weight", pre), 0, 2, V, H, 0);
-    want(c, tn(c, "%snorm.weight", pre), F, 1, H, 0, 0);
+    want(c, tcheck_name(c, "%sembed_tokens.weight", pre), 0, 2, V, H, 0);
+    want(c, tcheck_name(c, "%snorm.weight", pre), F, 1, H, 0, 0);
     want(c, "lm_head.weight", cf->tie_word_embeddings ? OPT : 0, 2, V, H, 0);
     for (int64_t i = 0; i < cf->n_layer; i++) {
         snprintf(p, sizeof p, "%slayers.%lld.", pre, (long long)i);
@@ -572,15 +554,15 @@ static void check_hf(struct chk *c, const struct qwen35_config *cf)
             hf_attn_layer(c, cf, p);
             continue;
         }
-        want(c, tn(c, "%slinear_attn.in_proj_qkv.weight", p), 0, 2, CD, H, 0);
-        want(c, tn(c, "%slinear_attn.in_proj_z.weight", p), 0, 2, VD, H, 0);
-        want(c, tn(c, "%slinear_attn.in_proj_b.weight", p), 0, 2, Hv, H, 0);
-        want(c, tn(c, "%slinear_attn.in_proj_a.weight", p), 0, 2, Hv, H, 0);
-        want(c, tn(c, "%slinear_attn.conv1d.weight", p), F, 3, CD, 1, cf->ssm_conv_kernel);
-        want(c, tn(c, "%slinear_attn.dt_bias", p), F, 1, Hv, 0, 0);
-        want(c, tn(c, "%slinear_attn.A_log", p), F, 1, Hv, 0, 0);
-        want(c, tn(c, "%slinear_attn.norm.weight", p), F, 1, cf->ssm_d_v, 0, 0);
-        want(c, tn(c, "%slinear_attn.out_proj.weight", p), 0, 2, H, VD, 0);
+        want(c, tcheck_name(c, "%slinear_attn.in_proj_qkv.weight", p), 0, 2, CD, H, 0);
+        want(c, tcheck_name(c, "%slinear_attn.in_proj_z.weight", p), 0, 2, VD, H, 0);
+        want(c, tcheck_name(c, "%slinear_attn.in_proj_b.weight", p), 0, 2, Hv, H, 0);
+        want(c, tcheck_name(c, "%slinear_attn.in_proj_a.weight", p), 0, 2, Hv, H, 0);
+        want(c, tcheck_name(c, "%slinear_attn.conv1d.weight", p), F, 3, CD, 1, cf->ssm_conv_kernel);
+        want(c, tcheck_name(c, "%slinear_attn.dt_bias", p), F, 1, Hv, 0, 0);
+        want(c, tcheck_name(c, "%slinear_attn.A_log", p), F, 1, Hv, 0, 0);
+        want(c, tcheck_name(c, "%slinear_attn.norm.weight", p), F, 1, cf->ssm_d_v, 0, 0);
+        want(c, tcheck_name(c, "%slinear_attn.out_proj.weight", p), 0, 2, H, VD, 0);
     }
     /* HF itself ignores mtp.* (spec §7); check it only when the checkpoint ships it. */
     if (cf->n_mtp == 0 || weights_find(c->w, "mtp.fc.weight") < 0)
@@ -598,7 +580,7 @@ static void check_hf(struct chk *c, const struct qwen35_config *cf)
 
 int qwen35_check_tensors(const struct qwen35_config *cfg, const struct weights *w)
 {
-    struct chk c = {.w = w, .rc = SEER_OK};
+    struct tcheck c = {.w = w, .rc = SEER_OK};
     if (w->kind == WEIGHTS_GGUF)
         check_gguf(&c, cfg);
     else

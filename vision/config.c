@@ -5,13 +5,12 @@
 #include "vision/config.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "core/io.h"
 #include "core/jget.h"
+#include "core/tcheck.h"
 #include "core/printable.h"
 #include "core/util.h"
 
@@ -240,35 +239,17 @@ int vit_config_read_preprocessor(struct vit_config *cfg, const char *path)
 
 /* ---- 4. tensor tables ----------------------------------------------------------------------- */
 
-struct chk {
-    const struct weights *w;
-    int rc;
-    char name[256];
-};
-
-static const char *tn(struct chk *c, const char *fmt, ...) SEER_PRINTF(2, 3);
-static const char *tn(struct chk *c, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->name, sizeof c->name, fmt, ap);
-    va_end(ap);
-    return c->name;
-}
-
-static void want(struct chk *c, const char *name, unsigned flags, int rank, int64_t a, int64_t b, int64_t d,
+static void want(struct tcheck *c, const char *name, unsigned flags, int rank, int64_t a, int64_t b, int64_t d,
                  int64_t e, int64_t f)
 {
-    const int64_t s[5] = {a, b, d, e, f};
-    if (c->rc == SEER_OK)
-        c->rc = weights_expect(c->w, name, rank, s, flags, NULL);
+    tcheck_want(c, name, flags, rank, (const int64_t[5]){a, b, d, e, f});
 }
 
 enum { F = WEIGHTS_FLOAT_ONLY };
 
 /* mmproj names, ne order (anchor §1.6). The Conv3D patch kernel is stored as two Conv2D kernels,
    one per temporal slice; the merger is mm.0 (fc1) and mm.2 (fc2) around a GELU. */
-static void check_gguf(struct chk *c, const struct vit_config *v)
+static void check_gguf(struct tcheck *c, const struct vit_config *v)
 {
     int64_t D = v->n_embd, P = v->patch_size, M = v->merge_size * v->merge_size * D;
     want(c, "v.patch_embd.weight", F, 4, P, P, v->in_channels, D, 0);
@@ -277,18 +258,18 @@ static void check_gguf(struct chk *c, const struct vit_config *v)
     want(c, "v.position_embd.weight", F, 2, D, v->n_pos, 0, 0, 0);
     for (int64_t j = 0; j < v->depth; j++) {
         long long n = (long long)j;
-        want(c, tn(c, "v.blk.%lld.ln1.weight", n), F, 1, D, 0, 0, 0, 0);
-        want(c, tn(c, "v.blk.%lld.ln1.bias", n), F, 1, D, 0, 0, 0, 0);
-        want(c, tn(c, "v.blk.%lld.attn_qkv.weight", n), 0, 2, D, 3 * D, 0, 0, 0);
-        want(c, tn(c, "v.blk.%lld.attn_qkv.bias", n), F, 1, 3 * D, 0, 0, 0, 0);
-        want(c, tn(c, "v.blk.%lld.attn_out.weight", n), 0, 2, D, D, 0, 0, 0);
-        want(c, tn(c, "v.blk.%lld.attn_out.bias", n), F, 1, D, 0, 0, 0, 0);
-        want(c, tn(c, "v.blk.%lld.ln2.weight", n), F, 1, D, 0, 0, 0, 0);
-        want(c, tn(c, "v.blk.%lld.ln2.bias", n), F, 1, D, 0, 0, 0, 0);
-        want(c, tn(c, "v.blk.%lld.ffn_up.weight", n), 0, 2, D, v->n_ff, 0, 0, 0);
-        want(c, tn(c, "v.blk.%lld.ffn_up.bias", n), F, 1, v->n_ff, 0, 0, 0, 0);
-        want(c, tn(c, "v.blk.%lld.ffn_down.weight", n), 0, 2, v->n_ff, D, 0, 0, 0);
-        want(c, tn(c, "v.blk.%lld.ffn_down.bias", n), F, 1, D, 0, 0, 0, 0);
+        want(c, tcheck_name(c, "v.blk.%lld.ln1.weight", n), F, 1, D, 0, 0, 0, 0);
+        want(c, tcheck_name(c, "v.blk.%lld.ln1.bias", n), F, 1, D, 0, 0, 0, 0);
+        want(c, tcheck_name(c, "v.blk.%lld.attn_qkv.weight", n), 0, 2, D, 3 * D, 0, 0, 0);
+        want(c, tcheck_name(c, "v.blk.%lld.attn_qkv.bias", n), F, 1, 3 * D, 0, 0, 0, 0);
+        want(c, tcheck_name(c, "v.blk.%lld.attn_out.weight", n), 0, 2, D, D, 0, 0, 0);
+        want(c, tcheck_name(c, "v.blk.%lld.attn_out.bias", n), F, 1, D, 0, 0, 0, 0);
+        want(c, tcheck_name(c, "v.blk.%lld.ln2.weight", n), F, 1, D, 0, 0, 0, 0);
+        want(c, tcheck_name(c, "v.blk.%lld.ln2.bias", n), F, 1, D, 0, 0, 0, 0);
+        want(c, tcheck_name(c, "v.blk.%lld.ffn_up.weight", n), 0, 2, D, v->n_ff, 0, 0, 0);
+        want(c, tcheck_name(c, "v.blk.%lld.ffn_up.bias", n), F, 1, v->n_ff, 0, 0, 0, 0);
+        want(c, tcheck_name(c, "v.blk.%lld.ffn_down.weight", n), 0, 2, v->n_ff, D, 0, 0, 0);
+        want(c, tcheck_name(c, "v.blk.%lld.ffn_down.bias", n), F, 1, D, 0, 0, 0, 0);
     }
     want(c, "v.post_ln.weight", F, 1, D, 0, 0, 0, 0);
     want(c, "v.post_ln.bias", F, 1, D, 0, 0, 0, 0);
@@ -299,7 +280,7 @@ static void check_gguf(struct chk *c, const struct vit_config *v)
 }
 
 /* HF names, PyTorch order (spec §8): 3 + 12·Lv + 6 tensors. */
-static void check_hf(struct chk *c, const struct vit_config *v)
+static void check_hf(struct tcheck *c, const struct vit_config *v)
 {
     int64_t D = v->n_embd, P = v->patch_size, M = v->merge_size * v->merge_size * D;
     want(c, "model.visual.patch_embed.proj.weight", F, 5, D, v->in_channels, v->temporal_patch_size, P, P);
@@ -307,18 +288,18 @@ static void check_hf(struct chk *c, const struct vit_config *v)
     want(c, "model.visual.pos_embed.weight", F, 2, v->n_pos, D, 0, 0, 0);
     for (int64_t j = 0; j < v->depth; j++) {
         long long n = (long long)j;
-        want(c, tn(c, "model.visual.blocks.%lld.norm1.weight", n), F, 1, D, 0, 0, 0, 0);
-        want(c, tn(c, "model.visual.blocks.%lld.norm1.bias", n), F, 1, D, 0, 0, 0, 0);
-        want(c, tn(c, "model.visual.blocks.%lld.norm2.weight", n), F, 1, D, 0, 0, 0, 0);
-        want(c, tn(c, "model.visual.blocks.%lld.norm2.bias", n), F, 1, D, 0, 0, 0, 0);
-        want(c, tn(c, "model.visual.blocks.%lld.attn.qkv.weight", n), 0, 2, 3 * D, D, 0, 0, 0);
-        want(c, tn(c, "model.visual.blocks.%lld.attn.qkv.bias", n), F, 1, 3 * D, 0, 0, 0, 0);
-        want(c, tn(c, "model.visual.blocks.%lld.attn.proj.weight", n), 0, 2, D, D, 0, 0, 0);
-        want(c, tn(c, "model.visual.blocks.%lld.attn.proj.bias", n), F, 1, D, 0, 0, 0, 0);
-        want(c, tn(c, "model.visual.blocks.%lld.mlp.linear_fc1.weight", n), 0, 2, v->n_ff, D, 0, 0, 0);
-        want(c, tn(c, "model.visual.blocks.%lld.mlp.linear_fc1.bias", n), F, 1, v->n_ff, 0, 0, 0, 0);
-        want(c, tn(c, "model.visual.blocks.%lld.mlp.linear_fc2.weight", n), 0, 2, D, v->n_ff, 0, 0, 0);
-        want(c, tn(c, "model.visual.blocks.%lld.mlp.linear_fc2.bias", n), F, 1, D, 0, 0, 0, 0);
+        want(c, tcheck_name(c, "model.visual.blocks.%lld.norm1.weight", n), F, 1, D, 0, 0, 0, 0);
+        want(c, tcheck_name(c, "model.visual.blocks.%lld.norm1.bias", n), F, 1, D, 0, 0, 0, 0);
+        want(c, tcheck_name(c, "model.visual.blocks.%lld.norm2.weight", n), F, 1, D, 0, 0, 0, 0);
+        want(c, tcheck_name(c, "model.visual.blocks.%lld.norm2.bias", n), F, 1, D, 0, 0, 0, 0);
+        want(c, tcheck_name(c, "model.visual.blocks.%lld.attn.qkv.weight", n), 0, 2, 3 * D, D, 0, 0, 0);
+        want(c, tcheck_name(c, "model.visual.blocks.%lld.attn.qkv.bias", n), F, 1, 3 * D, 0, 0, 0, 0);
+        want(c, tcheck_name(c, "model.visual.blocks.%lld.attn.proj.weight", n), 0, 2, D, D, 0, 0, 0);
+        want(c, tcheck_name(c, "model.visual.blocks.%lld.attn.proj.bias", n), F, 1, D, 0, 0, 0, 0);
+        want(c, tcheck_name(c, "model.visual.blocks.%lld.mlp.linear_fc1.weight", n), 0, 2, v->n_ff, D, 0, 0, 0);
+        want(c, tcheck_name(c, "model.visual.blocks.%lld.mlp.linear_fc1.bias", n), F, 1, v->n_ff, 0, 0, 0, 0);
+        want(c, tcheck_name(c, "model.visual.blocks.%lld.mlp.linear_fc2.weight", n), 0, 2, D, v->n_ff, 0, 0, 0);
+        want(c, tcheck_name(c, "model.visual.blocks.%lld.mlp.linear_fc2.bias", n), F, 1, D, 0, 0, 0, 0);
     }
     want(c, "model.visual.merger.norm.weight", F, 1, D, 0, 0, 0, 0);
     want(c, "model.visual.merger.norm.bias", F, 1, D, 0, 0, 0, 0);
@@ -330,7 +311,7 @@ static void check_hf(struct chk *c, const struct vit_config *v)
 
 int vit_check_tensors(const struct vit_config *cfg, const struct weights *w)
 {
-    struct chk c = {.w = w, .rc = SEER_OK};
+    struct tcheck c = {.w = w, .rc = SEER_OK};
     if (w->kind == WEIGHTS_GGUF)
         check_gguf(&c, cfg);
     else
