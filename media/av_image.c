@@ -66,7 +66,7 @@ int media_peek_size(const media_doc *d, int64_t *w, int64_t *h)
     size_t n = d->size;
     switch (d->kind) {
     case MEDIA_PNG: /* IHDR is the first chunk: length, "IHDR", width, height (PNG spec §11.2.2) */
-        if (n < 24 || memcmp(p + 12, "IHDR", 4) != 0)
+        if (n < 33 || memcmp(p + 12, "IHDR", 4) != 0) /* the whole IHDR: colour type is read too */
             break;
         *w = be32(p + 16);
         *h = be32(p + 20);
@@ -149,8 +149,9 @@ static bool find_exif(const media_doc *d, const uint8_t **exif, size_t *len)
 /* ---- pixel conversion -------------------------------------------------------------------------- */
 
 /* Converts one row of a format PIL also decodes losslessly to RGB; false for other formats.
-   Alpha is composited over white (media_over_white), 16-bit samples keep their high byte. */
-static bool row_to_rgb(enum AVPixelFormat f, const AVFrame *fr, int y, uint8_t *o)
+   Alpha is composited over white (media_over_white), 16-bit samples keep their high byte.
+   `opaque` ignores an RGBA/BGRA frame's alpha (see alpha_ignored). */
+static bool row_to_rgb(enum AVPixelFormat f, const AVFrame *fr, int y, bool opaque, uint8_t *o)
 {
     const uint8_t *s = fr->data[0] + (ptrdiff_t)y * fr->linesize[0];
     int w = fr->width;
@@ -186,12 +187,12 @@ static bool row_to_rgb(enum AVPixelFormat f, const AVFrame *fr, int y, uint8_t *
     case AV_PIX_FMT_RGBA:
         for (int x = 0; x < w; x++, o += 3, s += 4)
             for (int c = 0; c < 3; c++)
-                o[c] = media_over_white(s[c], s[3]);
+                o[c] = opaque ? s[c] : media_over_white(s[c], s[3]);
         return true;
     case AV_PIX_FMT_BGRA:
         for (int x = 0; x < w; x++, o += 3, s += 4)
             for (int c = 0; c < 3; c++)
-                o[c] = media_over_white(s[2 - c], s[3]);
+                o[c] = opaque ? s[2 - c] : media_over_white(s[2 - c], s[3]);
         return true;
     case AV_PIX_FMT_ARGB:
         for (int x = 0; x < w; x++, o += 3, s += 4)
@@ -209,7 +210,7 @@ static bool row_to_rgb(enum AVPixelFormat f, const AVFrame *fr, int y, uint8_t *
     case AV_PIX_FMT_RGBA64BE:
         for (int x = 0; x < w; x++, o += 3, s += 8)
             for (int c = 0; c < 3; c++)
-                o[c] = media_over_white(s[2 * c], s[6]);
+                o[c] = opaque ? s[2 * c] : media_over_white(s[2 * c], s[6]);
         return true;
     case AV_PIX_FMT_PAL8: { /* data[1]: 256 native-endian 0xAARRGGBB entries (tRNS in the alpha) */
         const uint32_t *pal = (const uint32_t *)fr->data[1];
@@ -251,6 +252,28 @@ static int swscale_to_rgb(const media_doc *d, const AVFrame *fr, struct image_rg
             im->px[3 * i + c] = media_over_white(rgba[4 * i + c], rgba[4 * i + 3]);
     seer_freep(&rgba);
     return SEER_OK;
+}
+
+/* Where FFmpeg gives alpha that Pillow does not, so that transformers' convert_to_rgb (which
+   returns a mode "RGB" image untouched) keeps the colours:
+   - an RGB PNG with a tRNS colour key: FFmpeg makes it RGBA, Pillow keeps mode "RGB" with the key
+     only in .info (grey + tRNS is mode "L", which convert_to_rgb does make transparent, as we do);
+   - a 32-bit BMP: FFmpeg takes the fourth byte as alpha whenever it is not all zero, Pillow only
+     with BI_BITFIELDS (3) or BI_ALPHABITFIELDS (6) whose alpha mask (a V3+ header, ≥ 56 bytes) is
+     0xff000000; otherwise it reads "BGRX". */
+static bool alpha_ignored(const media_doc *d)
+{
+    const uint8_t *p = d->data;
+    if (d->kind == MEDIA_PNG)
+        return p[25] == 2; /* IHDR colour type 2: truecolour (media_peek_size read 33 bytes) */
+    if (d->kind == MEDIA_BMP) {
+        uint32_t hs = le32(p + 14);
+        if (hs < 56 || d->size < 14 + 56)
+            return true;
+        uint32_t comp = le32(p + 30), amask = le32(p + 14 + 52);
+        return !((comp == 3 || comp == 6) && amask == 0xff000000u);
+    }
+    return false;
 }
 
 /* ---- decoding ---------------------------------------------------------------------------------- */
@@ -350,9 +373,9 @@ int media_av_decode(media_doc *d, struct image_rgb8 *out)
         goto done;
     if ((rc = media_image_alloc(d, fr->width, fr->height, &im)))
         goto done;
-    bool direct = true;
+    bool opaque = alpha_ignored(d), direct = true;
     for (int y = 0; y < fr->height && direct; y++)
-        direct = row_to_rgb(fr->format, fr, y, im.px + (size_t)y * fr->width * 3);
+        direct = row_to_rgb(fr->format, fr, y, opaque, im.px + (size_t)y * fr->width * 3);
     if (!direct && (rc = swscale_to_rgb(d, fr, &im)))
         goto done;
     const uint8_t *exif;

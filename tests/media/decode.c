@@ -22,8 +22,8 @@ static const struct {
     int tol;
 } pil_files[] = {
     {"rgba.png", 0}, {"la.png", 0}, {"gray.png", 0}, {"gray16.png", 0}, {"bilevel.png", 0},
-    {"pal_trns.png", 0}, {"smooth.png", 0}, {"pal.gif", 0}, {"pal_trns.gif", 0}, {"pal.bmp", 0},
-    {"rgb.bmp", 0}, {"rgb_lzw.tif", 0}, {"gray16.tif", 0}, {"bilevel.tif", 0}, {"pal.tif", 0},
+    {"pal_trns.png", 0}, {"gray_trns.png", 0}, {"rgb_trns.png", 0}, {"smooth.png", 0}, {"pal.gif", 0}, {"pal_trns.gif", 0}, {"pal.bmp", 0},
+    {"rgb.bmp", 0}, {"rgba_v5.bmp", 0}, {"rgb_lzw.tif", 0}, {"gray16.tif", 0}, {"bilevel.tif", 0}, {"pal.tif", 0},
     {"orient6.tif", 0}, {"cmyk.jpg", 0}, {"gray.jpg", 0}, {"sub444.jpg", 0},
     {"exif1.jpg", 0}, {"exif2.jpg", 0}, {"exif3.jpg", 0}, {"exif4.jpg", 0},
     {"exif5.jpg", 0}, {"exif6.jpg", 0}, {"exif7.jpg", 0}, {"exif8.jpg", 0}, {"exif6.png", 0},
@@ -49,6 +49,8 @@ static const struct {
     {"ff_ya16.png", "ffmpeg -y -v error -i la.png -pix_fmt ya16be ff_ya16.png", 0},
     {"ff_pal.png", "ffmpeg -y -v error -i src.png -pix_fmt pal8 ff_pal.png", 0},
     {"ff.bmp", "ffmpeg -y -v error -i src.png -pix_fmt bgr24 ff.bmp", 0},
+    /* 32-bit BI_RGB with alpha bytes: Pillow reads "BGRX" (no alpha), FFmpeg BGRA */
+    {"ff_bgra.bmp", "ffmpeg -y -v error -i rgba.png -pix_fmt bgra ff_bgra.bmp", 0},
     {"ff.gif", "ffmpeg -y -v error -i src.png -vf 'split[a][b];[a]palettegen[p];[b][p]paletteuse' ff.gif", 0},
     {"ff_deflate.tif", "ffmpeg -y -v error -i src.png -compression_algo deflate ff_deflate.tif", 0},
     {"ff_packbits.tif", "ffmpeg -y -v error -i src.png -compression_algo packbits ff_packbits.tif", 0},

@@ -12,7 +12,7 @@ Pillow: what seer decodes must equal what transformers would have seen.
 255, 300 → 255), which is no one's intent; the reference keeps the high byte, as Pillow itself
 does for 16-bit RGB(A) PNGs ("RGB;16B" unpacking) and libtiff's RGBA interface does.
 """
-import io
+import struct
 import sys
 
 import numpy as np
@@ -45,6 +45,19 @@ def ref(files):
             write_ppm("%s.%d.ppm" % (path, n), to_rgb(fr))
             if im.format == "GIF":  # HF takes the first frame of an animation
                 break
+
+
+def bmp_v5_rgba(path, rgba):
+    """A 32-bit BITMAPV5HEADER BMP with BI_BITFIELDS and an alpha mask (Pillow reads RGBA; it
+    cannot write one)."""
+    h, w = rgba.shape[:2]
+    rows = rgba[::-1][:, :, [2, 1, 0, 3]].tobytes()  # bottom-up BGRA
+    hs = 124
+    dib = struct.pack("<IiiHHIIiiII", hs, w, h, 1, 32, 3, len(rows), 2835, 2835, 0, 0)
+    dib += struct.pack("<IIII", 0x00FF0000, 0x0000FF00, 0x000000FF, 0xFF000000) + b"sRGB"
+    dib += bytes(hs - len(dib))
+    with open(path, "wb") as f:
+        f.write(b"BM" + struct.pack("<IHHI", 14 + hs + len(rows), 0, 0, 14 + hs) + dib + rows)
 
 
 def make(d, seed):
@@ -86,11 +99,14 @@ def make(d, seed):
     p.putpalette(list(rand(40 * 3)))
     trns = bytes(rand(40))
     p.save(f"{d}/pal_trns.png", transparency=trns)
+    Image.fromarray(rand((h, w), hi=4) * 60, "L").save(f"{d}/gray_trns.png", transparency=60)
+    Image.fromarray(rand((h, w, 3), hi=2) * 200, "RGB").save(f"{d}/rgb_trns.png", transparency=(200, 0, 200))
     p.save(f"{d}/pal.gif")
     p.save(f"{d}/pal_trns.gif", transparency=3)
     p.save(f"{d}/pal.bmp")
     p.save(f"{d}/pal.tif")
     Image.open(f"{d}/src.png").save(f"{d}/rgb.bmp")
+    bmp_v5_rgba(f"{d}/rgba_v5.bmp", np.dstack([rand((h, w, 3)), alpha(h, w)]))
     Image.open(f"{d}/src.png").save(f"{d}/rgb_lzw.tif", compression="tiff_lzw")
     Image.open(f"{d}/rgba.png").save(f"{d}/rgba.tif")
     Image.open(f"{d}/gray16.png").convert("I;16").save(f"{d}/gray16.tif")
