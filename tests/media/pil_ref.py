@@ -123,6 +123,7 @@ def make(d, seed):
         ex[0x0112] = o
         img.save(f"{d}/exif{o}.jpg", quality=92, exif=ex.tobytes())
     img.save(f"{d}/sub444.jpg", quality=95, subsampling=0)
+    img.save(f"{d}/progressive.jpg", quality=90, progressive=True)
     ex = Image.Exif()
     ex[0x0112] = 6
     img.save(f"{d}/exif6.png", exif=ex.tobytes())
