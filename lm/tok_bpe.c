@@ -265,14 +265,21 @@ static int str_add(tokenizer *tok, const char *s, size_t len, int32_t id, bool a
 
 /* ---- merge table --------------------------------------------------------------------------------- */
 
-static size_t merge_slot(uint64_t key, size_t mask) { return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & mask; }
+/* Multiply-shift with a random odd multiplier (Dietzfelbinger et al.): the top bits of the product
+   pick the slot. Merges and their ids come from the file, and a fixed multiplier would let a file
+   choose id pairs that all land in one run of slots; a random one makes that a matter of luck. */
+static size_t merge_slot(const tokenizer *tok, uint64_t key)
+{
+    unsigned bits = (unsigned)__builtin_popcountll((unsigned long long)tok->merge_mask); /* table ≥ 4096 slots */
+    return (size_t)(((key ^ tok->hash_key[1]) * (tok->hash_key[0] | 1)) >> (64 - bits));
+}
 
 static inline const tok_merge *merge_find(const tokenizer *tok, int32_t left, int32_t right)
 {
     uint64_t key = (uint64_t)(uint32_t)left << 32 | (uint32_t)right;
     if (!tok->merges)
         return NULL;
-    for (size_t i = merge_slot(key, tok->merge_mask);; i = (i + 1) & tok->merge_mask) {
+    for (size_t i = merge_slot(tok, key);; i = (i + 1) & tok->merge_mask) {
         const tok_merge *m = &tok->merges[i];
         if (m->key == key)
             return m;
@@ -283,7 +290,7 @@ static inline const tok_merge *merge_find(const tokenizer *tok, int32_t left, in
 
 static tok_merge *merge_slot_for(tokenizer *tok, uint64_t key)
 {
-    size_t i = merge_slot(key, tok->merge_mask);
+    size_t i = merge_slot(tok, key);
     while (tok->merges[i].key != TOK_MERGE_EMPTY && tok->merges[i].key != key)
         i = (i + 1) & tok->merge_mask;
     return &tok->merges[i];
