@@ -18,6 +18,14 @@ void backend_free(backend *be)
 
 const char *backend_name(const backend *be) { return be->iface->name; }
 
+static const char *const op_names[OP_COUNT] = {
+#define NAME(name, NAME) [OP_##NAME] = #name,
+    SEER_OPS(NAME)
+#undef NAME
+};
+
+const char *op_name(enum op_id op) { return (unsigned)op < OP_COUNT ? op_names[op] : "?"; }
+
 /* Whether the slot of op is filled: the slots' offsets come from the same list as the enum. */
 static bool has_slot(const backend *be, enum op_id op)
 {

@@ -28,14 +28,6 @@ static int no_slot(backend *be, const char *op)
     return seer_err(SEER_EUNSUPPORTED, "%s: not available on the %s backend", op, backend_name(be));
 }
 
-static const char *const op_names[OP_COUNT] = {
-#define NAME(name, NAME) [OP_##NAME] = #name,
-    SEER_OPS(NAME)
-#undef NAME
-};
-
-const char *op_name(enum op_id op) { return (unsigned)op < OP_COUNT ? op_names[op] : "?"; }
-
 #define DISPATCH(be, slot, ...) \
     ((be)->iface->ops.slot ? (be)->iface->ops.slot((be), __VA_ARGS__) : no_slot((be), "op_" #slot))
 

@@ -70,7 +70,7 @@ enum op_id {
     OP_COUNT
 };
 
-/* "matmul", "rms_norm", … (the slot's name). */
+/* "matmul", "rmsnorm", … (the slot's name; core/backend.c). */
 const char *op_name(enum op_id op);
 
 /* One slot per op, in SEER_OPS order; contracts are below next to each op_* wrapper. */
