@@ -68,6 +68,8 @@ void seer_context_free(seer_context *c)
     history_clear(c);
     api_images_clear(&c->images);
     free(c->images.img);
+    api_videos_clear(&c->videos);
+    free(c->videos.v);
     free(c->hist);
     free(c->pending);
     free(c->fed);
@@ -80,6 +82,7 @@ int seer_context_reset(seer_context *c)
 {
     history_clear(c);
     api_images_clear(&c->images);
+    api_videos_clear(&c->videos);
     c->n_pending = 0;
     c->n_fed = 0;
     return qwen35_state_reset(c->m->lm, c->st);
@@ -106,7 +109,7 @@ static int chat_add(seer_context *c, const char *role, const char *content, size
         free(r), free(t);
         return seer_err(SEER_ENOMEM, "no memory for the chat history");
     }
-    c->hist[c->n_hist++] = (struct chat_msg){r, t, n_images};
+    c->hist[c->n_hist++] = (struct chat_msg){r, t, n_images, 0};
     return SEER_OK;
 }
 
@@ -139,13 +142,36 @@ int seer_chat_add_images(seer_context *c, const char *role, const seer_image_inp
     return rc;
 }
 
+/* Images are decoded now, videos when the prompt is fed (api/video.c streams them pair by pair). */
+int seer_chat_add_media(seer_context *c, const char *role, const seer_image_input *images, size_t n_images,
+                        const seer_video_input *videos, size_t n_videos, const char *text)
+{
+    const size_t before = c->videos.n;
+    int rc = SEER_OK;
+    if (n_videos && !videos)
+        return seer_err(SEER_EINVAL, "seer_chat_add_media: %zu videos but no array", n_videos);
+    if (n_videos && !c->m->vit)
+        return seer_err(SEER_EUNSUPPORTED, "this model has no vision tower: pass its mmproj GGUF with --mmproj "
+                        "(or use the Hugging Face model directory)");
+    for (size_t i = 0; i < n_videos && !rc; i++) {
+        struct video_settings s = api_video_settings(c->m, &videos[i]);
+        rc = videos[i].path ? api_videos_push(&c->videos, videos[i].path, &s)
+                            : seer_err(SEER_EINVAL, "seer_chat_add_media: video %zu has no path", i + 1);
+    }
+    if (!rc && !(rc = seer_chat_add_images(c, role, images, n_images, text)))
+        c->hist[c->n_hist - 1].n_videos = n_videos;
+    while (rc && c->videos.n > before)
+        free(c->videos.v[--c->videos.n].path);
+    return rc;
+}
+
 /* Renders history[0..n) (spec §6.2). Reasoning is kept in every assistant turn
    (preserve_thinking) so an earlier turn renders the same way it was fed. */
 static int render(const seer_context *c, size_t n, bool gen_prompt, bool think, char **out, size_t *len)
 {
     size_t n_parts = 0;
     for (size_t i = 0; i < n; i++)
-        n_parts += c->hist[i].n_images ? c->hist[i].n_images + 1 : 0;
+        n_parts += c->hist[i].n_images + c->hist[i].n_videos ? c->hist[i].n_images + c->hist[i].n_videos + 1 : 0;
     chat_message *msgs = seer_calloc(n ? n : 1, sizeof *msgs);
     chat_part *parts = seer_calloc(n_parts ? n_parts : 1, sizeof *parts);
     if (!msgs || !parts) {
@@ -155,13 +181,15 @@ static int render(const seer_context *c, size_t n, bool gen_prompt, bool think, 
     for (size_t i = 0, k = 0; i < n; i++) {
         const struct chat_msg *h = &c->hist[i];
         msgs[i] = (chat_message){.role = h->role, .content = h->content};
-        if (!h->n_images)
+        if (!h->n_images && !h->n_videos)
             continue;
-        /* images first, then the text, as in HF's examples (spec §6.2 image parts) */
+        /* images first, then videos, then the text, as in HF's examples (spec §6.2 image parts) */
         msgs[i].parts = parts + k;
-        msgs[i].n_parts = h->n_images + 1;
+        msgs[i].n_parts = h->n_images + h->n_videos + 1;
         for (size_t j = 0; j < h->n_images; j++)
             parts[k++] = (chat_part){.type = CHAT_PART_IMAGE};
+        for (size_t j = 0; j < h->n_videos; j++)
+            parts[k++] = (chat_part){.type = CHAT_PART_VIDEO};
         parts[k++] = (chat_part){.type = CHAT_PART_TEXT, .text = h->content};
     }
     chat_params p = chat_params_default();
@@ -333,7 +361,7 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
         goto done;
 
     double t0 = seer_time_now();
-    if (fused && fused->n_images)
+    if (fused && (fused->n_images || fused->n_videos))
         rc = api_prefill_fused(c, feed, n_feed, fused, c->logits);
     else
         rc = qwen35_eval(m->lm, c->st, feed, (int64_t)n_feed, QWEN35_LOGITS_LAST, c->logits, true);
@@ -431,6 +459,7 @@ int seer_generate_tokens(seer_context *c, const int32_t *ids, size_t n_ids, cons
     /* raw continuation: the chat rendering no longer describes the state */
     history_clear(c);
     api_images_clear(&c->images);
+    api_videos_clear(&c->videos);
     return generate(c, ids, n_ids, &p, false, NULL, r);
 }
 
@@ -524,7 +553,10 @@ int seer_chat_generate(seer_context *c, const seer_generate_params *params, seer
         goto done;
     /* the new turns' image placeholders take the queued images, in order */
     rc = api_fuse(c->m, ids, n_ids, &c->images, &fused);
+    if (!rc)
+        rc = api_fuse_videos(c->m, &fused, &c->videos);
     api_images_clear(&c->images);
+    api_videos_clear(&c->videos);
     if (rc || (rc = generate(c, fused.ids, fused.n_ids, &p, p.think && !p.show_thinking, &fused, r)))
         goto done;
     /* What the state now holds: the rendered prompt, then every generated token and the pending

@@ -4,6 +4,7 @@
 #ifndef SEER_API_INTERNAL_H
 #define SEER_API_INTERNAL_H
 
+#include "api/video.h"
 #include "api/vision.h"
 #include "lm/chat.h"
 #include "lm/qwen35.h"
@@ -24,11 +25,13 @@ struct seer_model {
     vit_model *vit;                  /* the vision tower, or NULL for a text-only model */
     int64_t img_min_pixels, img_max_pixels; /* the smart_resize window (spec §5.2) */
     struct media_limits limits;      /* what an image file may cost to decode */
+    struct video_settings video_defaults; /* spec §5.3 sampling (video_preprocessor_config.json) */
 };
 
 struct chat_msg {
     char *role, *content;
     size_t n_images; /* image parts rendered before the text (spec §6.2) */
+    size_t n_videos; /* video parts, after the images */
 };
 
 struct seer_context {
@@ -45,6 +48,7 @@ struct seer_context {
     char *fed_text;          /* the rendered conversation text the state holds (plus pending) */
     size_t fed_len;
     struct api_images images; /* decoded images of messages not yet fed, in order */
+    struct api_videos videos; /* videos of messages not yet fed, in order (decoded when fed) */
 };
 
 #endif

@@ -113,6 +113,9 @@ int api_vision_load(seer_model *m, const char *path, const seer_model_params *p)
         LOG_INFO("vision", "%s: no vision projector (mmproj) given or found beside it: text only", path);
         return SEER_OK;
     }
+    m->video_defaults = video_settings_default();
+    if ((rc = video_settings_load(hf ? path : NULL, &m->video_defaults)))
+        return rc;
     if ((rc = vit_load(mmproj, m->be, &m->vit)))
         return rc;
     const struct vit_config *vc = vit_model_config(m->vit);
@@ -220,6 +223,10 @@ void api_fused_clear(struct api_fused *f)
 {
     for (size_t i = 0; i < f->n_images; i++)
         free(f->emb[i]);
+    for (size_t i = 0; i < f->n_videos; i++)
+        free(f->vemb[i]);
+    free(f->vemb);
+    free(f->vgrids);
     free(f->emb);
     free(f->grids);
     free(f->ids);
@@ -276,7 +283,7 @@ int api_prefill_fused(seer_context *c, const int32_t *feed, size_t n, const stru
     seer_model *m = c->m;
     const int64_t H = m->lm->cfg.n_embd;
     struct mrope_ids tok = {m->id_image_pad, m->id_video_pad};
-    struct mrope_grid *grids = seer_calloc(f->n_images ? f->n_images : 1, sizeof *grids);
+    struct mrope_grid *grids = seer_calloc(f->n_images + f->n_videos + 1, sizeof *grids);
     int32_t *pos = seer_malloc(3 * n * sizeof *pos);
     backend_buffer *buf = NULL;
     tensor emb;
@@ -286,16 +293,31 @@ int api_prefill_fused(seer_context *c, const int32_t *feed, size_t n, const stru
         rc = seer_err(SEER_ENOMEM, "no memory for %zu positions", n);
     for (size_t k = 0; k < f->n_images && !rc; k++)
         grids[k] = (struct mrope_grid){f->grids[k].t, f->grids[k].h, f->grids[k].w};
+    for (size_t k = 0; k < f->n_videos && !rc; k++)
+        grids[f->n_images + k] = (struct mrope_grid){f->vgrids[k].t, f->vgrids[k].h, f->vgrids[k].w};
     if (!rc)
-        rc = mrope_positions(feed, (int64_t)n, &tok, grids, (int)f->n_images, NULL, 0, c->st->pos_next, pos, &p_end);
+        rc = mrope_positions(feed, (int64_t)n, &tok, grids, (int)f->n_images, grids + f->n_images, (int)f->n_videos,
+                             c->st->pos_next, pos, &p_end);
     if (!rc && !tensor_init4(&emb, DT_F32, H, (int64_t)n, 1, 1))
         rc = seer_err(SEER_EINVAL, "a %zu-token prompt is too large", n);
     if (!rc)
         rc = backend_tensor_alloc(m->be, &emb, &buf);
     if (!rc)
         rc = qwen35_embed(m->lm, c->st, feed, (int64_t)n, &emb);
-    /* spec §4.8: image k's rows replace the k-th run of pads, in order */
-    for (size_t i = 0, k = 0; i < n && !rc; i++) {
+    /* spec §4.8: image k's rows replace the k-th run of pads, in order; a video's rows fill its
+       pad runs (one per frame pair) in order */
+    for (size_t i = 0, k = 0, v = 0, used = 0; i < n && !rc; i++) {
+        if (feed[i] == m->id_video_pad && v < f->n_videos) {
+            const size_t row = (size_t)H * sizeof(float), left = (size_t)vis_grid_tokens(&f->vgrids[v]) - used;
+            size_t run = 1;
+            while (run < left && i + run < n && feed[i + run] == m->id_video_pad)
+                run++;
+            rc = backend_tensor_set(&emb, f->vemb[v] + used * (size_t)H, i * row, run * row);
+            if ((used += run) == (size_t)vis_grid_tokens(&f->vgrids[v]))
+                v++, used = 0;
+            i += run - 1;
+            continue;
+        }
         if (feed[i] != m->id_image_pad)
             continue;
         const int64_t t = vis_grid_tokens(&f->grids[k]);

@@ -48,6 +48,9 @@ struct api_fused {
     struct vis_grid *grids;
     float **emb;
     size_t n_images;
+    struct vis_grid *vgrids; /* videos (api/video.c): grid and embeddings [tokens][H] per video */
+    float **vemb;
+    size_t n_videos;
     double seconds; /* preprocessing + tower time */
 };
 /* Expands ids (as tokenized, one <|image_pad|> per image) with the queued images, encoding each.

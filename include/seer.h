@@ -219,6 +219,25 @@ SEER_API int seer_generate_text_images(seer_context *ctx, const char *prompt, co
 /* Sizes and token count of one image as this model would see it (decodes it, runs no tower). */
 SEER_API int seer_image_measure(const seer_model *model, const seer_image_input *image, seer_image_info *info);
 
+/* ---- videos ------------------------------------------------------------------------------ */
+/* A video file for a prompt (any container and codec the system's FFmpeg decodes). Frames are
+   sampled, resized and timestamped as Hugging Face's Qwen3.5 video processor does (spec §5.3):
+   zero fields take the model's video_preprocessor_config.json values (fps 2, 4..768 frames). */
+typedef struct seer_video_input {
+    const char *path;
+    double fps;                   /* frames sampled per second; 0 = the model's */
+    int64_t min_frames, max_frames; /* 0 = the model's */
+    int64_t max_tokens;           /* 0 = no limit; else lower the resolution, then the frame count, to fit */
+    double start_seconds, end_seconds; /* the part of the file to use; end 0 = to its end. Timestamps
+                                          the model sees stay those of the whole file */
+} seer_video_input;
+
+/* seer_chat_add_images with videos too: the message's content is the images, then the videos, then
+   `text`. Videos are decoded, sampled and encoded (one frame pair at a time) by the next
+   seer_chat_generate, which fails naming the file when one cannot be read. */
+SEER_API int seer_chat_add_media(seer_context *ctx, const char *role, const seer_image_input *images,
+                                 size_t n_images, const seer_video_input *videos, size_t n_videos, const char *text);
+
 /* ---- memory ------------------------------------------------------------------------------ */
 /* Frees memory that the API documents as "release with seer_free". NULL is fine. */
 SEER_API void seer_free(void *p);
