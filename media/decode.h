@@ -10,8 +10,10 @@
    nothing (their messages are captured into that line instead).
 
    Threading: a media_doc is used by one thread at a time; different docs may be decoded in
-   parallel (libavcodec, libtiff, TurboJPEG and poppler keep no shared state per call; the
-   FFmpeg log callback installed once is thread-safe). */
+   parallel (each call makes its own TurboJPEG handle, codec context and TIFF handle; poppler
+   documents are per doc). FFmpeg's log goes to one process-wide callback, installed on the
+   first libavcodec decode, that keeps each thread's last error for its message and prints
+   nothing. */
 #ifndef SEER_MEDIA_DECODE_H
 #define SEER_MEDIA_DECODE_H
 

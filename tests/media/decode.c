@@ -122,8 +122,9 @@ static void check_pdf(void)
     char path[1024];
     snprintf(path, sizeof path, "%s/doc.pdf", dir);
     if (!ok(mt_sh("cd '%s' && tiff2pdf -x 40 -y 40 -o doc.pdf multi.tif && pdftocairo -png -r 137 doc.pdf pc && "
-                  "%s '%s' ref pc-1.png pc-2.png pc-3.png", dir, mt_python, test_src_path("tests/media/pil_ref.py")) == 0,
-            "tiff2pdf + pdftocairo make a 3-page PDF and its renderings"))
+                  "pdftocairo -png -r 137 vector.pdf vc && %s '%s' ref pc-1.png pc-2.png pc-3.png vc-1.png vc-2.png",
+                  dir, mt_python, test_src_path("tests/media/pil_ref.py")) == 0,
+            "tiff2pdf + pdftocairo make a 3-page PDF and the renderings of it and of vector.pdf"))
         return;
     struct media_limits lim = media_limits_default();
     lim.dpi = 137; /* not a multiple of 72: page sizes round up as pdftocairo does */
@@ -136,6 +137,13 @@ static void check_pdf(void)
         snprintf(ref, sizeof ref, "%s/pc-%d.png.0.ppm", dir, p + 1);
         /* same poppler + cairo code as pdftocairo, white paper: identical pixels expected */
         mt_compare(path, p, ref, &lim, 0, "doc.pdf at 137 dpi vs pdftocairo");
+    }
+    /* shapes and text; page 2 is 200.5 x 100.25 pt with /Rotate 90: 191 x 382 pixels */
+    snprintf(path, sizeof path, "%s/vector.pdf", dir);
+    for (int p = 0; p < 2; p++) {
+        char ref[1024];
+        snprintf(ref, sizeof ref, "%s/vc-%d.png.0.ppm", dir, p + 1);
+        mt_compare(path, p, ref, &lim, 0, "vector.pdf at 137 dpi vs pdftocairo");
     }
 #else
     skip("built with SEER_PDF=OFF", "PDF pages match pdftocairo");

@@ -60,6 +60,39 @@ def bmp_v5_rgba(path, rgba):
         f.write(b"BM" + struct.pack("<IHHI", 14 + hs + len(rows), 0, 0, 14 + hs) + dib + rows)
 
 
+def vector_pdf(path, rng):
+    """Two pages of vector content written by hand: filled and stroked shapes and a line of
+    Helvetica text; the second page has an odd MediaBox and /Rotate 90 (sizes round up, axes swap)."""
+    def shapes():
+        ops = []
+        for _ in range(6):
+            r, g, b = rng.random(3)
+            x, y, w, h = rng.integers(0, 120, 4)
+            ops.append(f"{r:.3f} {g:.3f} {b:.3f} rg {x} {y} {w + 5} {h + 5} re f")
+        ops.append("0 0 0 RG 2 w 5 5 m 150 90 l S")
+        ops.append("BT /F1 14 Tf 10 40 Td (seer 0123) Tj ET")
+        return "\n".join(ops).encode()
+    pages = [(b"[0 0 160 120]", b""), (b"[0 0 200.5 100.25]", b" /Rotate 90")]
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 >>"]
+    for i, (box, extra) in enumerate(pages):
+        content = shapes()
+        objs.append(b"<< /Type /Page /Parent 2 0 R /MediaBox " + box + extra +
+                    b" /Resources << /Font << /F1 7 0 R >> >> /Contents %d 0 R >>" % (4 + 2 * i))
+        objs.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+    objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    out, offs = bytearray(b"%PDF-1.4\n"), []
+    for n, o in enumerate(objs, 1):
+        offs.append(len(out))
+        out += b"%d 0 obj\n" % n + o + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offs)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    with open(path, "wb") as f:
+        f.write(out)
+
+
 def make(d, seed):
     rng = np.random.default_rng(seed)
 
@@ -134,6 +167,7 @@ def make(d, seed):
     pages = [Image.fromarray(rand((h, w, 3))) for (w, h) in (size(), size())]
     pages.append(Image.fromarray(rand((19, 23)), "L"))
     pages[0].save(f"{d}/multi.tif", save_all=True, append_images=pages[1:])
+    vector_pdf(f"{d}/vector.pdf", rng)
 
 
 if __name__ == "__main__":
