@@ -292,11 +292,14 @@ int media_check_size(const media_doc *d, int64_t w, int64_t h)
     if (w <= 0 || h <= 0)
         return seer_err(SEER_EFORMAT, "%s: corrupt %s: image size %lldx%lld", d->name,
                         media_kind_name(d->kind), (long long)w, (long long)h);
-    /* w, h < 2^31 from every header, so the product fits in 64 bits */
-    if (w > INT32_MAX || h > INT32_MAX || w * h > d->lim.max_pixels)
-        return seer_err(SEER_EFORMAT, "%s: image is %lldx%lld = %lld pixels, more than the limit of %lld "
+    /* headers give up to 2^32 − 1 each way (PNG), so the product is computed with a check */
+    int64_t px;
+    if (__builtin_mul_overflow(w, h, &px))
+        px = INT64_MAX;
+    if (w > INT32_MAX || h > INT32_MAX || px > d->lim.max_pixels)
+        return seer_err(SEER_EFORMAT, "%s: image is %lldx%lld = %.0f pixels, more than the limit of %lld "
                         "(a decompression bomb?); raise it with --max-image-pixels", d->name, (long long)w,
-                        (long long)h, (long long)(w * h), (long long)d->lim.max_pixels);
+                        (long long)h, (double)w * (double)h, (long long)d->lim.max_pixels);
     return SEER_OK;
 }
 

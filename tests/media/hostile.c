@@ -173,6 +173,14 @@ static void png_65535(uint8_t *b, size_t n)
     put_be32(b + 20, 65535);
     put_be32(b + 29, crc32_png(b + 12, 17)); /* a valid IHDR: only the size is a lie */
 }
+/* found by fuzz_image: sizes near 2^32 overflowed the pixel count in the message (UB) */
+static void png_4g(uint8_t *b, size_t n)
+{
+    (void)n;
+    put_be32(b + 16, 0xffffffffu);
+    put_be32(b + 20, 0x904d8a60u);
+    put_be32(b + 29, crc32_png(b + 12, 17));
+}
 static void gif_65535(uint8_t *b, size_t n) { (void)n, put_le(b + 6, 65535, 2), put_le(b + 8, 65535, 2); }
 static void bmp_huge(uint8_t *b, size_t n) { (void)n, put_le(b + 18, 100000, 4), put_le(b + 22, 100000, 4); }
 static void webp_huge(uint8_t *b, size_t n) { (void)n, put_le(b + 21, 0x0fffffff, 4); } /* VP8L 16384² */
@@ -192,6 +200,7 @@ static void check_bombs(void)
     int rc = decode_all(path_of("bomb.png"), &lim);
     ok(rc < 0 && strstr(seer_last_error(), "65535x65535") && strstr(seer_last_error(), "178956970"),
        "the message gives the claimed size and the limit: %s", seer_last_error());
+    bomb("tiny.png", "bomb4g.png", png_4g, "a PNG claiming 4294967295x2420957280 (no overflow)");
     bomb("pal.gif", "bomb.gif", gif_65535, "a GIF whose screen claims 65535x65535");
     bomb("rgb.bmp", "bomb.bmp", bmp_huge, "a BMP claiming 100000x100000");
     bomb("exif1.jpg", "bomb.jpg", jpeg_huge, "a JPEG claiming 65278x65278");
