@@ -17,6 +17,7 @@ seer_log_level cli_log_level = SEER_LOG_WARN;
 static const struct command commands[] = {
     {"run", cli_run, "answer one prompt, streaming to stdout (-m MODEL -p PROMPT; --json, --raw, ...)"},
     {"ask", cli_ask, "answer a question about images (-m MODEL -p QUESTION IMAGE...; --json, --raw, --dry-run)"},
+    {"ocr", cli_ocr, "batch OCR of scans: one result per page (-m MODEL INPUT...; --format, --out DIR, --resume)"},
     {"chat", cli_chat, "interactive chat with history (-m MODEL); one message per line on stdin"},
     {"info", cli_info, "show a model file's architecture, hyperparameters and tensors; --devices lists devices"},
     {"tokenize", cli_tokenize, "print the token ids of a text (-m MODEL TEXT | -f FILE, --json, --special)"},

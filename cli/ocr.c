@@ -1,0 +1,676 @@
+/* ocr.c — `seer ocr`: batch OCR of scanned documents (docs/CLI.md, docs/BATCH.md).
+
+   The inputs (files, directories, globs, list files; cli/ocr_files.c) are expanded to pages; each
+   page is one fresh conversation — the page image and the OCR prompt — answered with greedy
+   decoding. The model is loaded once. A second thread opens and decodes the next page
+   (media_decode_page → RGB) while the current one runs on the device; the main thread hands the
+   pixels to the model (seer_chat_add_images), formats the result and writes it: to stdout as each
+   page finishes, or with --out to one file per input, written atomically when the input is done.
+
+   A repetition guard watches the streamed text and stops a page that loops (the known failure of
+   small VLMs on OCR); a failed page or input is reported on stderr (and in jsonl) and the batch goes
+   on. Exit status: 0 all pages done, 3 some failed, 1 fatal (model, device, output), 2 usage.
+
+   Divisions: options; the repetition guard; formatting results; the batch. */
+#define _DEFAULT_SOURCE
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/gen.h"
+#include "cli/ocr.h"
+#include "core/error.h"
+#include "core/util.h"
+#include "media/decode.h"
+#include "seer.h"
+
+/* ---- options ---------------------------------------------------------------------------------- */
+
+enum ocr_format { FMT_TEXT, FMT_MARKDOWN, FMT_JSONL };
+static const char *const fmt_ext[] = {".txt", ".md", ".jsonl"};
+
+/* The default prompts: the page's text in reading order and nothing else. Small VLMs tend to
+   describe an image unless told not to, hence the last sentence. */
+static const char prompt_text[] =
+    "Read all the text on this page in natural reading order. Write it exactly as printed, keeping "
+    "the line and paragraph breaks. Output only the text, with no description or commentary.";
+static const char prompt_markdown[] =
+    "Convert this page to Markdown in natural reading order: headings as #, lists as lists, tables as "
+    "Markdown tables. Output only the Markdown, with no description or commentary.";
+
+/* OCR generation defaults (the flags override them): greedy decoding, no presence penalty — a
+   penalty on tokens already generated pushes a transcription away from words the page repeats —
+   the loop that greedy decoding risks is cut by the repetition guard instead. A letter-size page at
+   200 dpi is about 3,700 image tokens (spec §5.2), and a dense page about 1,500 text tokens. */
+#define OCR_TEMPERATURE 0.0f
+#define OCR_PRESENCE_PENALTY 0.0f
+#define OCR_MAX_TOKENS 2048
+#define OCR_N_CTX 8192
+
+/* Repetition guard defaults: the text's last GUARD_SPAN bytes or more are one piece of at most
+   GUARD_MAX_PERIOD bytes repeated back to back GUARD_REPEATS times or more. A loop of a short piece
+   (a character, a word) needs the span — 400 bytes of one character is no ruler or dot leader on a
+   printed page; a loop of whole lines needs the ten repeats. */
+#define GUARD_REPEATS 10
+#define GUARD_SPAN 400
+#define GUARD_MAX_PERIOD 256
+
+static const char ocr_help[] =
+    "usage: seer ocr -m MODEL [options] INPUT...\n"
+    "  INPUT               an image, a PDF or multi-page TIFF (every page), a directory (walked recursively,\n"
+    "                      sorted; hidden names skipped) or a glob pattern (quote it)\n"
+    "  --from-list FILE    more inputs, one path per line ('-' = stdin)\n"
+    "  --pages LIST        pages of multi-page inputs, e.g. 1-3,7 or 2- (default: all)\n"
+    "  --format F          text (default; pages separated by a form feed), markdown, jsonl (one object per page)\n"
+    "  -o, --out DIR       one file per input under DIR (INPUT.txt/.md/.jsonl), written atomically;\n"
+    "                      nothing on stdout\n"
+    "  --resume            with --out: skip inputs whose output is complete (jsonl: redo only failed pages)\n"
+    "  --shard I/N         take inputs I, I+N, I+2N, ... of the expanded list (0 <= I < N)\n"
+    "  -p PROMPT           the instruction (default: the page's text in reading order; for markdown, as Markdown)\n"
+    "  --repeat-guard R,S  stop a page whose last S+ bytes are one piece of <= 256 bytes repeated R+ times\n"
+    "                      (default 10,400; 0 = off)\n"
+    "  --mmproj FILE       the vision projector of a GGUF text model (default: the one mmproj*.gguf beside it)\n"
+    "  --image-min-tokens N, --image-max-tokens N   per-image token window (default: the model's, 64..16384)\n"
+    "  --max-image-pixels N  refuse larger decoded pages (default 178956970)\n"
+    "  --dpi N             PDF rasterisation resolution (default 200)\n"
+    "  OCR defaults differ from seer run: --temp 0 --presence-penalty 0 -n 2048 -c 8192\n";
+
+struct ocr_opts {
+    struct gen_opts g;
+    enum ocr_format fmt;
+    const char *out;
+    const char **lists; /* --from-list files */
+    int n_lists;
+    const char **args;  /* inputs */
+    int n_args;
+    bool resume;
+    struct ocr_pages pages;
+    long shard_i, shard_n;
+    long guard_repeats, guard_span;
+};
+
+static int whole(const char *opt, const char *v, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || end == v || *end || errno || x < lo || x > hi) {
+        fprintf(stderr, "seer ocr: %s needs a whole number in [%ld, %ld], got '%s'\n", opt, lo, hi, v ? v : "");
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* "A/B" with both whole numbers; false otherwise. */
+static bool pair(const char *v, char sep, long *a, long *b)
+{
+    char *end;
+    errno = 0;
+    *a = v ? strtol(v, &end, 10) : -1;
+    if (!v || end == v || *end != sep || errno)
+        return false;
+    const char *s = end + 1;
+    *b = strtol(s, &end, 10);
+    return end != s && !*end && !errno;
+}
+
+/* 0 ok, CLI_USAGE on a bad command line (reported), -1 for --help (printed). */
+static int parse(int argc, char **argv, struct ocr_opts *o)
+{
+    size_t n_stop = 0;
+    long x;
+    gen_opts_init(&o->g);
+    o->g.gp.sampling.temperature = OCR_TEMPERATURE;
+    o->g.gp.sampling.presence_penalty = OCR_PRESENCE_PENALTY;
+    o->g.gp.max_tokens = OCR_MAX_TOKENS;
+    o->g.cp.n_ctx = OCR_N_CTX;
+    o->shard_n = 1;
+    o->guard_repeats = GUARD_REPEATS, o->guard_span = GUARD_SPAN;
+    o->args = calloc((size_t)argc, sizeof *o->args);
+    o->lists = calloc((size_t)argc, sizeof *o->lists);
+    if (!o->args || !o->lists)
+        return fprintf(stderr, "seer ocr: out of memory\n"), CLI_USAGE;
+    for (int i = 1; i < argc; i++) {
+        int r = gen_parse_opt(argc, argv, &i, &o->g, &n_stop);
+        if (r < 0)
+            return CLI_USAGE;
+        if (r)
+            continue;
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if ((!strcmp(a, "-p") || !strcmp(a, "--prompt")) && v)
+            o->g.prompt = v, i++;
+        else if (!strcmp(a, "--mmproj") && v)
+            o->g.mp.mmproj = v, i++;
+        else if ((!strcmp(a, "-o") || !strcmp(a, "--out")) && v)
+            o->out = v, i++;
+        else if (!strcmp(a, "--from-list") && v)
+            o->lists[o->n_lists++] = v, i++;
+        else if (!strcmp(a, "--resume"))
+            o->resume = true;
+        else if (!strcmp(a, "--format") && v) {
+            if (!strcmp(v, "text"))
+                o->fmt = FMT_TEXT;
+            else if (!strcmp(v, "markdown") || !strcmp(v, "md"))
+                o->fmt = FMT_MARKDOWN;
+            else if (!strcmp(v, "jsonl"))
+                o->fmt = FMT_JSONL;
+            else
+                return fprintf(stderr, "seer ocr: --format is text, markdown or jsonl, not '%s'\n", v), CLI_USAGE;
+            i++;
+        } else if (!strcmp(a, "--pages") && v) {
+            if (!ocr_pages_parse(v, &o->pages))
+                return fprintf(stderr, "seer ocr: --pages needs page numbers from 1 and ranges like 1-3,7 or "
+                               "5- (at most 64), got '%s'\n", v), CLI_USAGE;
+            i++;
+        } else if (!strcmp(a, "--shard") && v) {
+            if (!pair(v, '/', &o->shard_i, &o->shard_n) || o->shard_n < 1 || o->shard_i < 0 ||
+                o->shard_i >= o->shard_n)
+                return fprintf(stderr, "seer ocr: --shard needs I/N with 0 <= I < N, got '%s'\n", v), CLI_USAGE;
+            i++;
+        } else if (!strcmp(a, "--repeat-guard") && v) {
+            if (!strcmp(v, "0") || !strcmp(v, "off"))
+                o->guard_repeats = 0;
+            else if (!pair(v, ',', &o->guard_repeats, &o->guard_span) || o->guard_repeats < 2 ||
+                     o->guard_repeats > 1000000 || o->guard_span < 2 || o->guard_span > 100000000)
+                return fprintf(stderr, "seer ocr: --repeat-guard needs R,S (repeats >= 2, bytes >= 2) or 0, "
+                               "got '%s'\n", v), CLI_USAGE;
+            i++;
+        } else if (!strcmp(a, "--image-min-tokens") || !strcmp(a, "--image-max-tokens")) {
+            if (whole(a, v, 1, 1L << 30, &x))
+                return CLI_USAGE;
+            *(a[8] == 'i' ? &o->g.mp.image_min_tokens : &o->g.mp.image_max_tokens) = x, i++;
+        } else if (!strcmp(a, "--max-image-pixels")) {
+            if (whole(a, v, 1, 1L << 40, &x))
+                return CLI_USAGE;
+            o->g.mp.max_image_pixels = x, i++;
+        } else if (!strcmp(a, "--dpi")) {
+            if (whole(a, v, 10, 2400, &x))
+                return CLI_USAGE;
+            o->g.mp.pdf_dpi = (double)x, i++;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            printf("%s%s", ocr_help, gen_help);
+            return -1;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "seer ocr: unknown or incomplete option '%s' (see seer ocr --help)\n", a);
+            return CLI_USAGE;
+        } else
+            o->args[o->n_args++] = a;
+    }
+    o->g.gp.n_stop = n_stop;
+    if (!o->g.prompt)
+        o->g.prompt = o->fmt == FMT_MARKDOWN ? prompt_markdown : prompt_text;
+    if (!o->g.model || (o->n_args == 0 && o->n_lists == 0)) {
+        fprintf(stderr, "seer ocr: need -m MODEL and at least one INPUT or --from-list (see seer ocr --help)\n");
+        return CLI_USAGE;
+    }
+    if (o->resume && !o->out) {
+        fprintf(stderr, "seer ocr: --resume needs --out DIR (it looks there for finished outputs)\n");
+        return CLI_USAGE;
+    }
+    int stdin_lists = 0;
+    for (int k = 0; k < o->n_lists; k++)
+        stdin_lists += !strcmp(o->lists[k], "-");
+    if (stdin_lists > 1)
+        return fprintf(stderr, "seer ocr: --from-list - can be given once\n"), CLI_USAGE;
+    return 0;
+}
+
+/* ---- the repetition guard --------------------------------------------------------------------- */
+
+/* Watches the answer byte by byte: run[p] counts the bytes in a row that equal the byte p earlier,
+   so the text's last run[p] + p bytes repeat with period p. Bytes rather than tokens: a loop is
+   periodic in its text however the tokenizer or the stream chunks it. O(GUARD_MAX_PERIOD) per byte. */
+struct guard {
+    long repeats, span;                   /* thresholds; repeats 0 = off */
+    unsigned char last[GUARD_MAX_PERIOD]; /* the last bytes, a ring indexed by position */
+    uint32_t run[GUARD_MAX_PERIOD + 1];
+    size_t n;                             /* bytes seen */
+    bool fired;
+};
+
+static void guard_reset(struct guard *g, long repeats, long span)
+{
+    memset(g, 0, sizeof *g);
+    g->repeats = repeats, g->span = span;
+}
+
+/* true when the text now ends in a loop */
+static bool guard_push(struct guard *g, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len && !g->fired; i++) {
+        unsigned char b = (unsigned char)s[i];
+        size_t max_p = g->n < GUARD_MAX_PERIOD ? g->n : GUARD_MAX_PERIOD;
+        for (size_t p = 1; p <= max_p; p++) {
+            g->run[p] = g->last[(g->n - p) % GUARD_MAX_PERIOD] == b ? g->run[p] + 1 : 0;
+            size_t periodic = g->run[p] + p;
+            if (g->run[p] && periodic >= (size_t)g->span && periodic / p >= (size_t)g->repeats)
+                g->fired = true;
+        }
+        g->last[g->n % GUARD_MAX_PERIOD] = b;
+        g->n++;
+    }
+    return g->fired;
+}
+
+/* The signal that interrupts the batch (SIGINT, SIGTERM, SIGHUP, SIGPIPE); 0 while running. A
+   second one ends the process at once, except SIGPIPE, which every further write would repeat. */
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig)
+{
+    if (g_signal && sig != SIGPIPE) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    g_signal = sig;
+}
+
+static int on_text(const char *text, size_t len, void *user)
+{
+    struct guard *g = user;
+    if (g_signal)
+        return 1;
+    return g->repeats && guard_push(g, text, len);
+}
+
+/* ---- formatting results ----------------------------------------------------------------------- */
+
+/* One page's formatted result: the text (a newline added), the Markdown with its source comment,
+   or one JSON line. Pages of one output are joined by page_sep. */
+struct chunk {
+    int page;
+    char *s;
+};
+static const char *const page_sep[] = {"\f", "\n", ""};
+
+static json_t *json_path(const char *path)
+{
+    json_t *j = json_string(path);
+    if (j)
+        return j;
+    char *s = strdup(path); /* not UTF-8: the name's other bytes are kept readable */
+    for (char *c = s; c && *c; c++)
+        if ((unsigned char)*c >= 0x80)
+            *c = '?';
+    j = s ? json_string(s) : NULL;
+    free(s);
+    return j;
+}
+
+static char *json_line(json_t *o)
+{
+    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL, *line = NULL;
+    json_decref(o);
+    if (s && (line = malloc(strlen(s) + 2)))
+        sprintf(line, "%s\n", s);
+    free(s);
+    return line;
+}
+
+/* <!-- PATH, page N --> before each Markdown page; a "--" in the path (which would end the
+   comment) keeps its second dash as %2D. */
+static char *md_header(const char *path, int page)
+{
+    size_t n = strlen(path);
+    char *s = malloc(3 * n + 48), *w = s;
+    if (!s)
+        return NULL;
+    w += sprintf(w, "<!-- ");
+    for (size_t i = 0; i < n; i++)
+        w += i && path[i] == '-' && path[i - 1] == '-' ? sprintf(w, "%%2D") : sprintf(w, "%c", path[i]);
+    sprintf(w, ", page %d -->\n\n", page);
+    return s;
+}
+
+static char *fmt_page(enum ocr_format fmt, const char *path, int page, const seer_result *r, double seconds,
+                      bool repetition)
+{
+    if (fmt == FMT_JSONL)
+        return json_line(json_pack("{s:o, s:i, s:s, s:I, s:I, s:f, s:b}", "path", json_path(path), "page", page,
+                                   "text", r->text, "prompt_tokens", (json_int_t)r->prompt_tokens,
+                                   "generated_tokens", (json_int_t)r->n_tokens, "seconds", seconds,
+                                   "repetition", repetition));
+    char *head = fmt == FMT_MARKDOWN ? md_header(path, page) : strdup("");
+    size_t tl = strlen(r->text);
+    bool nl = tl && r->text[tl - 1] == '\n';
+    char *s = head ? malloc(strlen(head) + tl + 2) : NULL;
+    if (s)
+        sprintf(s, "%s%s%s", head, r->text, nl ? "" : "\n");
+    free(head);
+    return s;
+}
+
+static char *fmt_error(const char *path, int page, const char *msg)
+{
+    return json_line(json_pack("{s:o, s:i, s:s}", "path", json_path(path), "page", page, "error", msg));
+}
+
+static int cmp_chunk(const void *a, const void *b)
+{
+    const struct chunk *x = a, *y = b;
+    return (x->page > y->page) - (x->page < y->page);
+}
+
+/* ---- the batch -------------------------------------------------------------------------------- */
+
+struct batch {
+    const struct ocr_opts *o;
+    const struct ocr_list *list;
+    seer_context *ctx;
+    struct guard guard;
+    struct chunk *out; /* the current input's pages, with --out */
+    size_t n_out, cap_out;
+    size_t input_failed;      /* failed pages of the current input */
+    bool printed;             /* a page went to stdout already (separators) */
+    size_t pages_ok, pages_failed, loops, inputs_done, inputs_total;
+    size_t pages_done, pages_total; /* progress; the total grows as documents are opened */
+    bool progress;
+    double t0;
+};
+
+static void progress_show(const struct batch *b)
+{
+    if (!b->progress)
+        return;
+    double dt = seer_time_now() - b->t0, rate = dt > 0 ? (double)b->pages_done / dt : 0;
+    size_t left = b->pages_total > b->pages_done ? b->pages_total - b->pages_done : 0;
+    long eta = rate > 0 ? (long)((double)left / rate + 0.5) : -1;
+    fprintf(stderr, "\r\033[Kseer ocr: %zu/%zu pages, %zu/%zu files, %.2f pages/s", b->pages_done, b->pages_total,
+            b->inputs_done, b->inputs_total, rate);
+    if (eta >= 0)
+        fprintf(stderr, ", ETA %ld:%02ld:%02ld", eta / 3600, eta / 60 % 60, eta % 60);
+}
+
+/* A line on stderr, above the progress line when there is one. */
+static void note(const struct batch *b, const char *fmt, ...) SEER_PRINTF(2, 3);
+static void note(const struct batch *b, const char *fmt, ...)
+{
+    va_list ap;
+    if (b->progress)
+        fputs("\r\033[K", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    progress_show(b);
+}
+
+/* A formatted page (taken) to stdout now, or to the current input's output. */
+static int emit(struct batch *b, int page, char *s)
+{
+    if (!s)
+        return seer_err(SEER_ENOMEM, "out of memory formatting a result");
+    if (!b->o->out) {
+        if (b->printed)
+            fputs(page_sep[b->o->fmt], stdout);
+        fputs(s, stdout);
+        b->printed = true;
+        free(s);
+        if (fflush(stdout) || ferror(stdout))
+            return seer_err(SEER_EIO, "stdout: write failed: %s", strerror(errno));
+        return SEER_OK;
+    }
+    if (b->n_out == b->cap_out) {
+        size_t cap = b->cap_out ? 2 * b->cap_out : 16;
+        struct chunk *t = realloc(b->out, cap * sizeof *t);
+        if (!t)
+            return free(s), seer_err(SEER_ENOMEM, "out of memory holding the results of an input");
+        b->out = t, b->cap_out = cap;
+    }
+    b->out[b->n_out++] = (struct chunk){page, s};
+    return SEER_OK;
+}
+
+static void out_clear(struct batch *b)
+{
+    for (size_t k = 0; k < b->n_out; k++)
+        free(b->out[k].s);
+    b->n_out = 0;
+    b->input_failed = 0;
+}
+
+/* The input is done: its output file, complete, under --out. A text or Markdown output with a
+   failed page is not written (it would look complete); --resume does that input again. */
+static int finish_input(struct batch *b, const struct ocr_input *in)
+{
+    const struct ocr_opts *o = b->o;
+    int rc = SEER_OK;
+    b->inputs_done++;
+    if (!o->out)
+        return out_clear(b), SEER_OK;
+    if (o->fmt != FMT_JSONL && b->input_failed) {
+        note(b, "seer ocr: %s: %zu page%s failed; %s%s not written", in->path, b->input_failed,
+             b->input_failed == 1 ? "" : "s", in->name, fmt_ext[o->fmt]);
+        return out_clear(b), SEER_OK;
+    }
+    for (size_t k = 0; k < in->n_kept && !rc; k++) { /* jsonl pages an earlier run did */
+        char *line = malloc(strlen(in->kept[k].line) + 2);
+        if (line)
+            sprintf(line, "%s\n", in->kept[k].line);
+        rc = emit(b, in->kept[k].page, line);
+    }
+    if (!rc && b->n_out) {
+        qsort(b->out, b->n_out, sizeof *b->out, cmp_chunk);
+        size_t n = 0, sep = strlen(page_sep[o->fmt]);
+        for (size_t k = 0; k < b->n_out; k++)
+            n += strlen(b->out[k].s) + sep;
+        char *all = malloc(n + 1), *w = all;
+        if (!all)
+            rc = seer_err(SEER_ENOMEM, "out of memory writing %s%s", in->name, fmt_ext[o->fmt]);
+        for (size_t k = 0; all && k < b->n_out; k++)
+            w = stpcpy(k ? stpcpy(w, page_sep[o->fmt]) : w, b->out[k].s);
+        if (all)
+            rc = ocr_write_atomic(o->out, in->name, fmt_ext[o->fmt], all, (size_t)(w - all));
+        free(all);
+    }
+    out_clear(b);
+    return rc;
+}
+
+/* Runs one decoded page on the device. Its pixels are copied by seer_chat_add_images and freed
+   here, so no more than two pages are held (this one's copy and the next one decoding). */
+static int run_page(struct batch *b, struct ocr_item *it, seer_result *r, double *seconds)
+{
+    const struct ocr_opts *o = b->o;
+    seer_image_input img = {.rgb = it->im.px, .width = it->im.width, .height = it->im.height};
+    seer_generate_params gp = o->g.gp;
+    gp.on_text = on_text;
+    gp.user_data = &b->guard;
+    guard_reset(&b->guard, o->guard_repeats, o->guard_span);
+    double t0 = seer_time_now();
+    int rc = seer_context_reset(b->ctx);
+    if (!rc && o->g.system)
+        rc = seer_chat_add(b->ctx, "system", o->g.system);
+    if (!rc)
+        rc = seer_chat_add_images(b->ctx, "user", &img, 1, o->g.prompt);
+    image_rgb8_free(&it->im);
+    if (!rc)
+        rc = seer_chat_generate(b->ctx, &gp, r);
+    *seconds = seer_time_now() - t0;
+    return rc;
+}
+
+/* A failed input or page: one line on stderr, an error object in jsonl. */
+static int record_failure(struct batch *b, const char *path, int page, bool multipage, const char *msg)
+{
+    if (multipage)
+        note(b, "seer ocr: %s (page %d)", msg, page);
+    else
+        note(b, "seer ocr: %s", msg);
+    b->pages_failed++;
+    b->input_failed++;
+    return b->o->fmt == FMT_JSONL ? emit(b, page, fmt_error(path, page, msg)) : SEER_OK;
+}
+
+/* One item from the decoding thread. Returns SEER_OK to go on, or the code of a fatal error (its
+   line printed). */
+static int handle(struct batch *b, struct ocr_item *it)
+{
+    const struct ocr_input *in = &b->list->v[it->input];
+    int rc = SEER_OK;
+    if (it->rc) {
+        rc = record_failure(b, in->path, it->page, it->n_pages > 1, it->error);
+    } else if (it->page == 0) {
+        note(b, "seer ocr: %s: warning: --pages selects none of its pages", in->path);
+    } else {
+        seer_result r = {0};
+        double seconds;
+        rc = run_page(b, it, &r, &seconds);
+        if (g_signal) { /* interrupted mid-page: the page is not done */
+            seer_result_clear(&r);
+            return SEER_ECANCELED;
+        }
+        if (rc == SEER_EDEVICE || rc == SEER_EUNSUPPORTED) {
+            note(b, "seer ocr: %s", *seer_last_error() ? seer_last_error() : seer_strerror(rc));
+            return rc;
+        }
+        if (rc) {
+            char *msg = ocr_error_line(rc);
+            rc = record_failure(b, in->path, it->page, it->n_pages > 1, msg ? msg : "failed");
+            free(msg);
+        } else {
+            if (b->guard.fired) {
+                b->loops++;
+                note(b, "seer ocr: %s page %d: warning: the text repeats itself; stopped after %zu tokens "
+                     "(--repeat-guard)", in->path, it->page, r.n_tokens);
+            }
+            b->pages_ok++;
+            rc = emit(b, it->page, fmt_page(b->o->fmt, in->path, it->page, &r, seconds, b->guard.fired));
+        }
+        seer_result_clear(&r);
+    }
+    if (rc && g_signal == SIGPIPE)
+        return SEER_ECANCELED;
+    if (rc) {
+        note(b, "seer ocr: %s", seer_last_error());
+        return rc;
+    }
+    b->pages_done++;
+    if (it->last && (rc = finish_input(b, in)))
+        note(b, "seer ocr: %s", seer_last_error());
+    progress_show(b);
+    return rc;
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &sa, NULL);
+}
+
+/* The inputs, expanded, deduplicated, checked for output names, sharded and (--resume) compared
+   with what --out holds. Returns 0, or an exit status. */
+static int list_inputs(const struct ocr_opts *o, struct ocr_list *l)
+{
+    struct stat st;
+    int rc = SEER_OK;
+    if (o->out && (rc = ocr_out_prepare(o->out)))
+        return cli_fail(rc);
+    if (o->out && stat(o->out, &st) == 0)
+        l->has_out = true, l->out_dev = st.st_dev, l->out_ino = st.st_ino;
+    for (int k = 0; k < o->n_args && !rc; k++)
+        rc = ocr_list_add(l, o->args[k], true);
+    for (int k = 0; k < o->n_lists && !rc; k++)
+        rc = ocr_list_add_file(l, o->lists[k]);
+    if (rc)
+        return cli_fail(rc);
+    ocr_list_dedupe(l);
+    if (l->n == 0) {
+        fprintf(stderr, "seer ocr: no inputs (the directories and lists given hold no files)\n");
+        return CLI_USAGE;
+    }
+    if (o->out && !ocr_list_names_unique(l, fmt_ext[o->fmt]))
+        return CLI_USAGE;
+    ocr_list_shard(l, o->shard_i, o->shard_n);
+    for (size_t i = 0; i < l->n && o->resume && !rc; i++)
+        rc = ocr_resume_read(o->out, fmt_ext[o->fmt], o->fmt == FMT_JSONL, &l->v[i]);
+    return rc ? cli_fail(rc) : 0;
+}
+
+int cli_ocr(int argc, char **argv)
+{
+    struct ocr_opts o = {0};
+    struct ocr_list list = {0};
+    struct batch b = {.o = &o, .list = &list};
+    struct ocr_prefetch pf = {.list = &list, .pages = &o.pages, .lim = media_limits_default()};
+    seer_model *m = NULL;
+    int status = parse(argc, argv, &o), rc = SEER_OK;
+    bool running = false;
+    if (status)
+        goto done;
+    install_signals();
+    if ((status = list_inputs(&o, &list)))
+        goto done;
+    size_t skipped = 0;
+    for (size_t i = 0; i < list.n; i++)
+        skipped += list.v[i].skip;
+    b.inputs_total = b.pages_total = list.n - skipped;
+    b.progress = isatty(2) && cli_log_level >= SEER_LOG_WARN;
+    if (b.inputs_total > 0) { /* with nothing to do, not even the model is loaded */
+        if (o.g.mp.max_image_pixels > 0)
+            pf.lim.max_pixels = o.g.mp.max_image_pixels;
+        if (o.g.mp.pdf_dpi > 0)
+            pf.lim.dpi = o.g.mp.pdf_dpi;
+        if ((rc = seer_model_load(o.g.model, &o.g.mp, &m)) || (rc = seer_context_create(m, &o.g.cp, &b.ctx)) ||
+            (rc = ocr_prefetch_start(&pf))) {
+            status = cli_fail(rc);
+            goto done;
+        }
+        running = true;
+    }
+    b.t0 = seer_time_now();
+    progress_show(&b);
+    size_t cur = SIZE_MAX;
+    struct ocr_item it;
+    while (!rc && !g_signal && ocr_prefetch_take(&pf, &it)) {
+        if (it.input != cur) { /* the input's pages are known now: an estimate of 1 becomes exact */
+            cur = it.input;
+            b.pages_total = b.pages_total - 1 + (size_t)(it.rc ? 1 : it.n_todo);
+        }
+        rc = handle(&b, &it);
+        ocr_item_clear(&it);
+    }
+    if (running)
+        ocr_prefetch_stop(&pf);
+    if (b.progress)
+        fputs("\r\033[K", stderr);
+    double dt = seer_time_now() - b.t0;
+    if (cli_log_level >= SEER_LOG_WARN && !g_signal)
+        fprintf(stderr, "seer ocr: %zu pages done, %zu failed, %zu loops stopped; %zu files in %.1f s (%.2f pages/s)"
+                "%s%zu skipped by --resume\n", b.pages_ok, b.pages_failed, b.loops, b.inputs_done, dt,
+                dt > 0 ? (double)b.pages_ok / dt : 0.0, ", ", skipped);
+    status = rc ? CLI_FAIL : b.pages_failed ? 3 : CLI_OK;
+done:
+    out_clear(&b);
+    free(b.out);
+    seer_context_free(b.ctx);
+    seer_model_free(m);
+    ocr_list_free(&list);
+    free(o.args);
+    free(o.lists);
+    if (g_signal) { /* completed outputs are in place; end as the signal would have */
+        int sig = g_signal;
+        if (sig != SIGPIPE)
+            fprintf(stderr, "seer ocr: interrupted by signal %d; %zu pages done, finished outputs are complete\n", sig,
+                    b.pages_ok);
+        fflush(stderr);
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return 128 + sig;
+    }
+    return status;
+}
