@@ -20,6 +20,8 @@ int cli_run(int argc, char **argv);
 int cli_chat(int argc, char **argv);
 /* `seer ask`: questions about images (cli/ask.c). */
 int cli_ask(int argc, char **argv);
+/* `seer ocr`: batch OCR of scanned documents (cli/ocr.c). */
+int cli_ocr(int argc, char **argv);
 /* `seer tokenize`: text → ids with a model's tokenizer (cli/tokenize.c). */
 int cli_tokenize(int argc, char **argv);
 /* `seer bench`: prefill/decode speed and peak memory (cli/bench.c); `seer bench --tokenizer`:
