@@ -513,6 +513,11 @@ int seer_image_measure(const seer_model *m, const seer_image_input *image, seer_
         return rc;
     rc = api_image_measure_rgb(m->img_min_pixels, m->img_max_pixels, im.width, im.height, info);
     image_rgb8_free(&im);
+    if (rc && image->path) { /* the resize rule knows only sizes: name the file */
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", seer_last_error());
+        rc = seer_err(rc, "%s: %s", image->path, msg);
+    }
     return rc;
 }
 

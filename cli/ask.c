@@ -78,7 +78,7 @@ static int parse(int argc, char **argv, struct ask_opts *o)
         else if (!strcmp(a, "--image-min-tokens") || !strcmp(a, "--image-max-tokens")) {
             if (count_opt(a, v, 1, (long long)1 << 30, &x))
                 return CLI_USAGE;
-            *(a[8] == 'i' ? &o->g.mp.image_min_tokens : &o->g.mp.image_max_tokens) = x, i++;
+            *(!strcmp(a, "--image-min-tokens") ? &o->g.mp.image_min_tokens : &o->g.mp.image_max_tokens) = x, i++;
         } else if (!strcmp(a, "--max-image-pixels")) {
             if (count_opt(a, v, 1, (long long)1 << 40, &x))
                 return CLI_USAGE;
@@ -179,22 +179,38 @@ static int dry_prompt_tokens(const struct ask_opts *o, const seer_image_info *in
     return rc;
 }
 
-static int dry_run(const struct ask_opts *o)
+/* A measuring error names the image: the resize rule (vision/preprocess.c) only knows sizes. */
+static int err_in_file(int rc, const char *path)
 {
-    seer_image_info info[MAX_IMAGES];
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", seer_last_error());
+    return seer_err(rc, "%s: %s", path, msg);
+}
+
+/* What an image file may cost to decode, from the command line (the model's rule, api/vision.c). */
+static struct media_limits ask_limits(const struct ask_opts *o)
+{
     struct media_limits lim = media_limits_default();
-    int64_t min_px, max_px, n_tokens = 0;
     if (o->g.mp.max_image_pixels > 0)
         lim.max_pixels = o->g.mp.max_image_pixels;
     if (o->g.mp.pdf_dpi > 0)
         lim.dpi = o->g.mp.pdf_dpi;
+    return lim;
+}
+
+static int dry_run(const struct ask_opts *o)
+{
+    seer_image_info info[MAX_IMAGES];
+    const struct media_limits lim = ask_limits(o);
+    int64_t min_px, max_px, n_tokens = 0;
     const char *hf_dir = io_path_kind(o->g.model) == IO_DIR ? o->g.model : NULL;
     int rc = api_pixel_window(hf_dir, o->g.mp.image_min_tokens, o->g.mp.image_max_tokens, &min_px, &max_px);
     for (int k = 0; k < o->n_images && !rc; k++) {
         struct image_rgb8 im;
         seer_image_input in = {.path = o->images[k], .page = o->page};
         if (!(rc = api_image_decode(&lim, &in, &im))) {
-            rc = api_image_measure_rgb(min_px, max_px, im.width, im.height, &info[k]);
+            if ((rc = api_image_measure_rgb(min_px, max_px, im.width, im.height, &info[k])))
+                rc = err_in_file(rc, o->images[k]);
             image_rgb8_free(&im);
         }
     }
@@ -246,16 +262,27 @@ int cli_ask(int argc, char **argv)
     seer_model *m = NULL;
     seer_context *ctx = NULL;
     seer_result r = {0};
+    struct image_rgb8 piped = {0};
+    const struct media_limits lim = ask_limits(&o);
     int rc;
     status = CLI_FAIL;
     if (!o.g.json)
         o.g.gp.on_text = gen_stream_stdout;
     if ((rc = seer_model_load(o.g.model, &o.g.mp, &m)) || (rc = seer_context_create(m, &o.g.cp, &ctx)))
         goto fail;
-    /* stdin can be read once: the measurement comes from the decode the prompt uses */
-    for (int k = 0; k < o.n_images; k++)
-        if (strcmp(o.images[k], "-") && (rc = seer_image_measure(m, &in[k], &info[k])))
+    /* stdin can be read once: decoded here, its pixels are measured and fed like any image */
+    for (int k = 0; k < o.n_images; k++) {
+        if (!strcmp(o.images[k], "-")) {
+            if ((rc = api_image_decode(&lim, &in[k], &piped)))
+                goto fail;
+            in[k] = (seer_image_input){.rgb = piped.px, .width = piped.width, .height = piped.height};
+        }
+        if ((rc = seer_image_measure(m, &in[k], &info[k]))) {
+            if (!in[k].path) /* seer_image_measure names files, not pixels */
+                rc = err_in_file(rc, "-");
             goto fail;
+        }
+    }
     if (o.g.raw)
         rc = seer_generate_text_images(ctx, o.g.prompt, in, (size_t)o.n_images, &o.g.gp, &r);
     else if (!(o.g.system && (rc = seer_chat_add(ctx, "system", o.g.system))) &&
@@ -263,9 +290,6 @@ int cli_ask(int argc, char **argv)
         rc = seer_chat_generate(ctx, &o.g.gp, &r);
     if (rc)
         goto fail;
-    for (int k = 0; k < o.n_images; k++)
-        if (!strcmp(o.images[k], "-"))
-            info[k] = (seer_image_info){0}; /* read once, by the prompt; not measured again */
     if (o.g.json)
         status = print_result(&o, &r, info);
     else {
@@ -280,6 +304,7 @@ fail:
         fflush(stdout);
     status = cli_fail(rc);
 done:
+    image_rgb8_free(&piped);
     seer_result_clear(&r);
     seer_context_free(ctx);
     seer_model_free(m);
