@@ -8,13 +8,27 @@
 
 #include "core/safetensors.h"
 
+static const char *const names[] = {"model.safetensors.index.json", "a.safetensors", "b.safetensors", "c.safetensors"};
+static char dir[64];
+
+static void remove_dir(void)
+{
+    char path[128];
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 static const char *dir_path(const char *name)
 {
-    static char dir[64], path[128];
+    static char path[128];
     if (!dir[0]) {
         snprintf(dir, sizeof dir, "/tmp/seer-fuzz-dir-XXXXXX");
         if (!mkdtemp(dir))
             abort();
+        atexit(remove_dir);
     }
     snprintf(path, sizeof path, "%s%s%s", dir, name ? "/" : "", name ? name : "");
     return path;
@@ -30,8 +44,6 @@ static void put(const char *name, const uint8_t *p, size_t n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const names[] = {"model.safetensors.index.json", "a.safetensors", "b.safetensors",
-                                        "c.safetensors"};
     fz_quiet();
     const uint8_t *rest = data;
     size_t n_rest = size;
