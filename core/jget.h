@@ -18,7 +18,7 @@ struct jget_ctx {
 /* Reads and parses the JSON file `path` (duplicate keys refused) into *root, a new reference the
    caller releases with json_decref. The file may hold at most max_bytes; `limit_name` names the
    constant that sets it, so the message says what to raise: "PATH: 70000000 bytes is more than
-   the 67108864 allowed for this file (MAX_TOKENIZER_BYTES)". Nesting deeper than jansson's
+   the 16777216 allowed for this file (MAX_CONFIG_BYTES in lm/config.c)". Nesting deeper than jansson's
    JSON_PARSER_MAX_DEPTH (2048) is refused the same way. `flags` adds jansson decoding flags
    (JSON_ALLOW_NUL). SEER_EIO when unreadable, SEER_EFORMAT for bad JSON; on failure *root is
    untouched. */
