@@ -49,7 +49,10 @@ status=0
 for t in $targets; do
     corpus="$build/corpus/$t" findings="$build/findings/$t"
     mkdir -p "$corpus" "$findings"
-    [ -d "$seeds/$t" ] && cp -n "$seeds/$t"/* "$corpus/" 2>/dev/null || true
+    # Seeds: generated ones, and any small ones checked in beside a target (tests/fuzz/corpus/TARGET/).
+    for d in "$seeds/$t" "tests/fuzz/corpus/$t"; do
+        [ -d "$d" ] && cp -n "$d"/* "$corpus/" 2>/dev/null || true
+    done
     log="$build/findings/$t.log"
     # -timeout: one input taking 10 s is a hang (the readers are linear; the largest seed runs in ms).
     # -rss_limit_mb: a file that makes us allocate 2 GiB is a finding (limits are checked first).
