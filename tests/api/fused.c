@@ -318,7 +318,7 @@ static void vulkan_checks(const char *text_gguf, const char *mmproj, const float
 
 /* One vision preset: generate the model, run the reference once (the three file forms hold the
    same numbers), then check every form; chat turns on the HF directory and the f32 GGUF; Vulkan
-   on the f32 GGUF. */
+   on the f32 GGUF (head dims 16 and 72). */
 static void preset(const char *vision, uint64_t seed)
 {
     const char *label = *vision ? vision : "hd16";
@@ -358,7 +358,7 @@ static void preset(const char *vision, uint64_t seed)
             chat_turns(m, hf, forms[i].tol, what, tag);
         }
         seer_model_free(m);
-        if (i == 1 && ref.j && !strcmp(label, "hd16")) {
+        if (i == 1 && ref.j && strcmp(label, "hd64")) { /* head dims 16 and 72: lavapipe is slow */
             char vk_what[300];
             snprintf(vk_what, sizeof vk_what, "%s on vulkan", what);
             vulkan_checks(model, mmproj, cpu_logits, &ref, vk_what);
