@@ -45,7 +45,8 @@ struct video_file {
     int64_t n_key;
     bool by_count;              /* timestamps were missing or repeated: frames are found by counting */
     int64_t cur;                /* by_count: frames output since the start; else the last output ts */
-    bool have_last, at_eof;  /* have_last: v->last holds a frame */
+    bool have_last, at_eof;
+    bool need_key;              /* after a seek: packets before the next keyframe are not decodable */  /* have_last: v->last holds a frame */
     uint8_t *native, *turned;   /* RGB scratch at the stream's size, and after the display turn */
     size_t native_bytes, turned_bytes;
     uint8_t *last;              /* the last target frame, at the plan's size (repeat / truncation) */
@@ -335,6 +336,9 @@ static int demux_pass(video_file *v)
         in->fps = (double)(n - 1) / span, in->fps_source = "measured";
     else
         in->fps = VIDEO_DEFAULT_SOURCE_FPS, in->fps_source = "default"; /* HF's assumption (spec §5.3) */
+    if (v->by_count) /* no real times: HF's idx / fps_src (spec §5.3) is all there is */
+        for (int64_t k = 0; k < n; k++)
+            sec[k] = (double)k / in->fps;
     if (v->fmt->duration > 0 && v->fmt->duration != AV_NOPTS_VALUE)
         in->duration = (double)v->fmt->duration / AV_TIME_BASE;
     else if (st->duration > 0 && st->duration != AV_NOPTS_VALUE)
@@ -362,7 +366,22 @@ static int seek_to(video_file *v, int64_t ts)
     avcodec_flush_buffers(v->dec);
     v->stats.seeks++;
     v->at_eof = false;
+    v->need_key = ts != v->ts[0]; /* the stream's start decodes even when unflagged (MPEG-TS) */
     v->cur = v->by_count ? -1 : ts - 1;
+    return SEER_OK;
+}
+
+/* Back to the first byte of the file's data (a byte seek, which every seekable input allows). */
+static int seek_start(video_file *v)
+{
+    int err = av_seek_frame(v->fmt, -1, 0, AVSEEK_FLAG_BYTE);
+    if (err < 0)
+        return av_fail(v, SEER_EDECODE, "cannot seek back to its start", err);
+    avcodec_flush_buffers(v->dec);
+    v->stats.seeks++;
+    v->at_eof = false;
+    v->need_key = false;
+    v->cur = v->ts[0] - 1;
     return SEER_OK;
 }
 
@@ -390,7 +409,14 @@ static int next_frame(video_file *v, int64_t *ts)
             avcodec_send_packet(v->dec, NULL); /* drain the frames still inside the decoder */
             continue;
         }
+        /* a byte-searching seek (MPEG-TS) lands mid-GOP: frames decoded from there would be built on
+           missing references, so decoding starts at the next keyframe */
+        if (v->pkt->stream_index == v->si && v->need_key && !(v->pkt->flags & AV_PKT_FLAG_KEY)) {
+            av_packet_unref(v->pkt);
+            continue;
+        }
         if (v->pkt->stream_index == v->si) {
+            v->need_key = false;
             const double t1 = seer_time_now();
             err = avcodec_send_packet(v->dec, v->pkt);
             v->stats.decode_seconds += seer_time_now() - t1;
@@ -423,17 +449,31 @@ static int goto_frame(video_file *v, int64_t k)
         else
             hi = mid;
     }
-    const int64_t key = lo > 0 ? v->key_ts[lo - 1] : v->ts[0];
     /* seek when the target is behind us, or a keyframe lies between us and it (decoding the GOPs
-       in between would be wasted) */
-    if ((v->cur >= target || v->cur < key - 1) && (rc = seek_to(v, key)))
-        return rc;
-    while ((r = next_frame(v, &ts)) > 0) {
-        v->cur = ts;
-        if (ts >= target)
-            return 1; /* the frame itself, or (timestamps changed by the decoder) the next one */
+       in between would be wasted). Some demuxers (MPEG-TS, raw streams) seek by searching bytes
+       and can land past the asked time: then back off to earlier keyframes, and at last to the
+       file's first byte. */
+    int64_t back = 1; /* keyframes stepped back from the target's own */
+    bool need_seek = v->cur >= target || v->cur < (lo > 0 ? v->key_ts[lo - 1] : v->ts[0]) - 1;
+    for (int round = 0;; round++) {
+        const int64_t ki = lo - back;
+        if (need_seek && (rc = ki >= 0 ? seek_to(v, v->key_ts[ki]) : round == 0 ? seek_to(v, v->ts[0]) : seek_start(v)))
+            return rc;
+        bool first = true;
+        while ((r = next_frame(v, &ts)) > 0) {
+            v->cur = ts;
+            if (ts >= target)
+                break; /* the frame itself, or (timestamps changed by the decoder) the next one */
+            first = false;
+        }
+        if (r < 0)
+            return r;
+        const bool landed_late = need_seek && first && (r == 0 || ts > target);
+        if (!landed_late || (ki < 0 && round > 0))
+            return r > 0;
+        need_seek = true;
+        back = ki >= 0 ? 2 * back : back;
     }
-    return r;
 }
 
 static int ensure(uint8_t **buf, size_t *have, size_t need, const char *name)
@@ -453,7 +493,10 @@ static int convert(video_file *v, const struct video_plan *p, uint8_t *dst)
 {
     const AVFrame *f = v->frame;
     const int w = f->width, h = f->height, rot = v->info.rotation;
-    const size_t bytes = (size_t)w * (size_t)h * 3; /* ≤ MAX_FRAME_PIXELS · 3: libavcodec checked */
+    /* libswscale's SIMD paths write whole vectors: a row stride padded to 64 bytes (as ffmpeg's own
+       frame buffers have) keeps the last pixels of an odd-width row right; packed afterwards */
+    const size_t row = (size_t)w * 3, stride = (row + 63) & ~(size_t)63;
+    const size_t bytes = stride * (size_t)h + 64; /* ≤ MAX_FRAME_PIXELS · 3 + padding: libavcodec checked */
     int rc;
     if (w < 1 || h < 1 || (int64_t)w * h > MAX_FRAME_PIXELS)
         return seer_err(SEER_EDECODE, "%s: a decoded frame of %dx%d", v->name, w, h);
@@ -466,9 +509,15 @@ static int convert(video_file *v, const struct video_plan *p, uint8_t *dst)
     if (!v->sws)
         return seer_err(SEER_EDECODE, "%s: libswscale cannot convert %s frames to RGB", v->name,
                         av_get_pix_fmt_name((enum AVPixelFormat)f->format));
+    /* the frame's own matrix and range, as ffmpeg's scale filter reads them (unset: BT.601, limited) */
+    const int cs = f->colorspace == AVCOL_SPC_UNSPECIFIED ? SWS_CS_DEFAULT : (int)f->colorspace;
+    sws_setColorspaceDetails(v->sws, sws_getCoefficients(cs), f->color_range == AVCOL_RANGE_JPEG,
+                             sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16);
     uint8_t *planes[4] = {v->native};
-    int strides[4] = {w * 3};
+    int strides[4] = {(int)stride};
     sws_scale(v->sws, (const uint8_t *const *)f->data, f->linesize, 0, h, planes, strides);
+    for (int y = 1; y < h; y++) /* pack the rows: each moves down to a lower address */
+        memmove(v->native + row * (size_t)y, v->native + stride * (size_t)y, row);
     const uint8_t *src = v->native;
     int sw = w, sh = h;
     if (rot) { /* clockwise quarter turns, as ffmpeg's transpose/hflip+vflip autorotation */
