@@ -80,13 +80,14 @@ struct size_case {
 };
 
 /* Ties: 48 = 1.5·32, 80 = 2.5·32, 112 = 3.5·32, 400 = 12.5·32, 720 = 22.5·32 (round half to even,
-   spec §5.2); extreme aspect ratios 1×200 (allowed) and 1×201 (refused); 1×1; a 20000×100 strip;
+   spec §5.2); extreme aspect ratios 1×200 (allowed), 1×201 and 20000×1 (refused); 1×1; a 20000×100 strip;
    a 6000×4500 page (over max_pixels: scaled down); token-window overrides both ways. */
 static const struct size_case sizes[] = {
     {400, 720, 0, 0},   {720, 400, 0, 0},    {48, 80, 1, 0},     {80, 112, 1, 0},   {112, 144, 1, 0},
     {300, 200, 0, 0},   {288, 256, 0, 0},    {1, 1, 0, 0},       {1, 200, 0, 0},    {200, 1, 0, 0},
     {1, 201, 0, 0},     {201, 1, 0, 0},      {20000, 100, 0, 0}, {6000, 4500, 0, 0}, {640, 480, 4, 16},
     {640, 480, 0, 100}, {37, 53, 300, 0},    {1000, 1000, 0, 0}, {16, 16, 1, 1},    {2048, 1536, 0, 0},
+    {20000, 1, 0, 0},
 };
 
 static void token_table(void)
@@ -423,7 +424,8 @@ static void bad_inputs(void)
     }
     spit(tmp("empty.png"), (const unsigned char *)"", 0);
     bad_file("empty.png", "a zero-byte file");
-    bad_file("", "a directory");
+    if (ok(if_sh("mkdir -p '%s'", tmp("folder.png")) == 0, "a directory named folder.png made"))
+        bad_file("folder.png", "a directory");
     spit(tmp("notes.png"), (const unsigned char *)"these are not pixels\n", 21);
     bad_file("notes.png", "a text file named .png");
     bad_file("missing.png", "a missing file");
@@ -489,7 +491,7 @@ static void mmproj_discovery(const char *gen)
     if (ok(if_gen_tiny(other, "tiny-untied", test_rand_u64() >> 1, "", "f32") == 0, "tiny-untied generated")) {
         snprintf(args, sizeof args, "-m '%s/model-f32.gguf' --mmproj '%s/mmproj-f32.gguf' -p Q '%s'", gen, other,
                  tmp("src.png"));
-        refused(args, 1, "mmproj-f32.gguf", "128", "an mmproj whose projection size differs from the hidden size");
+        refused(args, 1, "mmproj-f32.gguf", "128", "an mmproj whose projection size (128) differs from the hidden size");
     }
 }
 
