@@ -7,6 +7,7 @@
    transformers' convert_to_rgb does); the rest (lossy WebP's YUV) go through libswscale.
    FFmpeg's log is captured into the error message instead of being printed. */
 #include "media/media_impl.h"
+#include "media/av_log.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -22,7 +23,7 @@
 #include "core/error.h"
 #include "core/util.h"
 
-/* ---- FFmpeg's log: kept per thread for the next error message, never printed ------------------ */
+/* ---- FFmpeg's log: kept per thread for the next error message, never printed (av_log.h) -------- */
 
 static _Thread_local char av_last_msg[256];
 
@@ -39,6 +40,14 @@ static void av_capture(void *avcl, int level, const char *fmt, va_list vl)
 
 static pthread_once_t capture_once = PTHREAD_ONCE_INIT;
 static void av_log_install(void) { av_log_set_callback(av_capture); }
+
+void media_av_log_capture(void)
+{
+    pthread_once(&capture_once, av_log_install);
+    av_last_msg[0] = '\0';
+}
+
+const char *media_av_log_last(void) { return av_last_msg; }
 
 /* "libavcodec: <its last logged error, else av_strerror(err)>" */
 static const char *av_why(int err, char *buf, size_t n)
@@ -345,8 +354,7 @@ int media_av_decode(media_doc *d, struct image_rgb8 *out)
                         "reads still images only)", d->name);
     if (d->size > INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE)
         return seer_err(SEER_EFORMAT, "%s: %s file too large", d->name, media_kind_name(d->kind));
-    pthread_once(&capture_once, av_log_install);
-    av_last_msg[0] = '\0';
+    media_av_log_capture();
 
     const AVCodec *codec = avcodec_find_decoder(codec_of(d->kind));
     if (!codec)

@@ -11,9 +11,9 @@
 
    Threading: a media_doc is used by one thread at a time; different docs may be decoded in
    parallel (each call makes its own TurboJPEG handle, codec context and TIFF handle; poppler
-   documents are per doc). FFmpeg's log goes to one process-wide callback, installed on the
-   first libavcodec decode, that keeps each thread's last error for its message and prints
-   nothing. */
+   documents are per doc). FFmpeg's log goes to one process-wide callback (media/av_log.h, shared
+   with every other FFmpeg user in seer) that keeps each thread's last error for its message and
+   prints nothing. */
 #ifndef SEER_MEDIA_DECODE_H
 #define SEER_MEDIA_DECODE_H
 
