@@ -20,7 +20,9 @@ from PIL import Image, ImageOps, ImageSequence
 
 
 def to_rgb(im):
-    """transformers.image_transforms.convert_to_rgb after load_image's exif_transpose."""
+    """transformers.image_transforms.convert_to_rgb applied to the image as Pillow opened it
+    (after exif_transpose): alpha over white. HF's load_image(path) would call .convert("RGB")
+    first and so drop alpha instead; seer composites (docs/FORMATS.md)."""
     if im.mode in ("I", "I;16", "I;16B", "I;16L"):
         a = np.asarray(im).astype(np.int64)
         im = Image.fromarray((a >> 8).clip(0, 255).astype(np.uint8), "L")
