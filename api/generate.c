@@ -154,7 +154,7 @@ int seer_chat_add_media(seer_context *c, const char *role, const seer_image_inpu
         return seer_err(SEER_EUNSUPPORTED, "this model has no vision tower: pass its mmproj GGUF with --mmproj "
                         "(or use the Hugging Face model directory)");
     for (size_t i = 0; i < n_videos && !rc; i++) {
-        struct video_settings s = api_video_settings(c->m, &videos[i]);
+        struct video_settings s = api_video_settings(&c->m->video_defaults, &videos[i]);
         rc = videos[i].path ? api_videos_push(&c->videos, videos[i].path, &s)
                             : seer_err(SEER_EINVAL, "seer_chat_add_media: video %zu has no path", i + 1);
     }

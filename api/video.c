@@ -26,9 +26,9 @@ void api_video_set_progress(api_video_progress_fn fn, void *user)
 
 /* ---- inputs ----------------------------------------------------------------------------------- */
 
-struct video_settings api_video_settings(const seer_model *m, const seer_video_input *in)
+struct video_settings api_video_settings(const struct video_settings *defaults, const seer_video_input *in)
 {
-    struct video_settings s = m->video_defaults;
+    struct video_settings s = *defaults;
     if (in->fps > 0)
         s.fps = in->fps;
     if (in->min_frames > 0)

@@ -24,8 +24,9 @@ struct api_videos {
     struct api_video *v;
     size_t n, cap;
 };
-/* The model's defaults (its video_preprocessor_config.json) with `in`'s overrides. */
-struct video_settings api_video_settings(const struct seer_model *m, const seer_video_input *in);
+/* Defaults (a model's video_preprocessor_config.json) with `in`'s overrides (its zero fields keep
+   the defaults; a max_frames below min_frames lowers min_frames too). */
+struct video_settings api_video_settings(const struct video_settings *defaults, const seer_video_input *in);
 int api_videos_push(struct api_videos *q, const char *path, const struct video_settings *s);
 void api_videos_clear(struct api_videos *q);
 

@@ -20,6 +20,8 @@ int cli_run(int argc, char **argv);
 int cli_chat(int argc, char **argv);
 /* `seer ask`: questions about images (cli/ask.c). */
 int cli_ask(int argc, char **argv);
+/* `seer describe`: what happens in videos, with times (cli/describe.c). */
+int cli_describe(int argc, char **argv);
 /* `seer ocr`: batch OCR of scanned documents (cli/ocr.c). */
 int cli_ocr(int argc, char **argv);
 /* `seer tokenize`: text → ids with a model's tokenizer (cli/tokenize.c). */
@@ -39,7 +41,8 @@ const char *cli_default_device(void);
 struct tokenizer;
 int cli_load_tokenizer(const char *model, struct tokenizer **tok);
 
-/* A whole file (or stdin for "-") into a new malloc'ed buffer of *len bytes (cli/tokenize.c). */
+/* A whole file (or stdin for "-") into a new malloc'ed buffer of *len bytes plus a NUL
+   (cli/tokenize.c); the CLI's one way to read a file. */
 int cli_read_file(const char *path, char **out, size_t *len);
 
 /* Prints "seer: <last error>" to stderr and returns CLI_FAIL. */

@@ -16,6 +16,7 @@ seer_log_level cli_log_level = SEER_LOG_WARN;
 
 static const struct command commands[] = {
     {"run", cli_run, "answer one prompt, streaming to stdout (-m MODEL -p PROMPT; --json, --raw, ...)"},
+    {"describe", cli_describe, "describe what happens in videos, with times (-m MODEL VIDEO...; --chunk, --srt, --dry-run)"},
     {"ask", cli_ask, "answer a question about images (-m MODEL -p QUESTION IMAGE...; --json, --raw, --dry-run)"},
     {"ocr", cli_ocr, "batch OCR of scans: one result per page (-m MODEL INPUT...; --format, --out DIR, --resume)"},
     {"chat", cli_chat, "interactive chat with history (-m MODEL); one message per line on stdin"},
