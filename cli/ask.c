@@ -1,6 +1,7 @@
-/* ask.c — `seer ask`: a question about one or more images, the answer streamed to stdout (or one
-   JSON object with --json). `--dry-run` loads no weights: it decodes the images, applies the
-   model's resize rule (spec §5.2) and prints what the prompt would cost. */
+/* ask.c — `seer ask`: a question about one or more images or videos, the answer streamed to stdout
+   (or one JSON object with --json). `--dry-run` loads no weights: it decodes the images, applies the
+   model's resize rule (spec §5.2), plans the videos from their containers (spec §5.3) and prints what
+   the prompt would cost. */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
 #include <stdbool.h>
@@ -10,6 +11,7 @@
 
 #include "api/vision.h"
 #include "cli/cli.h"
+#include "cli/describe.h"
 #include "cli/gen.h"
 #include "core/error.h"
 #include "core/io.h"
@@ -20,8 +22,9 @@
 #define MAX_IMAGES 256
 
 static const char ask_help[] =
-    "usage: seer ask -m MODEL [--mmproj FILE] -p QUESTION [options] IMAGE...\n"
+    "usage: seer ask -m MODEL [--mmproj FILE] -p QUESTION [options] IMAGE|VIDEO...\n"
     "  IMAGE               JPEG, PNG, WebP, BMP, GIF, TIFF or PDF (format from the bytes); '-' = stdin\n"
+    "  VIDEO               any video file FFmpeg reads; images come first, then videos (flags below)\n"
     "  -p QUESTION         the question; the images come first in the user message\n"
     "  --raw               feed -p as is: each <|vision_start|><|image_pad|><|vision_end|> takes the next image\n"
     "  --json              print one JSON object (text, tokens, images, timings, stop)\n"
@@ -38,7 +41,28 @@ struct ask_opts {
     int page;
     const char *images[MAX_IMAGES];
     int n_images;
+    seer_video_input vin;         /* sampling flags shared by the videos */
+    const char *videos[MAX_IMAGES]; /* inputs that are videos, moved out of images[] after parsing */
+    int n_videos;
 };
+
+/* A file FFmpeg demuxes as video rather than an image: the magic bytes say so, or (MPEG-TS, raw
+   streams) no image reader takes it but the demuxer does. */
+static bool is_video(const char *path)
+{
+    media_doc *d = NULL;
+    if (!strcmp(path, "-"))
+        return false;
+    if (media_open(path, NULL, &d) == SEER_OK) {
+        const bool v = media_kind_of(d) == MEDIA_VIDEO;
+        media_close(d);
+        return v;
+    }
+    video_file *v = NULL;
+    const bool ok = video_open(path, &v) == SEER_OK;
+    video_close(v);
+    return ok;
+}
 
 static int count_opt(const char *opt, const char *v, long long lo, long long hi, long long *out)
 {
@@ -59,6 +83,8 @@ static int parse(int argc, char **argv, struct ask_opts *o)
     gen_opts_init(&o->g);
     for (int i = 1; i < argc; i++) {
         int r = gen_parse_opt(argc, argv, &i, &o->g, &n_stop);
+        if (!r)
+            r = cli_video_parse_opt(argc, argv, &i, &o->vin);
         if (r < 0)
             return CLI_USAGE;
         if (r)
@@ -92,7 +118,7 @@ static int parse(int argc, char **argv, struct ask_opts *o)
                 return CLI_USAGE;
             o->page = (int)x - 1, i++;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            printf("%s%s", ask_help, gen_help);
+            printf("%s%s%s", ask_help, cli_video_help, gen_help);
             return -1;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "seer ask: unknown or incomplete option '%s' (see seer ask --help)\n", a);
@@ -113,6 +139,18 @@ static int parse(int argc, char **argv, struct ask_opts *o)
         stdin_images += !strcmp(o->images[k], "-");
     if (stdin_images > 1) {
         fprintf(stderr, "seer ask: '-' (stdin) can be given once\n");
+        return CLI_USAGE;
+    }
+    int n = 0;
+    for (int k = 0; k < o->n_images; k++) {
+        if (is_video(o->images[k]))
+            o->videos[o->n_videos++] = o->images[k];
+        else
+            o->images[n++] = o->images[k];
+    }
+    o->n_images = n;
+    if (o->n_videos && o->g.raw) {
+        fprintf(stderr, "seer ask: --raw takes images only; ask about videos without it\n");
         return CLI_USAGE;
     }
     return 0;
@@ -137,22 +175,25 @@ static int print_object(json_t *o)
 }
 
 /* The prompt's token count as the model would see it, from the tokenizer alone. */
-static int dry_prompt_tokens(const struct ask_opts *o, const seer_image_info *info, int64_t *n_tokens)
+static int dry_prompt_tokens(const struct ask_opts *o, const seer_image_info *info,
+                             const struct cli_video_cost *vc, int64_t *n_tokens)
 {
     struct tokenizer *tok = NULL;
     char *text = NULL;
     tok_ids ids = {0};
     int rc = cli_load_tokenizer(o->g.model, &tok);
     if (!rc && !o->g.raw) {
-        chat_part parts[MAX_IMAGES + 1];
+        chat_part parts[2 * MAX_IMAGES + 1];
         for (int k = 0; k < o->n_images; k++)
             parts[k] = (chat_part){.type = CHAT_PART_IMAGE};
-        parts[o->n_images] = (chat_part){.type = CHAT_PART_TEXT, .text = o->g.prompt};
+        for (int k = 0; k < o->n_videos; k++)
+            parts[o->n_images + k] = (chat_part){.type = CHAT_PART_VIDEO};
+        parts[o->n_images + o->n_videos] = (chat_part){.type = CHAT_PART_TEXT, .text = o->g.prompt};
         chat_message msgs[2];
         size_t n = 0;
         if (o->g.system)
             msgs[n++] = (chat_message){.role = "system", .content = o->g.system};
-        msgs[n++] = (chat_message){.role = "user", .parts = parts, .n_parts = (size_t)o->n_images + 1};
+        msgs[n++] = (chat_message){.role = "user", .parts = parts, .n_parts = (size_t)(o->n_images + o->n_videos) + 1};
         chat_params p = chat_params_default();
         p.enable_thinking = o->g.gp.think != 0;
         rc = chat_render(msgs, n, &p, &text, NULL);
@@ -171,6 +212,11 @@ static int dry_prompt_tokens(const struct ask_opts *o, const seer_image_info *in
                           o->n_images);
         for (int k = 0; k < o->n_images; k++)
             n += info[k].tokens - 1; /* each placeholder becomes the image's tokens (spec §5.4) */
+        for (int k = 0; k < o->n_videos && !rc; k++) {
+            int64_t extra = 0; /* each video's compound becomes its stamped pair runs */
+            if (!(rc = cli_video_prompt_tokens(tok, &vc[k].plan, &extra)))
+                n += extra - 3;
+        }
         *n_tokens = n;
     }
     tok_ids_free(&ids);
@@ -214,21 +260,42 @@ static int dry_run(const struct ask_opts *o)
             image_rgb8_free(&im);
         }
     }
+    /* videos: the container's demux pass and the plan (spec §5.3), no decoding */
+    struct cli_video_cost *vc = o->n_videos ? calloc((size_t)o->n_videos, sizeof *vc) : NULL;
+    if (!rc && o->n_videos && !vc)
+        rc = seer_err(SEER_ENOMEM, "no memory for %d video plans", o->n_videos);
+    for (int k = 0; k < o->n_videos && !rc; k++)
+        rc = cli_video_cost(o->g.model, o->videos[k], &o->vin, NULL, NULL, false, &vc[k]);
     if (!rc)
-        rc = dry_prompt_tokens(o, info, &n_tokens);
+        rc = dry_prompt_tokens(o, info, vc, &n_tokens);
+    int status = CLI_OK;
     if (rc)
-        return cli_fail(rc);
-    if (!o->g.json) {
+        status = cli_fail(rc);
+    else if (!o->g.json) {
         for (int k = 0; k < o->n_images; k++)
             printf("%s: %dx%d -> %dx%d, %lld tokens\n", o->images[k], info[k].width, info[k].height,
                    info[k].resized_width, info[k].resized_height, (long long)info[k].tokens);
+        for (int k = 0; k < o->n_videos; k++)
+            printf("%s: %lld frames sampled at %dx%d, %lld tokens\n", o->videos[k], (long long)vc[k].plan.n_frames,
+                   vc[k].plan.width, vc[k].plan.height, (long long)vc[k].plan.tokens);
         printf("prompt: %lld tokens\n", (long long)n_tokens);
-        return CLI_OK;
+    } else {
+        json_t *arr = json_array(), *vids = json_array();
+        for (int k = 0; k < o->n_images; k++)
+            json_array_append_new(arr, image_json(o->images[k], &info[k]));
+        for (int k = 0; k < o->n_videos; k++) {
+            json_t *j = cli_video_cost_json(&vc[k]);
+            json_object_set_new(j, "path", json_string(o->videos[k]));
+            json_object_del(j, "prompt_tokens");
+            json_array_append_new(vids, j);
+        }
+        status = print_object(json_pack("{s:o, s:o, s:I}", "images", arr, "videos", vids, "prompt_tokens",
+                                        (json_int_t)n_tokens));
     }
-    json_t *arr = json_array();
-    for (int k = 0; k < o->n_images; k++)
-        json_array_append_new(arr, image_json(o->images[k], &info[k]));
-    return print_object(json_pack("{s:o, s:I}", "images", arr, "prompt_tokens", (json_int_t)n_tokens));
+    for (int k = 0; k < o->n_videos && vc; k++)
+        cli_video_cost_clear(&vc[k]);
+    free(vc);
+    return status;
 }
 
 static int print_result(const struct ask_opts *o, const seer_result *r, const seer_image_info *info)
@@ -285,9 +352,14 @@ int cli_ask(int argc, char **argv)
     }
     if (o.g.raw)
         rc = seer_generate_text_images(ctx, o.g.prompt, in, (size_t)o.n_images, &o.g.gp, &r);
-    else if (!(o.g.system && (rc = seer_chat_add(ctx, "system", o.g.system))) &&
-             !(rc = seer_chat_add_images(ctx, "user", in, (size_t)o.n_images, o.g.prompt)))
-        rc = seer_chat_generate(ctx, &o.g.gp, &r);
+    else {
+        seer_video_input vin[MAX_IMAGES];
+        for (int k = 0; k < o.n_videos; k++)
+            vin[k] = o.vin, vin[k].path = o.videos[k];
+        if (!(o.g.system && (rc = seer_chat_add(ctx, "system", o.g.system))) &&
+            !(rc = seer_chat_add_media(ctx, "user", in, (size_t)o.n_images, vin, (size_t)o.n_videos, o.g.prompt)))
+            rc = seer_chat_generate(ctx, &o.g.gp, &r);
+    }
     if (rc)
         goto fail;
     if (o.g.json)

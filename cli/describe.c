@@ -91,6 +91,26 @@ static int hidden_size(const char *model, int64_t *h)
     return rc;
 }
 
+int cli_video_prompt_tokens(struct tokenizer *tok, const struct video_plan *p, int64_t *n)
+{
+    /* the compound <|vision_start|><|video_pad|><|vision_end|> becomes, per pair, the stamp's
+       tokens, <|vision_start|>, the pads and <|vision_end|> */
+    const int64_t per_pair = (p->height / VIS_FACTOR) * (p->width / VIS_FACTOR);
+    int64_t total = 0;
+    int rc = SEER_OK;
+    for (int64_t g = 0; g < p->n_groups && !rc; g++) {
+        char ts[64];
+        tok_ids t = {0};
+        video_timestamp_text(p->group_seconds[g], ts, sizeof ts);
+        if (!(rc = tok_encode(tok, ts, strlen(ts), false, &t)))
+            total += (int64_t)t.n + 2 + per_pair;
+        tok_ids_free(&t);
+    }
+    if (!rc)
+        *n = total;
+    return rc;
+}
+
 /* Tokens of the rendered prompt with the video compound expanded as api/video.c does (spec §5.4). */
 static int prompt_tokens(const char *model, const struct video_plan *p, const char *system, const char *prompt,
                          bool think, int64_t *n_tokens)
@@ -112,20 +132,9 @@ static int prompt_tokens(const char *model, const struct video_plan *p, const ch
     }
     if (!rc)
         rc = tok_encode(tok, text, strlen(text), true, &ids);
-    /* the compound <|vision_start|><|video_pad|><|vision_end|> becomes, per pair, the stamp's
-       tokens, <|vision_start|>, the pads and <|vision_end|> */
-    int64_t n = (int64_t)ids.n - 3;
-    const int64_t per_pair = (p->height / VIS_FACTOR) * (p->width / VIS_FACTOR);
-    for (int64_t g = 0; g < p->n_groups && !rc; g++) {
-        char ts[64];
-        tok_ids t = {0};
-        video_timestamp_text(p->group_seconds[g], ts, sizeof ts);
-        if (!(rc = tok_encode(tok, ts, strlen(ts), false, &t)))
-            n += (int64_t)t.n + 2 + per_pair;
-        tok_ids_free(&t);
-    }
-    if (!rc)
-        *n_tokens = n;
+    int64_t extra = 0;
+    if (!rc && !(rc = cli_video_prompt_tokens(tok, p, &extra)))
+        *n_tokens = (int64_t)ids.n - 3 + extra;
     tok_ids_free(&ids);
     free(text);
     tok_free(tok);

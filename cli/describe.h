@@ -29,6 +29,10 @@ struct cli_video_cost {
 int cli_video_cost(const char *model, const char *path, const seer_video_input *in, const char *system,
                    const char *prompt, bool think, struct cli_video_cost *out);
 void cli_video_cost_clear(struct cli_video_cost *c);
+/* Tokens that replace one video's 3-token placeholder compound (spec §5.4: per pair the stamp's
+   tokens, <|vision_start|>, the pads, <|vision_end|>). */
+struct tokenizer;
+int cli_video_prompt_tokens(struct tokenizer *tok, const struct video_plan *p, int64_t *n);
 /* The --dry-run --json object (the fields issue 10 lists) and the short human table. */
 json_t *cli_video_cost_json(const struct cli_video_cost *c);
 void cli_video_cost_print(const char *path, const struct cli_video_cost *c);
