@@ -346,7 +346,8 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
         rc = seer_err(SEER_ENOMEM, "no memory for the prompt");
         goto done;
     }
-    memcpy(feed, c->pending, c->n_pending * sizeof *feed);
+    if (c->n_pending) /* pending is NULL until the first stop token: memcpy(dst, NULL, 0) is undefined */
+        memcpy(feed, c->pending, c->n_pending * sizeof *feed);
     memcpy(feed + c->n_pending, prompt, n_prompt * sizeof *feed);
     sampler_params sp = sampler_params_default();
     sp.temperature = p->sampling.temperature;
