@@ -17,6 +17,9 @@
 
 static api_video_progress_fn g_progress;
 static void *g_progress_user;
+static struct api_video_timings g_timings;
+
+struct api_video_timings api_video_last_timings(void) { return g_timings; }
 
 void api_video_set_progress(api_video_progress_fn fn, void *user)
 {
@@ -78,7 +81,10 @@ static int encode_video(seer_model *m, const struct api_video *in, struct video_
     video_file *v = NULL;
     uint8_t *frames[2] = {NULL, NULL};
     float *rows = NULL, *out = NULL;
+    struct api_video_timings tm = {0};
+    double t0 = seer_time_now();
     int rc = video_open(in->path, &v);
+    tm.demux = seer_time_now() - t0;
     if (!rc)
         rc = video_plan_make(video_file_info(v), in->path, &in->s, plan);
     if (rc)
@@ -105,10 +111,16 @@ static int encode_video(seer_model *m, const struct api_video *in, struct video_
         /* the last pair of an odd count has one frame: vis_patchify repeats it (spec §5.3) */
         const int64_t count = MIN(2, plan->n_frames - 2 * g);
         struct vis_grid got;
-        if (!(rc = video_read_frames(v, plan, 2 * g, count, frames)) &&
-            !(rc = vis_patchify((const uint8_t *const *)frames, (int)count, plan->width, plan->height,
-                                vc->image_mean, vc->image_std, rows, &got)))
+        rc = video_read_frames(v, plan, 2 * g, count, frames);
+        t0 = seer_time_now();
+        if (!rc)
+            rc = vis_patchify((const uint8_t *const *)frames, (int)count, plan->width, plan->height, vc->image_mean,
+                              vc->image_std, rows, &got);
+        const double t1 = seer_time_now();
+        if (!rc)
             rc = vit_encode(m->vit, rows, &pair, 1, out + (size_t)(g * per_pair) * (size_t)H);
+        tm.patchify += t1 - t0;
+        tm.encode += seer_time_now() - t1;
         if (g_progress)
             g_progress(in->path, g + 1, plan->n_groups, g_progress_user);
     }
@@ -116,6 +128,12 @@ static int encode_video(seer_model *m, const struct api_video *in, struct video_
         *emb = out;
         out = NULL;
         *grid = plan->grid;
+        const struct video_stats st = video_file_stats(v);
+        tm.decode = st.decode_seconds;
+        tm.convert = st.scale_seconds;
+        tm.frames = plan->n_frames, tm.pairs = plan->n_groups, tm.tokens = plan->tokens;
+        tm.frames_decoded = st.frames_decoded, tm.seeks = st.seeks;
+        g_timings = tm;
     }
 done:
     free(out), free(rows), free(frames[0]), free(frames[1]);

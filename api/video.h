@@ -36,6 +36,15 @@ void api_videos_clear(struct api_videos *q);
    SEER_EINVAL when placeholders and videos differ in number. */
 int api_fuse_videos(struct seer_model *m, struct api_fused *f, const struct api_videos *q);
 
+/* Where the time of the last video encoded in this process went (seer bench --video): opening and
+   the demux pass, decoding, conversion to RGB + resizing, patchify, the tower. Not thread-safe:
+   a benchmark's view, not an API. */
+struct api_video_timings {
+    double demux, decode, convert, patchify, encode;
+    int64_t frames, pairs, tokens, frames_decoded, seeks;
+};
+struct api_video_timings api_video_last_timings(void);
+
 /* Optional progress report while a video is encoded (seer describe's terminal line): pairs done
    of total. Process-wide; NULL turns it off. */
 typedef void (*api_video_progress_fn)(const char *path, int64_t pairs_done, int64_t pairs, void *user);

@@ -46,7 +46,8 @@ static void usage(FILE *f)
             "  -ub N           tokens per forward micro-batch in prefill (default 512)\n"
             "  --device D      auto (default; or $SEER_DEVICE), cpu, vulkan or vulkan:N\n"
             "  --json          print one JSON object instead of the table\n"
-            "  seer bench --tokenizer -m MODEL [-f FILE]: encoding speed instead (--help there)\n",
+            "  seer bench --tokenizer -m MODEL [-f FILE]: encoding speed instead (--help there)\n"
+            "  seer bench --video FILE -m MODEL: one video's time by stage instead (--help there)\n",
             randmodel_preset_names());
 }
 
@@ -370,6 +371,8 @@ int cli_bench(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--tokenizer"))
             return cli_bench_tokenizer(argc, argv);
+        else if (!strcmp(argv[i], "--video"))
+            return cli_bench_video(argc, argv);
     struct opts o;
     int status = parse_args(argc, argv, &o);
     if (status >= 0)
