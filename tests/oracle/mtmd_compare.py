@@ -4,13 +4,17 @@
 (tests/lm/oracle.c): prompt token counts identical, generated ids identical up to the first step where
 they differ, and a difference is excused only at a near tie, where libmtmd's two most probable tokens
 are within TIE in probability (there a rounding-level difference may legitimately flip the argmax).
-Comparison stops at an excused difference (the two then continue different sequences). A difference at
-a step where libmtmd's probabilities are unknown (mtmd_logits.mjs gives them only where the greedy prefix
-round-trips through text) cannot be excused and fails.
+Comparison stops at an excused difference (the two then continue different sequences). Where
+mtmd_logits.mjs has no probabilities for a step (they need the greedy prefix to round-trip through text),
+its exact top-2 logit gap bounds the probability gap from above (1 - exp(-gap)), so the bound excuses no
+more than the rule does; where both are unknown a difference fails. A padding row (an id past the
+tokenizer, which llama.cpp may pick and seer never samples, spec §2.7, §10 item 9) chosen by libmtmd ends the
+comparison as agreed.
 
 usage: mtmd_compare.py SEER.json MTMD.json
 Prints one line describing the outcome; exit status 0 when they agree, 1 when not."""
 import json
+import math
 import sys
 
 TIE = 2e-3  # the text oracle's near-tie bound (tests/lm/oracle.c: f32 vs f32)
@@ -30,27 +34,42 @@ def main():
     if seer["prompt_tokens"] != mtmd["prompt_tokens"]:
         print(f"prompt tokens: seer {seer['prompt_tokens']}, libmtmd {mtmd['prompt_tokens']}")
         return 1
+    pad = mtmd.get("padding_from")
     for i in range(min(len(s), len(m))):
         if s[i] == m[i]:
             continue
+        if pad is not None and m[i] >= pad > s[i]:
+            # seer never samples the padding rows past the tokenizer (spec §2.7, §10 item 9); llama.cpp does
+            print(f"step {i}: libmtmd picked padding row {m[i]}, which seer never samples "
+                  f"(spec §2.7, §10 item 9), seer {s[i]}; {i} steps identical before it")
+            return 0
         probs = mtmd["probs"][i] if i < len(mtmd["probs"]) else None
-        if not probs or len(probs) < 2:
+        gaps = mtmd.get("top2_logit_gap") or []
+        logit_gap = gaps[i] if i < len(gaps) else None
+        if probs and len(probs) >= 2:
+            gap, what = probs[0]["p"] - probs[1]["p"], "top-2 probability gap"
+        elif logit_gap is not None:
+            # p1 - p2 = p1 (1 - exp(-logit gap)) <= 1 - exp(-logit gap): an upper bound of the same gap
+            gap, what = -math.expm1(-logit_gap), "top-2 probability gap at most"
+        else:
             print(f"step {i}: seer {s[i]}, libmtmd {m[i]}; libmtmd's probabilities there are unknown "
                   f"(seer {s}, libmtmd {m})")
             return 1
-        gap = probs[0]["p"] - probs[1]["p"]
         if gap <= TIE:
-            print(f"step {i}: seer {s[i]}, libmtmd {m[i]} at a near tie (top-2 gap {gap:.2e} <= {TIE}); "
+            print(f"step {i}: seer {s[i]}, libmtmd {m[i]} at a near tie ({what} {gap:.2e} <= {TIE}); "
                   f"{i} steps identical before it")
             return 0
-        print(f"step {i}: seer {s[i]}, libmtmd {m[i]}, libmtmd's top-2 gap {gap:.3g} > {TIE} "
+        print(f"step {i}: seer {s[i]}, libmtmd {m[i]}, libmtmd's {what} {gap:.3g} > {TIE} "
               f"(seer {s}, libmtmd {m})")
         return 1
     # Same ids as far as both go. A stop on an end-of-generation token may be listed by one side only.
     if len(s) != len(m) and not (abs(len(s) - len(m)) == 1 and mtmd.get("stop") == "eog"):
         print(f"lengths differ: seer {len(s)} tokens {s}, libmtmd {len(m)} tokens {m} (stop {mtmd.get('stop')})")
         return 1
-    print(f"{min(len(s), len(m))} greedy tokens identical, {mtmd['prompt_tokens']} prompt tokens")
+    known = sum(1 for x in mtmd["probs"] if x)
+    gaps = sum(1 for x in mtmd.get("top2_logit_gap") or [] if x is not None)
+    print(f"{min(len(s), len(m))} greedy tokens identical, {mtmd['prompt_tokens']} prompt tokens "
+          f"(libmtmd's probabilities known at {known}, top-2 logit gaps at {gaps} of {len(mtmd['probs'])} steps)")
     return 0
 
 

@@ -2,7 +2,8 @@
 // independent image oracle for seer: loads a text GGUF and a qwen3vl_merger mmproj, runs one raw prompt
 // with images greedily, and prints on stdout
 //   {"prompt_tokens": N, "text_tokens": T, "images": [{path, width, height, tokens}], "stop": "limit"|"eog",
-//    "tokens": [greedy ids], "probs": [[{id, p, tok_str} x top] per step]}
+//    "tokens": [greedy ids], "probs": [[{id, p, tok_str} x top] | null per step],
+//    "top2_logit_gap": [gap | null per step], "padding_from": first id of the vocabulary's padding rows}
 //
 //   node mtmd_logits.mjs --model TEXT.gguf --mmproj MMPROJ.gguf --image IMG [--image IMG2 ...]
 //        --prompt RAW [--n 8] [--threads 1] [--top 10]
@@ -17,17 +18,23 @@
 // only a PNG whose sides are multiples of 32 with (h/32)(w/32) in HF's window [64, 16384] tokens (the
 // window passed as image_min/max_tokens) is accepted, and its token count is checked against libmtmd's.
 //
-// How the numbers are obtained (llama.node exposes neither token ids of generated tokens nor raw logits):
-//  - greedy ids: one run at temperature 0, then the session file it saves (llama.cpp's state file starts
-//    with the token list; image positions are -1 there). That list lacks the last sampled token, so the run
-//    asks for n+1 tokens. A stop on an end-of-generation token is reported without the token: its id is
-//    the argmax of the probability run below (a special token, so its string names it uniquely).
-//  - probabilities: llama.node reports the sampling chain's candidates, which temperature 0 collapses to
-//    one token. So for each step i a separate run at temperature 1 with every filter off (top-k 0, top-p 1,
-//    min-p 0, no penalties/DRY/XTC) returns the full softmax of the raw logits, with a token-id grammar
-//    (<[id]>) forcing the greedy prefix of i tokens first. Ids come back as strings only; they are mapped
-//    to ids through the GGUF vocabulary, and a string several tokens share (unused [PAD] rows print as "",
-//    invalid UTF-8 pieces as U+FFFD) gets id null.
+// llama.node exposes neither the ids of generated tokens nor logits; what it has is used as follows.
+//  - tokens: one run at temperature 0, then the session file it saves (llama.cpp's state file starts with
+//    the token list; image positions are -1 there). The list lacks the last sampled token, so the run asks
+//    for n+1. A stop on an end-of-generation token is not listed at all: its id comes from probs below.
+//  - probs: llama.node reports the sampling chain's candidates, which temperature 0 collapses to one token;
+//    at temperature 1 with every filter off (top-k 0, top-p 1, min-p 0, no penalties/DRY/XTC) they are the
+//    full softmax of the raw logits. Step i is one such run whose prompt is RAW continued by the greedy
+//    prefix as text, used only where that text tokenizes back to exactly RAW's tokens plus the prefix
+//    (a piece that is not whole UTF-8 cannot pass through a JS string; a token-id grammar cannot force
+//    such tokens either): elsewhere null. Ids come back as strings; they are mapped through the GGUF
+//    vocabulary, and a string several tokens print alike ("" for unused rows, U+FFFD) gets id null.
+//  - top2_logit_gap: where probs are null, the near-tie question still has an exact answer: one run at
+//    temperature T_LOW reports softmax(logits / T_LOW), whose top two give logit1 - logit2 =
+//    T_LOW * ln(p1 / p2) at every step, along the greedy path as long as that run's own choices (its
+//    session file) follow it (they can only leave it at a gap below ~T_LOW * 10). A second probability
+//    that underflowed gives the lower bound GAP_FLOOR. Since p1 - p2 = p1 (1 - exp(-gap)) <= 1 - exp(-gap),
+//    a small gap bounds the probability gap from above.
 // Every run loads the model afresh (no prefix or state cache reused across runs: a cached prefix would be
 // evaluated in different batches). KV cache F32, flash attention off. Logs go to stderr (the native
 // library prints to stdout, so the work runs in a child process whose stdout is our stderr); errors exit 1.
@@ -41,6 +48,8 @@ const IMAGE_TRIPLE = "<|vision_start|><|image_pad|><|vision_end|>";
 const MTMD_MARKER = "<__media__>"; // libmtmd's default media marker (mtmd_default_marker)
 const PATCH_MERGE = 32; // patch 16 x spatial merge 2: one token per 32x32 block (spec §4.1)
 const MIN_TOKENS = 64, MAX_TOKENS = 16384; // HF's window: 65536..16777216 pixels (spec §5.1)
+const T_LOW = 1e-3; // low temperature of the gap run (see the header)
+const GAP_FLOOR = T_LOW * 87; // exp(-87) is near f32's smallest normal: a p2 of 0 means a gap at least this
 
 function parseArgs(argv) {
     const a = {images: [], n: 8, threads: 1, top: 10};
@@ -93,7 +102,9 @@ function byteDecoder() {
 
 // The string llama.node prints for each vocabulary id (rnllama::tokens_to_output_formatted_string:
 // llama.cpp's piece with special tokens rendered, and "byte: \xNN" for a lone non-ASCII byte), inverted:
-// string -> id, or null where several ids print alike.
+// string -> id, or null where several ids print alike. Also the first id of the trailing run of unused
+// rows (the padding past the tokenizer, "[PADn]"): libmtmd may pick those, seer never does (spec §2.7,
+// §10 item 9).
 async function vocabularyIndex(modelPath) {
     const {readGgufFileInfo} = await import("node-llama-cpp");
     const info = await readGgufFileInfo(modelPath, {readTensorInfo: false});
@@ -108,7 +119,9 @@ async function vocabularyIndex(modelPath) {
         const s = bytes.length === 1 && bytes[0] & 0x80 ? `byte: \\x${bytes[0].toString(16)}` : bytes.toString("utf8");
         index.set(s, index.has(s) ? null : id);
     });
-    return index;
+    let paddingFrom = tokens.length;
+    while (paddingFrom > 0 && types[paddingFrom - 1] === 5) paddingFrom--;
+    return {index, paddingFrom};
 }
 
 async function worker(a) {
@@ -120,7 +133,7 @@ async function worker(a) {
     if (a.prompt.includes(MTMD_MARKER) || parts.some((p) => p.includes("<|image_pad|>")))
         throw new Error(`the prompt holds ${MTMD_MARKER} or an <|image_pad|> outside ${IMAGE_TRIPLE}`);
     const prompt = parts.join(MTMD_MARKER);
-    const vocab = await vocabularyIndex(a.model);
+    const {index: vocab, paddingFrom} = await vocabularyIndex(a.model);
 
     // One fresh model + context + projector per run (see the header).
     async function withContext(nCtx, fn) {
@@ -139,6 +152,11 @@ async function worker(a) {
         }
     }
 
+    // completion() through the native object with no token callback: the wrapper always passes one, and
+    // its queued calls read the llama_context (to print probabilities) after the promise resolved, so a
+    // release() right after crashed about one run in ten (SIGSEGV).
+    const complete = (ctx, opts) => ctx.ctx.completion(opts);
+
     const media = {media_paths: a.images};
     const nText = await withContext(4096, async (ctx) => {
         await ctx.tokenize(prompt, media); // logs libmtmd's chunks for the parent (see countChunks)
@@ -147,34 +165,50 @@ async function worker(a) {
     const nPrompt = nText - images.length + images.reduce((s, im) => s + im.tokens, 0);
     const nCtx = nPrompt + a.n + 16;
     const neutral = {penalty_repeat: 1, penalty_freq: 0, penalty_present: 0, dry_multiplier: 0,
-        xtc_probability: 0, top_n_sigma: -1, mirostat: 0, seed: 1};
+        xtc_probability: 0, top_n_sigma: -1, mirostat: 0, seed: 1, top_k: 0, top_p: 1, min_p: 0, typical_p: 1};
 
-    // Greedy run (ids from the saved session file).
-    const sessionPath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "mtmd-")), "session.bin");
-    const greedy = await withContext(nCtx, async (ctx) => {
-        const r = await ctx.completion({prompt, ...media, ...neutral, temperature: 0, n_predict: a.n + 1});
-        await ctx.saveSession(sessionPath);
-        return r;
-    });
-    const ses = fs.readFileSync(sessionPath);
-    fs.rmSync(path.dirname(sessionPath), {recursive: true});
-    if (ses.length < 12 || ses.readUInt32LE(0) !== 0x6767736e) throw new Error("session file: bad magic");
-    const nSes = ses.readUInt32LE(8);
-    if (ses.length < 12 + 4 * nSes) throw new Error("session file: truncated token list");
-    const sesTokens = Array.from({length: nSes}, (_, i) => ses.readInt32LE(12 + 4 * i));
-    const nPos = greedy.tokens_evaluated - greedy.tokens_predicted; // prompt positions in that list
-    const tokens = sesTokens.slice(nPos, nPos + a.n);
-    const eog = greedy.stopped_eos && greedy.tokens_predicted <= a.n;
-    const stepsKnown = eog ? greedy.tokens_predicted : a.n;
+    // A run of n+1 steps and the ids it generated (from its session file; see the header).
+    async function sampledRun(opts) {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mtmd-"));
+        try {
+            const r = await withContext(nCtx, async (ctx) => {
+                const res = await complete(ctx, {prompt, ...media, ...neutral, ...opts, n_predict: a.n + 1});
+                await ctx.saveSession(path.join(dir, "session.bin"));
+                return res;
+            });
+            const ses = fs.readFileSync(path.join(dir, "session.bin"));
+            if (ses.length < 12 || ses.readUInt32LE(0) !== 0x6767736e) throw new Error("session file: bad magic");
+            const nSes = ses.readUInt32LE(8);
+            if (ses.length < 12 + 4 * nSes) throw new Error("session file: truncated token list");
+            const nPos = r.tokens_evaluated - r.tokens_predicted; // prompt positions at the list's head
+            const ids = Array.from({length: nSes - nPos}, (_, i) => ses.readInt32LE(12 + 4 * (nPos + i)));
+            return {r, ids: ids.slice(0, a.n)};
+        } finally {
+            fs.rmSync(dir, {recursive: true});
+        }
+    }
+
+    const greedy = await sampledRun({temperature: 0});
+    const tokens = greedy.ids;
+    const eog = greedy.r.stopped_eos && greedy.r.tokens_predicted <= a.n;
+    const stepsKnown = eog ? greedy.r.tokens_predicted : a.n;
     if (tokens.length !== stepsKnown)
         throw new Error(`session holds ${tokens.length} generated tokens, ${stepsKnown} expected`);
+    const nSteps = eog ? stepsKnown + 1 : stepsKnown;
 
-    // One probability run per step: the prompt continued by the greedy prefix as text, where that text
-    // tokenizes back to exactly the prompt's tokens followed by the prefix (see the header).
+    const low = await sampledRun({temperature: T_LOW, n_probs: 2});
+    const gaps = [];
+    for (let i = 0; i < nSteps; i++) {
+        const onPath = low.ids.slice(0, i).join() === tokens.slice(0, i).join();
+        const p = low.r.completion_probabilities?.[i]?.probs;
+        if (!onPath || !p || p.length < 2) gaps.push(null);
+        else gaps.push(p[1].prob > 0 ? T_LOW * Math.log(p[0].prob / p[1].prob) : GAP_FLOOR);
+    }
+
     const prefixes = await withContext(nCtx, async (ctx) => {
         const base = Array.from((await ctx.tokenize(a.prompt)).tokens);
         const out = [];
-        for (let i = 0; i <= tokens.length; i++) {
+        for (let i = 0; i < nSteps; i++) {
             const text = i ? await ctx.detokenize(tokens.slice(0, i)) : "";
             const got = Array.from((await ctx.tokenize(a.prompt + text)).tokens);
             out.push(got.join() === base.concat(tokens.slice(0, i)).join() ? text : null);
@@ -182,26 +216,25 @@ async function worker(a) {
         return out;
     });
     const probs = [];
-    const nSteps = eog ? stepsKnown + 1 : stepsKnown;
     for (let i = 0; i < nSteps; i++) {
         if (prefixes[i] === null) {
             probs.push(null);
             continue;
         }
-        const r = await withContext(nCtx, (ctx) => ctx.completion({
-            prompt: prompt + prefixes[i], ...media, ...neutral, temperature: 1, top_k: 0, top_p: 1, min_p: 0,
-            typical_p: 1, n_predict: 1, n_probs: a.top,
+        const r = await withContext(nCtx, (ctx) => complete(ctx, {
+            prompt: prompt + prefixes[i], ...media, ...neutral, temperature: 1, n_predict: 1, n_probs: a.top,
         }));
         const step = r.completion_probabilities?.[0];
         if (!step) throw new Error(`step ${i}: no probabilities`);
         probs.push(step.probs.map(({tok_str, prob}) => ({id: vocab.get(tok_str) ?? null, p: prob, tok_str})));
     }
-    if (eog && probs[stepsKnown]) {
-        const id = probs[stepsKnown][0].id;
-        if (id === null) throw new Error(`stopped on a token printed "${probs[stepsKnown][0].tok_str}": no unique id`);
-        tokens.push(id);
+    if (eog) { // the stop token: the argmax of that step, printed by name (special tokens are unique)
+        const top = probs[stepsKnown]?.[0] ?? low.r.completion_probabilities?.[stepsKnown]?.probs?.[0];
+        const id = top ? vocab.get(top.tok_str ?? "") : null;
+        if (id !== null && id !== undefined) tokens.push(id);
     }
-    return {text_tokens: nText, images, stop: eog ? "eog" : "limit", tokens, probs};
+    return {text_tokens: nText, images, stop: eog ? "eog" : "limit", padding_from: paddingFrom, tokens, probs,
+        top2_logit_gap: gaps};
 }
 
 // libmtmd's prompt size: llama.node's tokenize() returns positions (an image advances M-RoPE positions by

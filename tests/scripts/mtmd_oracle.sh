@@ -84,7 +84,8 @@ for wh in $IMAGES; do
   w=${wh%x*} h=${wh#*x}
   img="$tmp/noise$wh.png"
   "$py" -c "import sys, numpy as np; from PIL import Image
-Image.fromarray(np.random.default_rng($seed + $i).integers(0, 256, ($h, $w, 3), dtype=np.uint8)).save(sys.argv[1])" "$img"
+px = np.random.default_rng($seed + $i).integers(0, 256, ($h, $w, 3), dtype=np.uint8)
+Image.fromarray(px).save(sys.argv[1])" "$img"
   for run in 1 2; do
     node "$oracle/mtmd_logits.mjs" --model "$text" --mmproj "$mmproj" --image "$img" --prompt "$prompt" \
       --n 8 --threads 1 >"$tmp/mtmd$run.json" 2>"$tmp/mtmd$run.log" || { tail -5 "$tmp/mtmd$run.log" | diag; }
