@@ -24,8 +24,8 @@
 #include "core/util.h"
 #include "video/video.h"
 
-/* Largest decoded frame accepted (PIL's bomb limit, as media/ uses for images): checked by
-   libavcodec itself (AVCodecContext.max_pixels) before it allocates a frame. */
+/* Largest decoded frame accepted by default (PIL's bomb limit, as media/ uses for images): checked
+   by libavcodec itself (AVCodecContext.max_pixels) before it allocates a frame. */
 #define MAX_FRAME_PIXELS INT64_C(178956970)
 
 struct video_file {
@@ -56,7 +56,9 @@ struct video_file {
 };
 
 static int g_threads;
+static int64_t g_max_pixels = MAX_FRAME_PIXELS;
 void video_set_threads(int n) { g_threads = n < 0 ? 0 : n; }
+void video_set_max_frame_pixels(int64_t n) { g_max_pixels = n > 0 && n <= MAX_FRAME_PIXELS ? n : MAX_FRAME_PIXELS; }
 
 /* ---- FFmpeg's log: kept per thread for the next error message, never printed ------------------ */
 
@@ -110,6 +112,14 @@ static int64_t mem_seek(void *opaque, int64_t off, int whence)
         return AVERROR(EINVAL);
     v->mem_pos = (size_t)(base + off);
     return (int64_t)v->mem_pos;
+}
+
+/* Bytes in memory stand alone: a playlist or reference file among them (HLS, concat, image2
+   sequences) may not make the demuxer open other files or URLs. */
+static int refuse_nested_open(AVFormatContext *s, AVIOContext **pb, const char *url, int flags, AVDictionary **opts)
+{
+    (void)s, (void)pb, (void)url, (void)flags, (void)opts;
+    return AVERROR(EPERM);
 }
 
 void video_close(video_file *v)
@@ -187,9 +197,9 @@ static int open_common(video_file *v, const char *path)
         return seer_err(SEER_EUNSUPPORTED, "%s: no decoder for its %s video in this FFmpeg", v->name,
                         avcodec_get_name(st->codecpar->codec_id));
     if (st->codecpar->width < 1 || st->codecpar->height < 1 ||
-        (int64_t)st->codecpar->width * st->codecpar->height > MAX_FRAME_PIXELS)
+        (int64_t)st->codecpar->width * st->codecpar->height > g_max_pixels)
         return seer_err(SEER_EDECODE, "%s: frames of %dx%d (at most %lld pixels are decoded)", v->name,
-                        st->codecpar->width, st->codecpar->height, (long long)MAX_FRAME_PIXELS);
+                        st->codecpar->width, st->codecpar->height, (long long)g_max_pixels);
     if (!(v->dec = avcodec_alloc_context3(codec)) || !(v->pkt = av_packet_alloc()) || !(v->frame = av_frame_alloc()))
         return seer_err(SEER_ENOMEM, "%s: no memory for a decoder", v->name);
     if ((err = avcodec_parameters_to_context(v->dec, st->codecpar)) < 0)
@@ -197,7 +207,7 @@ static int open_common(video_file *v, const char *path)
     v->dec->pkt_timebase = st->time_base;
     v->dec->thread_count = g_threads;  /* 0: libavcodec picks one thread per core */
     v->dec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
-    v->dec->max_pixels = MAX_FRAME_PIXELS;
+    v->dec->max_pixels = g_max_pixels;
     if ((err = avcodec_open2(v->dec, codec, NULL)) < 0)
         return av_fail(v, SEER_EDECODE, "cannot open its decoder", err);
     v->info.codec = codec->name;
@@ -248,6 +258,7 @@ int video_open_memory(const void *buf, size_t n, const char *name, video_file **
     }
     v->fmt->pb = v->avio;
     v->fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
+    v->fmt->io_open = refuse_nested_open;
     if ((rc = open_common(v, NULL))) {
         video_close(v);
         return rc;
@@ -498,7 +509,7 @@ static int convert(video_file *v, const struct video_plan *p, uint8_t *dst)
     const size_t row = (size_t)w * 3, stride = (row + 63) & ~(size_t)63;
     const size_t bytes = stride * (size_t)h + 64; /* ≤ MAX_FRAME_PIXELS · 3 + padding: libavcodec checked */
     int rc;
-    if (w < 1 || h < 1 || (int64_t)w * h > MAX_FRAME_PIXELS)
+    if (w < 1 || h < 1 || (int64_t)w * h > g_max_pixels)
         return seer_err(SEER_EDECODE, "%s: a decoded frame of %dx%d", v->name, w, h);
     if ((rc = ensure(&v->native, &v->native_bytes, bytes, v->name)) ||
         (rot && (rc = ensure(&v->turned, &v->turned_bytes, bytes, v->name))))

@@ -117,7 +117,10 @@ struct video_stats {
 };
 struct video_stats video_file_stats(const video_file *v);
 
-/* Threads libavcodec may use per video (0 = as many as cores). */
+/* Process-wide decoder settings, read by video_open*: threads libavcodec may use per video (0 =
+   one per core), and the largest frame (width × height) accepted, checked before libavcodec
+   allocates one (default 178956970, PIL's bomb limit; the fuzz target lowers it). */
 void video_set_threads(int n);
+void video_set_max_frame_pixels(int64_t n);
 
 #endif
