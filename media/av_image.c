@@ -155,6 +155,43 @@ static bool find_exif(const media_doc *d, const uint8_t **exif, size_t *len)
     return false;
 }
 
+/* Whether a GIF's first image is all there: its LZW data is a chain of length-prefixed
+   sub-blocks ending in a zero-length one (GIF89a §15, §20–22). FFmpeg's decoder returns the rows
+   it got from a cut file, logging an error only when a row is cut in the middle; Pillow says
+   "image file is truncated". Walking the blocks up to the first image's terminator tells. */
+static bool gif_first_image_complete(const uint8_t *p, size_t n)
+{
+    size_t at = 13; /* header + logical screen descriptor */
+    if (n < at)
+        return false;
+    if (p[10] & 0x80) /* global colour table: 3 · 2^(size+1) bytes */
+        at += 3u << ((p[10] & 7) + 1);
+    while (at < n) {
+        uint8_t kind = p[at];
+        if (kind == 0x21) { /* extension: label, then sub-blocks */
+            at += 2;
+        } else if (kind == 0x2c) { /* image descriptor (10 bytes), local colour table, LZW code size */
+            if (at + 10 > n)
+                return false;
+            uint8_t flags = p[at + 9];
+            at += 10;
+            if (flags & 0x80)
+                at += 3u << ((flags & 7) + 1);
+            at += 1;
+        } else {
+            return false; /* the trailer (0x3b) or garbage before any image */
+        }
+        while (at < n && p[at] != 0) /* sub-blocks: a length byte, then that many bytes */
+            at += 1 + (size_t)p[at];
+        if (at >= n)
+            return false;
+        at += 1; /* the zero-length terminator */
+        if (kind == 0x2c)
+            return true;
+    }
+    return false;
+}
+
 /* ---- pixel conversion -------------------------------------------------------------------------- */
 
 /* Converts one row of a format PIL also decodes losslessly to RGB; false for other formats.
@@ -348,6 +385,8 @@ int media_av_decode(media_doc *d, struct image_rgb8 *out)
         return rc;
     if ((rc = media_check_size(d, w, h)))
         return rc;
+    if (d->kind == MEDIA_GIF && !gif_first_image_complete(d->data, d->size))
+        return seer_err(SEER_EDECODE, "%s: truncated or corrupt GIF: its first image's data ends early", d->name);
     /* VP8X flag bit 1: an animation (ANMF frames), which libavcodec's WebP decoder cannot read */
     if (d->kind == MEDIA_WEBP && memcmp(d->data + 12, "VP8X", 4) == 0 && (d->data[20] & 0x02))
         return seer_err(SEER_EUNSUPPORTED, "%s: animated WebP is not supported (FFmpeg's WebP decoder "

@@ -250,6 +250,7 @@ void media_close(media_doc *d)
     if (!d)
         return;
     media_pdf_close(d);
+    media_tiff_close(d);
     io_unmap(&d->map);
     seer_freep(&d->owned);
     seer_freep(&d->name);

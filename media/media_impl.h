@@ -21,6 +21,7 @@ struct media_doc {
     int n_pages;
     struct media_limits lim;
     void *pdf;               /* PopplerDocument * while open (pdf.c) */
+    void *tiff;              /* struct tiff_doc * while open (tiff.c) */
 };
 
 /* Refuses w × h over lim->max_pixels (or non-positive) with a message naming the file, the size,
@@ -62,6 +63,7 @@ int media_jpeg_decode(media_doc *d, struct image_rgb8 *out);
 int media_av_decode(media_doc *d, struct image_rgb8 *out);
 int media_tiff_count(media_doc *d, int *n_pages);
 int media_tiff_decode(media_doc *d, int page, struct image_rgb8 *out);
+void media_tiff_close(media_doc *d);
 int media_pdf_open(media_doc *d, int *n_pages);
 int media_pdf_decode(media_doc *d, int page, struct image_rgb8 *out);
 void media_pdf_close(media_doc *d);

@@ -102,26 +102,47 @@ static TIFF *tiff_open(const media_doc *d, struct tiff_src *s)
 
 static const char *why(const struct tiff_src *s) { return s->msg[0] ? s->msg : "libtiff refused it"; }
 
+/* The open TIFF a document keeps between pages: libtiff then moves to the next directory from
+   the current one, so a batch over a 10,000-page scan is linear, not quadratic. */
+struct tiff_doc {
+    struct tiff_src src; /* libtiff holds a pointer to this: it lives as long as `tif` */
+    TIFF *tif;
+};
+
 int media_tiff_count(media_doc *d, int *n_pages)
 {
-    struct tiff_src s;
-    TIFF *tif = tiff_open(d, &s);
-    if (!tif)
-        return seer_err(SEER_EDECODE, "%s: truncated or corrupt TIFF (libtiff: %s)", d->name, why(&s));
-    tdir_t n = TIFFNumberOfDirectories(tif);
-    TIFFClose(tif);
+    struct tiff_doc *td = seer_calloc(1, sizeof *td);
+    if (!td)
+        return seer_err(SEER_ENOMEM, "%s: out of memory", d->name);
+    td->tif = tiff_open(d, &td->src);
+    if (!td->tif) {
+        int rc = seer_err(SEER_EDECODE, "%s: truncated or corrupt TIFF (libtiff: %s)", d->name, why(&td->src));
+        seer_freep(&td);
+        return rc;
+    }
+    d->tiff = td; /* closed by media_close, also on the failures below */
+    tdir_t n = TIFFNumberOfDirectories(td->tif);
     if (n == 0)
         return seer_err(SEER_EDECODE, "%s: corrupt TIFF: no image directory", d->name);
     *n_pages = n > INT32_MAX ? INT32_MAX : (int)n;
     return SEER_OK;
 }
 
+void media_tiff_close(media_doc *d)
+{
+    struct tiff_doc *td = d->tiff;
+    if (!td)
+        return;
+    TIFFClose(td->tif);
+    seer_freep(&d->tiff);
+}
+
 int media_tiff_decode(media_doc *d, int page, struct image_rgb8 *out)
 {
-    struct tiff_src s;
-    TIFF *tif = tiff_open(d, &s);
-    if (!tif)
-        return seer_err(SEER_EDECODE, "%s: truncated or corrupt TIFF (libtiff: %s)", d->name, why(&s));
+    struct tiff_doc *td = d->tiff;
+    struct tiff_src *s = &td->src;
+    TIFF *tif = td->tif;
+    s->msg[0] = '\0';
     TIFFRGBAImage img;
     bool begun = false;
     uint32_t *raster = NULL;
@@ -132,7 +153,7 @@ int media_tiff_decode(media_doc *d, int page, struct image_rgb8 *out)
     uint16_t orientation = ORIENTATION_TOPLEFT;
 
     if (!TIFFSetDirectory(tif, (tdir_t)page)) {
-        rc = seer_err(SEER_EDECODE, "%s: corrupt TIFF page %d (libtiff: %s)", d->name, page + 1, why(&s));
+        rc = seer_err(SEER_EDECODE, "%s: corrupt TIFF page %d (libtiff: %s)", d->name, page + 1, why(s));
         goto done;
     }
     if (!TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w) || !TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &h)) {
@@ -143,7 +164,7 @@ int media_tiff_decode(media_doc *d, int page, struct image_rgb8 *out)
         goto done;
     if (!TIFFRGBAImageOK(tif, emsg) || !TIFFRGBAImageBegin(&img, tif, 1, emsg)) {
         rc = seer_err(SEER_EUNSUPPORTED, "%s: TIFF page %d: unsupported layout (libtiff: %s)", d->name,
-                      page + 1, emsg[0] ? emsg : why(&s));
+                      page + 1, emsg[0] ? emsg : why(s));
         goto done;
     }
     begun = true;
@@ -158,7 +179,7 @@ int media_tiff_decode(media_doc *d, int page, struct image_rgb8 *out)
     }
     if (!TIFFRGBAImageGet(&img, raster, w, h)) {
         rc = seer_err(SEER_EDECODE, "%s: truncated or corrupt TIFF page %d (libtiff: %s)", d->name, page + 1,
-                      why(&s));
+                      why(s));
         goto done;
     }
     /* libtiff's RGBA is premultiplied (it associates unassociated alpha itself), so over white
@@ -185,6 +206,5 @@ done:
     seer_freep(&raster);
     if (begun)
         TIFFRGBAImageEnd(&img);
-    TIFFClose(tif);
     return rc;
 }
