@@ -636,7 +636,7 @@ int cli_ocr(int argc, char **argv)
     progress_show(&b);
     size_t cur = SIZE_MAX;
     struct ocr_item it;
-    while (!rc && !g_signal && ocr_prefetch_take(&pf, &it)) {
+    while (running && !rc && !g_signal && ocr_prefetch_take(&pf, &it)) {
         if (it.input != cur) { /* the input's pages are known now: an estimate of 1 becomes exact */
             cur = it.input;
             b.pages_total = b.pages_total - 1 + (size_t)(it.rc ? 1 : it.n_todo);
@@ -651,8 +651,8 @@ int cli_ocr(int argc, char **argv)
     double dt = seer_time_now() - b.t0;
     if (cli_log_level >= SEER_LOG_WARN && !g_signal)
         fprintf(stderr, "seer ocr: %zu pages done, %zu failed, %zu loops stopped; %zu files in %.1f s (%.2f pages/s)"
-                "%s%zu skipped by --resume\n", b.pages_ok, b.pages_failed, b.loops, b.inputs_done, dt,
-                dt > 0 ? (double)b.pages_ok / dt : 0.0, ", ", skipped);
+                ", %zu skipped by --resume\n", b.pages_ok, b.pages_failed, b.loops, b.inputs_done, dt,
+                dt > 0 ? (double)b.pages_ok / dt : 0.0, skipped);
     status = rc ? CLI_FAIL : b.pages_failed ? 3 : CLI_OK;
 done:
     out_clear(&b);
