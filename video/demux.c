@@ -233,11 +233,14 @@ int video_open(const char *path, video_file **out)
 {
     video_file *v;
     int rc = make(path, &v);
-    if (!rc && (rc = open_common(v, path)) == SEER_OK)
-        *out = v;
-    else if (!rc)
+    if (rc)
+        return rc;
+    if ((rc = open_common(v, path))) {
         video_close(v);
-    return rc;
+        return rc;
+    }
+    *out = v;
+    return SEER_OK;
 }
 
 int video_open_memory(const void *buf, size_t n, const char *name, video_file **out)
