@@ -3,13 +3,14 @@
 (tests/oracle/mtmd_logits.mjs output) for one image prompt, with the text oracle's rule
 (tests/lm/oracle.c): prompt token counts identical, generated ids identical up to the first step where
 they differ, and a difference is excused only at a near tie, where libmtmd's two most probable tokens
-are within TIE in probability (there a rounding-level difference may legitimately flip the argmax).
+are within TIE in probability (there a rounding-level difference may legitimately flip the argmax; TIE
+is wider than the text oracle's, see below).
 Comparison stops at an excused difference (the two then continue different sequences). Where
 mtmd_logits.mjs has no probabilities for a step (they need the greedy prefix to round-trip through text),
 its exact top-2 logit gap bounds the probability gap from above (1 - exp(-gap)), so the bound excuses no
 more than the rule does; where both are unknown a difference fails. A padding row (an id past the
-tokenizer, which llama.cpp may pick and seer never samples, spec §2.7, §10 item 9) chosen by libmtmd ends the
-comparison as agreed.
+tokenizer, which llama.cpp may pick and seer never samples, spec §2.7, §10 item 9) chosen by libmtmd
+ends the comparison as agreed.
 
 usage: mtmd_compare.py SEER.json MTMD.json
 Prints one line describing the outcome; exit status 0 when they agree, 1 when not."""
@@ -17,7 +18,13 @@ import json
 import math
 import sys
 
-TIE = 2e-3  # the text oracle's near-tie bound (tests/lm/oracle.c: f32 vs f32)
+# Near tie. The text oracle uses 2e-3 (tests/lm/oracle.c, f32 vs f32), where llama.cpp matches the float64
+# reference to ~1e-5. libmtmd's image path is coarser: on f32 files, its first-step probabilities differ
+# from tests/reference/vision_ref.py's (float64, which seer matches to 1e-4 logits rel L2, tests/api/fused)
+# by up to 1.9e-3 (max |dp| over the top 10, 22 random models and images), and erode the top-2 lead by up
+# to 2.0e-3 (seer's share is within tests/api/fused's 1e-4 logits bound). So a difference is excused
+# below 5e-3, ~2.5x the worst seen.
+TIE = 5e-3
 
 
 def main():
