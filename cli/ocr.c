@@ -449,8 +449,9 @@ static int finish_input(struct batch *b, const struct ocr_input *in)
     if (!o->out)
         return out_clear(b), SEER_OK;
     if (o->fmt != FMT_JSONL && b->input_failed) {
-        note(b, "seer ocr: %s: %zu page%s failed; %s%s not written", in->path, b->input_failed,
-             b->input_failed == 1 ? "" : "s", in->name, fmt_ext[o->fmt]);
+        if (b->n_out) /* some pages were done, and are dropped: say so */
+            note(b, "seer ocr: %s: %zu page%s failed; %s%s not written (--resume does it again)", in->path,
+                 b->input_failed, b->input_failed == 1 ? "" : "s", in->name, fmt_ext[o->fmt]);
         return out_clear(b), SEER_OK;
     }
     for (size_t k = 0; k < in->n_kept && !rc; k++) { /* jsonl pages an earlier run did */
@@ -562,14 +563,16 @@ static int handle(struct batch *b, struct ocr_item *it)
     return rc;
 }
 
+/* A signal already ignored stays ignored: nohup's SIGHUP, SIGINT in a script's background job. */
 static void install_signals(void)
 {
-    struct sigaction sa = {0};
+    struct sigaction sa = {0}, old;
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaction(sigs[i], &sa, NULL);
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
 }
 
 /* The inputs, expanded, deduplicated, checked for output names, sharded and (--resume) compared
