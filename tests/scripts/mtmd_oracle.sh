@@ -58,58 +58,65 @@ ok() { # ok COND-STATUS DESCRIPTION
 diag() { sed 's/^/# /' "$@"; }
 
 # 256x256 (8x8 grid) and 384x224 (12x7: odd side, not square); both within HF's 64..16384-token window.
+# Two presets of gen_tiny.py: tiny (vision width 32, 2 heads; text hidden 64) and tiny-gqa (vision
+# width 64, 4 heads; text hidden 96, GQA).
 IMAGES="256x256 384x224"
-echo "1..$((1 + 3 * $(echo $IMAGES | wc -w)))"
-
-if ! "$py" "$root/tests/reference/gen_tiny.py" --out "$tmp/m" --seed $((seed % 1000000)) 2>"$tmp/gen.log" ||
-   ! "$py" "$oracle/mmproj_gguf_py.py" "$tmp/m/hf" "$tmp/m/mmproj-py-f16.gguf" --type f16 2>>"$tmp/gen.log" ||
-   ! "$py" "$oracle/mmproj_gguf_py.py" "$tmp/m/hf" "$tmp/m/mmproj-py-f32.gguf" --type f32 2>>"$tmp/gen.log"; then
-  echo "Bail out! cannot write the tiny model: $(tail -1 "$tmp/gen.log")"
-  exit 1
-fi
-"$py" "$oracle/mtmd_gguf_compare.py" "$tmp/m/mmproj-f16.gguf" "$tmp/m/mmproj-py-f16.gguf" \
-  --ignore-key general.name >"$tmp/cmp.log" 2>&1
-ok $? "mmproj: gen_tiny's (hf2gguf.py) and llama.cpp gguf-py's agree in every key, tensor name, type, shape and byte"
-diag "$tmp/cmp.log"
-
-text="$tmp/m/model-f32.gguf"
-mmproj="$tmp/m/mmproj-py-f32.gguf"
+PRESETS="tiny tiny-gqa"
+echo "1..$(($(echo $PRESETS | wc -w) * (1 + 3 * $(echo $IMAGES | wc -w))))"
 prompt='<|im_start|>user
 <|vision_start|><|image_pad|><|vision_end|>What is in the picture?<|im_end|>
 <|im_start|>assistant
 '
+
 i=0
-for wh in $IMAGES; do
-  i=$((i + 1))
-  w=${wh%x*} h=${wh#*x}
-  img="$tmp/noise$wh.png"
-  "$py" -c "import sys, numpy as np; from PIL import Image
+for preset in $PRESETS; do
+  m="$tmp/$preset"
+  if ! "$py" "$root/tests/reference/gen_tiny.py" --out "$m" --preset "$preset" --seed $((seed % 1000000)) \
+         2>"$tmp/gen.log" ||
+     ! "$py" "$oracle/mmproj_gguf_py.py" "$m/hf" "$m/mmproj-py-f16.gguf" --type f16 2>>"$tmp/gen.log" ||
+     ! "$py" "$oracle/mmproj_gguf_py.py" "$m/hf" "$m/mmproj-py-f32.gguf" --type f32 2>>"$tmp/gen.log"; then
+    echo "Bail out! cannot write the tiny model: $(tail -1 "$tmp/gen.log")"
+    exit 1
+  fi
+  "$py" "$oracle/mtmd_gguf_compare.py" "$m/mmproj-f16.gguf" "$m/mmproj-py-f16.gguf" \
+    --ignore-key general.name >"$tmp/cmp.log" 2>&1
+  ok $? "$preset: mmproj of gen_tiny (hf2gguf.py) == llama.cpp gguf-py's: keys, tensor names, types, shapes, bytes"
+  diag "$tmp/cmp.log"
+
+  text="$m/model-f32.gguf"
+  mmproj="$m/mmproj-py-f32.gguf"
+  for wh in $IMAGES; do
+    i=$((i + 1))
+    w=${wh%x*} h=${wh#*x}
+    img="$tmp/noise$i.png"
+    "$py" -c "import sys, numpy as np; from PIL import Image
 px = np.random.default_rng($seed + $i).integers(0, 256, ($h, $w, 3), dtype=np.uint8)
 Image.fromarray(px).save(sys.argv[1])" "$img"
-  for run in 1 2; do
-    node "$oracle/mtmd_logits.mjs" --model "$text" --mmproj "$mmproj" --image "$img" --prompt "$prompt" \
-      --n 8 --threads 1 >"$tmp/mtmd$run.json" 2>"$tmp/mtmd$run.log" || { tail -5 "$tmp/mtmd$run.log" | diag; }
-  done
-  want=$("$py" -c "import json, sys
+    for run in 1 2; do
+      node "$oracle/mtmd_logits.mjs" --model "$text" --mmproj "$mmproj" --image "$img" --prompt "$prompt" \
+        --n 8 --threads 1 >"$tmp/mtmd$run.json" 2>"$tmp/mtmd$run.log" || { tail -5 "$tmp/mtmd$run.log" | diag; }
+    done
+    want=$("$py" -c "import json, sys
 d = json.load(open(sys.argv[1])); print(d['text_tokens'] - 1 + ($w // 32) * ($h // 32), d['prompt_tokens'])" \
-    "$tmp/mtmd1.json" 2>/dev/null)
-  [ -n "$want" ] && [ "${want% *}" = "${want#* }" ]
-  ok $? "$wh: libmtmd's prompt is text + (h/32)(w/32) = ${want% *} tokens (libmtmd: ${want#* })"
-  [ -s "$tmp/mtmd1.json" ] && cmp -s "$tmp/mtmd1.json" "$tmp/mtmd2.json"
-  ok $? "$wh: two libmtmd runs give identical tokens and probabilities"
+      "$tmp/mtmd1.json" 2>/dev/null)
+    [ -n "$want" ] && [ "${want% *}" = "${want#* }" ]
+    ok $? "$preset $wh: libmtmd's prompt is text + (h/32)(w/32) = ${want% *} tokens (libmtmd: ${want#* })"
+    [ -s "$tmp/mtmd1.json" ] && cmp -s "$tmp/mtmd1.json" "$tmp/mtmd2.json"
+    ok $? "$preset $wh: two libmtmd runs give identical tokens and probabilities"
 
-  if [ ! -x "$build/seer" ]; then
-    ok 1 "$wh: seer ask vs libmtmd: $build/seer missing (build it, or set SEER_BUILD_DIR)"
-    continue
-  fi
-  "$build/seer" ask -m "$text" --mmproj "$mmproj" --raw -p "$prompt" --temp 0 --presence-penalty 0 -n 8 \
-    --json "$img" >"$tmp/seer.json" 2>"$tmp/seer.log"
-  st=$?
-  if [ $st != 0 ]; then
-    ok 1 "$wh: seer ask vs libmtmd: seer ask exited $st: $(head -1 "$tmp/seer.log")"
-    continue
-  fi
-  "$py" "$oracle/mtmd_compare.py" "$tmp/seer.json" "$tmp/mtmd1.json" >"$tmp/cmp.log" 2>&1
-  ok $? "$wh: seer ask --raw greedy == libmtmd: $(tail -1 "$tmp/cmp.log")"
+    if [ ! -x "$build/seer" ]; then
+      ok 1 "$preset $wh: seer ask vs libmtmd: $build/seer missing (build it, or set SEER_BUILD_DIR)"
+      continue
+    fi
+    "$build/seer" ask -m "$text" --mmproj "$mmproj" --raw -p "$prompt" --temp 0 --presence-penalty 0 -n 8 \
+      --json "$img" >"$tmp/seer.json" 2>"$tmp/seer.log"
+    st=$?
+    if [ $st != 0 ]; then
+      ok 1 "$preset $wh: seer ask vs libmtmd: seer ask exited $st: $(head -1 "$tmp/seer.log")"
+      continue
+    fi
+    "$py" "$oracle/mtmd_compare.py" "$tmp/seer.json" "$tmp/mtmd1.json" >"$tmp/cmp.log" 2>&1
+    ok $? "$preset $wh: seer ask --raw greedy == libmtmd: $(tail -1 "$tmp/cmp.log")"
+  done
 done
 [ $failed = 0 ]
