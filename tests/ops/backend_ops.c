@@ -1,0 +1,306 @@
+/* tests/ops/backend_ops.c — every op of core/ops.h from one table, in the spirit of ggml's
+   test-backend-ops. Each row (tests/ops/rows_*.h) names an op, its input makers, its cases
+   (awkward shapes: 1, odd and prime sizes, rows longer than a workgroup, thousands of rows;
+   strided views and in-place calls), a double-precision reference (tests/support/op_ref.c) and
+   the tolerance of the CPU against it. For each case, with inputs made fresh from the seed:
+     1. the CPU backend (2 threads) vs the reference, at the row's tolerance;
+     2. with OPC_THREADS, the CPU on 1 and 3 threads: the very same bits;
+     3. each Vulkan configuration vs the CPU and vs the reference, relative L2 <= 1e-4 (f32 paths
+        that differ from the CPU in summation order and in the shaders' exp/erf/sin/cos, which
+        stay near 1e-6): the default kernels (subgroup arithmetic where the device has it), the
+        plain kernels (vk_backend_params.plain_kernels) for the cases of ops that have a
+        feature-dependent kernel (OPC_PLAIN) and every row's first case, and a 32 KiB (and a
+        256 KiB) storage window for the cases sized to span many windows (OPC_SPLIT) — the
+        validation layer on, zero errors;
+   bit-exact rows (OP_BITS: copies, dequantised rows) compare bytes instead. Without a Vulkan
+   device the Vulkan checks are skipped visibly, unless SEER_REQUIRE_VULKAN=1 (CI) makes that a
+   failure. Checks that are not one op on one input (error paths, failed allocations, a chain of
+   dependent ops in one submit, sequences split over calls) follow the table (op_checks.h).
+
+   Adding an op: write its reference in tests/support/op_ref.c, then one row — make, ref, run,
+   tolerance, cases — in the rows_*.h of its family, and list the row in `table` below. */
+#include "op_test.h"
+
+#include <time.h>
+
+#include "core/cpu/cpu.h"
+#include "vulkan/vk_test.h"
+
+static backend *cpu_be, *cpu1_be, *cpu3_be; /* the CPU compared with everything; 1 and 3 threads */
+
+#define VK_TOL 1e-4 /* relative L2, Vulkan vs CPU and vs the reference (see the header) */
+
+enum { VK_DEFAULT, VK_PLAIN, VK_WINDOW, VK_WINDOW256, VK_CONFIGS };
+static const char *const vk_config_name[VK_CONFIGS] = {"vulkan", "vulkan plain kernels", "vulkan 32 KiB window",
+                                                       "vulkan 256 KiB window"};
+/* The cases a configuration runs: the windows take the cases sized for them, the others the rest. */
+static const unsigned vk_config_cases[VK_CONFIGS] = {0, 0, OPC_SPLIT, OPC_SPLIT256};
+static backend *vk_be[VK_CONFIGS];
+static const char *vk_missing; /* why there is no Vulkan backend, or NULL */
+
+#include "rows_elementwise.h"
+#include "rows_norm.h"
+#include "rows_rope.h"
+#include "rows_matmul.h"
+#include "rows_seq.h"
+
+/* CPU seconds (all threads, lavapipe's included) spent per stage of the current row: making and
+   referencing, the CPU backends, each Vulkan configuration — printed per row, to keep the
+   program's cost in view (CI has two cores). */
+enum { T_REF, T_CPU, T_VK };
+static double t_spent[T_VK + VK_CONFIGS];
+static clock_t t_mark;
+
+static void t_charge(int stage)
+{
+    clock_t now = clock();
+    t_spent[stage] += (double)(now - t_mark) / CLOCKS_PER_SEC;
+    t_mark = now;
+}
+
+/* ---- running one case on one backend -------------------------------------------------------- */
+
+/* Makes the case's parents on be (bytes or sentinel), runs the row and fills got. */
+static int run_on(backend *be, const struct op_row *r, const struct op_case *c, const struct op_data *d, void *got)
+{
+    struct op_bufs b = {be, d, {0}};
+    backend_buffer *buf[OP_MAX_IN] = {0};
+    int rc = SEER_OK;
+    for (int i = 0; i < d->n_in && rc == SEER_OK; i++) {
+        const struct op_in *in = &d->in[i];
+        b.t[i] = calloc(1, sizeof(tensor));
+        if (!b.t[i] || !tensor_init4(b.t[i], in->type, in->ne[0], in->ne[1], in->ne[2], in->ne[3])) {
+            rc = SEER_ENOMEM;
+            break;
+        }
+        snprintf(b.t[i]->name, sizeof b.t[i]->name, "%s_in%d", r->name, i);
+        rc = backend_tensor_alloc(be, b.t[i], &buf[i]);
+        if (rc == SEER_OK && in->bytes) {
+            rc = backend_tensor_set(b.t[i], in->bytes, 0, in->nbytes);
+        } else if (rc == SEER_OK) {
+            unsigned char *s = malloc(in->nbytes);
+            memset(s, OP_SENTINEL, in->nbytes);
+            rc = backend_tensor_set(b.t[i], s, 0, in->nbytes);
+            free(s);
+        }
+    }
+    if (rc == SEER_OK)
+        rc = r->run(r, c, &b, got);
+    for (int i = 0; i < d->n_in; i++) {
+        backend_buffer_free(buf[i]);
+        free(b.t[i]);
+    }
+    return rc;
+}
+
+static const char *rc_text(int rc) { return rc == OP_EGAPS ? "wrote outside its output view" : seer_last_error(); }
+
+/* got vs a double reference: relative L2 over all but the last n_exact values, which must be
+   equal. Returns the error (INFINITY when the exact tail differs). */
+static double err_ref(const struct op_data *d, const float *got, const double *want)
+{
+    size_t n = d->n_out - d->n_exact;
+    double e = d->part ? fmax(rel_l2_d(got, want, d->part), rel_l2_d(got + d->part, want + d->part, n - d->part))
+                       : rel_l2_d(got, want, n);
+    for (size_t i = n; i < d->n_out; i++)
+        if (got[i] != (float)want[i])
+            return INFINITY;
+    return e;
+}
+
+static double err_cpu(const struct op_data *d, const float *got, const float *cpu)
+{
+    size_t n = d->n_out - d->n_exact;
+    double e = d->part ? fmax(rel_l2(got, cpu, d->part), rel_l2(got + d->part, cpu + d->part, n - d->part))
+                       : rel_l2(got, cpu, n);
+    return memcmp(got + n, cpu + n, d->n_exact * sizeof(float)) ? INFINITY : e;
+}
+
+static size_t bytes_differ(const unsigned char *a, const unsigned char *b, size_t n)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += a[i] != b[i];
+    return bad;
+}
+
+static void describe(const struct op_row *r, const struct op_case *c, char *what, size_t size)
+{
+    int n = snprintf(what, size, "%s", r->name);
+    if (c->ne[0])
+        n += snprintf(what + n, size - (size_t)n, " {%lld,%lld,%lld,%lld}", (long long)c->ne[0], (long long)c->ne[1],
+                      (long long)c->ne[2], (long long)c->ne[3]);
+    if (c->p[0] || c->p[1] || c->p[2] || c->p[3])
+        n += snprintf(what + n, size - (size_t)n, " p{%lld,%lld,%lld,%lld}", (long long)c->p[0], (long long)c->p[1],
+                      (long long)c->p[2], (long long)c->p[3]);
+    if (c->type != DT_F32)
+        n += snprintf(what + n, size - (size_t)n, " %s", dtype_name(c->type));
+    if (c->s != 0)
+        n += snprintf(what + n, size - (size_t)n, " s=%g", c->s);
+    snprintf(what + n, size - (size_t)n, "%s%s%s%s", c->flags & OPC_STRIDED ? " strided" : "",
+             c->flags & OPC_IN_PLACE ? " in place" : "", c->flags & OPC_ALT ? " alt" : "",
+             c->flags & (OPC_SPLIT | OPC_SPLIT256) ? " split" : "");
+}
+
+static void run_case(const struct op_row *r, const struct op_case *c, bool first)
+{
+    char what[300];
+    describe(r, c, what, sizeof what);
+    struct op_data d = {0};
+    r->make(r, c, &d);
+    const bool l2 = r->cmp == OP_L2;
+    const size_t gsz = l2 ? sizeof(float) : 1;
+    void *want = calloc(d.n_out ? d.n_out : 1, l2 ? sizeof(double) : 1);
+    void *cpu = calloc(d.n_out ? d.n_out : 1, gsz), *got = calloc(d.n_out ? d.n_out : 1, gsz);
+    r->ref(r, c, &d, want);
+    const double tol = c->tol ? c->tol : r->tol;
+    t_charge(T_REF);
+
+    int rc = run_on(cpu_be, r, c, &d, cpu);
+    bool cpu_ok;
+    if (rc != SEER_OK)
+        cpu_ok = ok(0, "%s: cpu: %s", what, rc_text(rc));
+    else if (l2)
+        cpu_ok = ok(err_ref(&d, cpu, want) <= tol, "%s: cpu vs reference, rel L2 %.2e <= %.0e%s", what,
+                    err_ref(&d, cpu, want), tol, d.n_exact ? " (state exact)" : "");
+    else
+        cpu_ok = ok(!memcmp(cpu, want, d.n_out), "%s: cpu equals the reference bit for bit (%zu of %zu bytes differ)",
+                    what, bytes_differ(cpu, want, d.n_out), d.n_out);
+
+    if (c->flags & OPC_THREADS) {
+        int rc1 = run_on(cpu1_be, r, c, &d, got);
+        bool same = rc1 == SEER_OK && !memcmp(got, cpu, d.n_out * gsz);
+        int rc3 = run_on(cpu3_be, r, c, &d, got);
+        same &= rc3 == SEER_OK && !memcmp(got, cpu, d.n_out * gsz);
+        ok(same && cpu_ok, "%s: cpu on 1 and 3 threads gives the 2-thread bits", what);
+    }
+    if (c->flags & OPC_THREADS_REF) {
+        int rc1 = run_on(cpu1_be, r, c, &d, got);
+        double e1 = rc1 == SEER_OK ? err_ref(&d, got, want) : INFINITY;
+        int rc3 = run_on(cpu3_be, r, c, &d, got);
+        double e3 = rc3 == SEER_OK ? err_ref(&d, got, want) : INFINITY;
+        ok(e1 <= tol && e3 <= tol, "%s: cpu on 1 and 3 threads vs reference, rel L2 %.2e, %.2e <= %.0e", what, e1, e3,
+           tol);
+    }
+    t_charge(T_CPU);
+
+    for (int v = 0; v < VK_CONFIGS; v++) {
+        if (c->flags & OPC_CPU_ONLY)
+            break;
+        if ((c->flags & (OPC_SPLIT | OPC_SPLIT256)) != vk_config_cases[v] || (v == VK_PLAIN && !(c->flags & OPC_PLAIN) && !first))
+            continue;
+        if (!vk_be[v]) {
+            skip(vk_missing ? vk_missing : "this Vulkan configuration could not be made", what);
+            continue;
+        }
+        memset(got, 0, d.n_out * gsz);
+        rc = run_on(vk_be[v], r, c, &d, got);
+        if (rc != SEER_OK) {
+            ok(0, "%s: %s: %s", what, vk_config_name[v], rc_text(rc));
+        } else if (l2) {
+            double ec = err_cpu(&d, got, cpu), er = err_ref(&d, got, want);
+            ok(cpu_ok && ec <= VK_TOL && er <= VK_TOL, "%s: %s vs cpu %.2e, vs reference %.2e, rel L2 <= 1e-4", what,
+               vk_config_name[v], ec, er);
+        } else {
+            ok(cpu_ok && !memcmp(got, cpu, d.n_out), "%s: %s equals the cpu bit for bit (%zu of %zu bytes differ)",
+               what, vk_config_name[v], bytes_differ(got, cpu, d.n_out), d.n_out);
+        }
+        t_charge(T_VK + v);
+    }
+    for (int i = 0; i < d.n_in; i++)
+        free(d.in[i].bytes), free(d.in[i].val);
+    free(d.aux);
+    free(want), free(cpu), free(got);
+}
+
+/* ---- the table ------------------------------------------------------------------------------ */
+
+static const struct op_row *const *const tables[] = {
+    elementwise_rows, norm_rows, rope_rows, matmul_rows, seq_rows,
+};
+static const size_t table_sizes[] = {
+    ARRAY_LEN(elementwise_rows), ARRAY_LEN(norm_rows), ARRAY_LEN(rope_rows), ARRAY_LEN(matmul_rows),
+    ARRAY_LEN(seq_rows),
+};
+
+#include "op_checks.h"
+
+/* The row's shape macros expand to some cases more than once (a broadcast pattern that equals
+   the full shape for a 1-row tensor, lists that overlap): those run once. */
+static bool listed_before(const struct op_row *r, size_t k)
+{
+    for (size_t a = 0; a < k; a++)
+        if (!memcmp(&r->cases[a], &r->cases[k], sizeof r->cases[k]))
+            return true;
+    return false;
+}
+
+/* Opens the Vulkan configurations; a missing device is a visible skip, or a failure under
+   SEER_REQUIRE_VULKAN=1. */
+static void open_vulkan(void)
+{
+#if SEER_HAVE_VULKAN
+    static char why[1200];
+    struct vk_backend_params p = vk_backend_params_default();
+    p.enable_validation = true;
+    if (backend_vulkan_create(&p, &vk_be[VK_DEFAULT]) != SEER_OK) {
+        snprintf(why, sizeof why, "no Vulkan device on this machine (%s)", seer_last_error());
+        vk_missing = why;
+        vk_be[VK_DEFAULT] = NULL;
+        if (vk_test_required())
+            ok(0, "SEER_REQUIRE_VULKAN=1 but %s", why);
+        return;
+    }
+    diag("%s", vk_be[VK_DEFAULT]->description);
+    vk_be[VK_PLAIN] = vk_test_backend_with(0, true);
+    vk_be[VK_WINDOW] = vk_test_backend(32 << 10);
+    vk_be[VK_WINDOW256] = vk_test_backend(256 << 10);
+#else
+    vk_missing = "built without Vulkan (SEER_VULKAN=OFF)";
+#endif
+}
+
+int main(int argc, char **argv)
+{
+    plan_no_plan();
+    test_seed();
+    if (backend_cpu_create(2, &cpu_be) != SEER_OK || backend_cpu_create(1, &cpu1_be) != SEER_OK ||
+        backend_cpu_create(3, &cpu3_be) != SEER_OK) {
+        ok(0, "cpu backends: %s", seer_last_error());
+        return done_testing();
+    }
+    open_vulkan();
+    /* an argument runs only the rows whose name starts with it (for working on one op) */
+    const char *only = argc > 1 ? argv[1] : NULL;
+    for (size_t t = 0; t < ARRAY_LEN(tables); t++)
+        for (size_t i = 0; i < table_sizes[t]; i++) {
+            const struct op_row *r = tables[t][i];
+            if (only && strncmp(r->name, only, strlen(only)))
+                continue;
+            memset(t_spent, 0, sizeof t_spent);
+            t_mark = clock();
+            size_t n = 0;
+            bool first = true; /* the row's first case for the default kernels, which the plain ones also run */
+            for (size_t k = 0; k < r->n_cases; k++) {
+                if (listed_before(r, k))
+                    continue;
+                run_case(r, &r->cases[k], first);
+                first &= (r->cases[k].flags & (OPC_CPU_ONLY | OPC_SPLIT | OPC_SPLIT256)) != 0;
+                n++;
+            }
+            diag("%s: %zu cases; CPU seconds: reference %.1f, cpu %.1f, vulkan %.1f, plain %.1f, windows %.1f",
+                 r->name, n, t_spent[T_REF], t_spent[T_CPU], t_spent[T_VK + VK_DEFAULT],
+                 t_spent[T_VK + VK_PLAIN], t_spent[T_VK + VK_WINDOW] + t_spent[T_VK + VK_WINDOW256]);
+        }
+    if (!only)
+        op_checks();
+#if SEER_HAVE_VULKAN
+    for (int v = 0; v < VK_CONFIGS; v++)
+        if (vk_be[v]) {
+            vk_test_validation_check(vk_be[v], vk_config_name[v]);
+            backend_free(vk_be[v]);
+        }
+#endif
+    backend_free(cpu_be), backend_free(cpu1_be), backend_free(cpu3_be);
+    return done_testing();
+}

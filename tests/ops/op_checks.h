@@ -1,0 +1,259 @@
+/* op_checks.h — the checks of tests/ops/backend_ops.c that are not one op on one input: exact
+   values at a function's edges (softplus's threshold, GELU's two forms, which RoPE frequency
+   reads which position), equalities between calls (a sequence in pieces vs one call, the two
+   GDN forms), error paths and failed allocations, and a chain of dependent ops recorded into one
+   Vulkan submit. */
+
+/* A contiguous f32 tensor on be holding x (n values); NULL after a failed test. */
+static tensor *chk_tensor(backend *be, enum dtype t, int64_t ne0, int64_t ne1, int64_t ne2, const float *x)
+{
+    return vk_test_tensor(be, t, ne0, ne1, ne2, 1, x);
+}
+
+/* Every backend the checks run on: the CPU, and Vulkan's default configuration when there is one. */
+static int chk_backends(backend *out[2])
+{
+    out[0] = cpu_be;
+    out[1] = vk_be[VK_DEFAULT];
+    return out[1] ? 2 : 1;
+}
+
+/* ---- edges of functions ----------------------------------------------------------------------- */
+
+static float *chk_unary(backend *be, enum unary_op op, const float *x, int64_t n)
+{
+    tensor *tx = chk_tensor(be, DT_F32, n, 1, 1, x), *ty = chk_tensor(be, DT_F32, n, 1, 1, NULL);
+    float *y = tx && ty && op_unary(be, op, ty, tx) == SEER_OK ? vk_test_read_f32(ty) : NULL;
+    vk_test_tensor_free(tx), vk_test_tensor_free(ty);
+    return y;
+}
+
+static void check_activation_edges(backend *be)
+{
+    /* softplus (spec §2.5 step 4): above 20 the input itself, which also keeps log1p(exp(x)) from
+       overflowing f32 for x >~ 88; below, log(1 + e^x) */
+    const float xs[] = {20.5f, 21.0f, 25.0f, 88.5f, 100.0f, 1000.0f, 19.0f, -30.0f};
+    float *y = chk_unary(be, UNARY_SOFTPLUS, xs, 8);
+    bool thr = y != NULL;
+    for (int i = 0; thr && i < 6; i++)
+        thr &= y[i] == xs[i];
+    ok(thr, "%s: softplus returns x exactly for x > 20 (20.5 .. 1000, no overflow to inf)", backend_name(be));
+    ok(y && fabs(y[6] - log1p(exp(19.0))) <= 1e-6 * 19.0 && fabs(y[7] - log1p(exp(-30.0))) <= 1e-6 * 1e-13,
+       "%s: softplus below the threshold is log(1+e^x) (19 -> %.9g, -30 -> %.3g)", backend_name(be), y ? y[6] : 0,
+       y ? y[7] : 0);
+    free(y);
+    /* GELU tanh and erf are distinct approximations (spec §4.5 vs §4.6): each within 1e-5 of its
+       own formula, and further than that from the other's */
+    const int64_t n = 4097;
+    float *x = malloc((size_t)n * sizeof *x);
+    test_fill_uniform(x, (size_t)n, -4.0f, 4.0f);
+    double *rt = malloc((size_t)n * sizeof *rt), *re = malloc((size_t)n * sizeof *re);
+    for (int64_t i = 0; i < n; i++)
+        rt[i] = ref_unary(UNARY_GELU_TANH, x[i]), re[i] = ref_unary(UNARY_GELU_ERF, x[i]);
+    float *yt = chk_unary(be, UNARY_GELU_TANH, x, n), *ye = chk_unary(be, UNARY_GELU_ERF, x, n);
+    double tt = yt ? rel_l2_d(yt, rt, (size_t)n) : INFINITY, ee = ye ? rel_l2_d(ye, re, (size_t)n) : INFINITY;
+    double te = yt ? rel_l2_d(yt, re, (size_t)n) : 0, et = ye ? rel_l2_d(ye, rt, (size_t)n) : 0;
+    ok(tt <= 1e-5 && ee <= 1e-5 && te > 1e-4 && et > 1e-4,
+       "%s: gelu_tanh and gelu_erf each match their own formula (%.1e, %.1e) and not the other's (%.1e, %.1e)",
+       backend_name(be), tt, ee, te, et);
+    free(x), free(rt), free(re), free(yt), free(ye);
+}
+
+/* One token whose T, H and W positions all differ: frequency 1 must turn by H, 2 by W, 3 by T,
+   and every frequency i by axis i mod 3 for Qwen's sections {11, 11, 10} (spec §3.3); dims
+   64..255 untouched. Vision: inv_freq[0] = 1, so pair 0 turns by exactly the row and pair
+   dh/4 by exactly the column (spec §4.4). The reference's own axis rule is what this pins. */
+static void check_rope_axes(backend *be)
+{
+    const struct rope_text_params p = {64, 1e7f, {11, 11, 10}};
+    const int hd = 256;
+    const float pos[3] = {7, 1000, 250}; /* T, H, W */
+    float *x = malloc((size_t)hd * sizeof *x);
+    op_fill_normal(x, (size_t)hd, 1.0f);
+    for (int i = 1; i <= 3; i++) /* pairs of known size, so a wrong angle cannot hide in tiny values */
+        x[i] = 1.0f, x[i + 32] = -0.5f;
+    tensor *tx = chk_tensor(be, DT_F32, hd, 1, 1, x), *ty = chk_tensor(be, DT_F32, hd, 1, 1, NULL);
+    tensor *tp = test_tensor(be, DT_I32, 1, 3, 1, 1, pos);
+    float *y = tx && ty && tp && op_rope_text(be, ty, tx, tp, &p) == SEER_OK ? vk_test_read_f32(ty) : NULL;
+    double err[32][3];
+    for (int i = 0; i < 32; i++)
+        for (int a = 0; a < 3; a++) {
+            double ang = (double)((float)pos[a] * (float)pow(1e7, -2.0 * i / 64));
+            double e0 = x[i] * cos(ang) - x[i + 32] * sin(ang), e1 = x[i + 32] * cos(ang) + x[i] * sin(ang);
+            err[i][a] = y ? fmax(fabs(y[i] - e0), fabs(y[i + 32] - e1)) : INFINITY;
+        }
+    /* 1e-5 absolute on unit-normal inputs; a wrong axis is off by O(1) */
+    ok(err[1][1] <= 1e-5 && err[1][0] > 1e-3 && err[1][2] > 1e-3 && err[2][2] <= 1e-5 && err[2][0] > 1e-3 &&
+           err[2][1] > 1e-3 && err[3][0] <= 1e-5 && err[3][1] > 1e-3 && err[3][2] > 1e-3,
+       "%s: rope_text frequency 1 turns by the H position, 2 by W, 3 by T (%.1e %.1e %.1e)", backend_name(be),
+       err[1][1], err[2][2], err[3][0]);
+    bool all = y != NULL, pass = y != NULL;
+    for (int i = 0; i < 32; i++)
+        all &= err[i][i % 3] <= 1e-5;
+    for (int d = 64; y && d < hd; d++)
+        pass &= y[d] == x[d];
+    ok(all && pass, "%s: all 32 frequencies follow the i mod 3 axis rule; dims 64..255 untouched", backend_name(be));
+    free(y);
+    vk_test_tensor_free(tx), vk_test_tensor_free(ty), vk_test_tensor_free(tp);
+
+    const int dh = 72;
+    const float vpos[2] = {3, 11};
+    tx = chk_tensor(be, DT_F32, dh, 1, 1, x), ty = chk_tensor(be, DT_F32, dh, 1, 1, NULL);
+    tp = test_tensor(be, DT_I32, 1, 2, 1, 1, vpos);
+    y = tx && ty && tp && op_rope_vision(be, ty, tx, tp, 1e4f) == SEER_OK ? vk_test_read_f32(ty) : NULL;
+    double er = y ? fabs(y[0] - (x[0] * cos(3.0) - x[36] * sin(3.0))) : INFINITY;
+    double ec = y ? fabs(y[18] - (x[18] * cos(11.0) - x[54] * sin(11.0))) : INFINITY;
+    double wrong = y ? fabs(y[0] - (x[0] * cos(11.0) - x[36] * sin(11.0))) : 0;
+    ok(er <= 1e-5 && ec <= 1e-5 && wrong > 1e-3, "%s: rope_vision pair 0 turns by the row (3), pair dh/4 by the col (11)",
+       backend_name(be));
+    free(y), free(x);
+    vk_test_tensor_free(tx), vk_test_tensor_free(ty), vk_test_tensor_free(tp);
+}
+
+/* ---- calls in pieces -------------------------------------------------------------------------- */
+
+/* A sequence in pieces gives the very same bits as one call: each conv output sees the same
+   inputs in the same order whichever call it falls in; the state after equals too. */
+static void check_conv_pieces(backend *be)
+{
+    struct op_case c = {.ne = {9, 0}, .p = {37, 4}};
+    struct op_data d = {0};
+    make_conv(&row_conv, &c, &d);
+    float *y[3];
+    int rc = SEER_OK;
+    static const int64_t plans[3] = {0, 1, 3}; /* one call, 1+5+3, 9 single tokens */
+    for (int i = 0; i < 3; i++) {
+        c.ne[1] = plans[i];
+        y[i] = calloc(d.n_out, sizeof(float));
+        rc |= run_on(be, &row_conv, &c, &d, y[i]);
+    }
+    ok(rc == SEER_OK && !memcmp(y[0], y[1], d.n_out * 4) && !memcmp(y[0], y[2], d.n_out * 4),
+       "%s: conv C=37 K=4: 1+5+3 calls and 9 single tokens give one call's outputs and state, bit for bit",
+       backend_name(be));
+    for (int i = 0; i < 3; i++)
+        free(y[i]);
+    for (int i = 0; i < d.n_in; i++)
+        free(d.in[i].bytes), free(d.in[i].val);
+}
+
+/* The chunked form reorders the recurrent form's maths (WY form, spec §2.5 step 8): within 1e-5
+   of it on the CPU's GDN cases (both f32); a sequence in 4 calls, and a chunked prefill of 250
+   followed by 50 recurrent steps, equal one call within 1e-5. */
+static void check_gdn_forms(void)
+{
+    double worst = 0;
+    for (size_t i = 0; i < 35; i++) { /* the CPU list at the head of gdn_cases */
+        struct op_data d = {0};
+        make_gdn(&row_gdn_rec, &gdn_cases[i], &d);
+        float *a = calloc(d.n_out, 4), *b = calloc(d.n_out, 4);
+        int rc = run_on(cpu_be, &row_gdn_rec, &gdn_cases[i], &d, a) | run_on(cpu_be, &row_gdn_chunked, &gdn_cases[i], &d, b);
+        double e = rc ? INFINITY : fmax(rel_l2(b, a, d.part), rel_l2(b + d.part, a + d.part, d.n_out - d.part));
+        worst = fmax(worst, e);
+        free(a), free(b);
+        for (int k = 0; k < d.n_in; k++)
+            free(d.in[k].bytes), free(d.in[k].val);
+    }
+    ok(worst <= 1e-5, "cpu: gdn chunked vs recurrent on 35 cases (out and state): worst rel L2 %.2e <= 1e-5", worst);
+
+    static const char *const what[3] = {"recurrent in calls of 1, 70, 64, 165", "chunked in calls of 1, 70, 64, 165",
+                                        "chunked prefill 250 + 50 recurrent steps"};
+    const struct op_row *rows[3] = {&row_gdn_rec, &row_gdn_chunked, &row_gdn_mixed};
+    for (int m = 0; m < 3; m++) {
+        struct op_case one = {.ne = {300}, .p = {128, 128, 2, 4}}, pieces = one;
+        pieces.ne[1] = m < 2 ? 1 : 2, pieces.ne[2] = 250;
+        struct op_data d = {0};
+        make_gdn(rows[m], &one, &d);
+        float *a = calloc(d.n_out, 4), *b = calloc(d.n_out, 4);
+        int rc = run_on(cpu_be, m == 0 ? &row_gdn_rec : &row_gdn_chunked, &one, &d, a) | run_on(cpu_be, rows[m], &pieces, &d, b);
+        double e = rc ? INFINITY : fmax(rel_l2(b, a, d.part), rel_l2(b + d.part, a + d.part, d.n_out - d.part));
+        ok(e <= 1e-5, "cpu: gdn %s equals one call (out and state): rel L2 %.2e <= 1e-5", what[m], e);
+        free(a), free(b);
+        for (int k = 0; k < d.n_in; k++)
+            free(d.in[k].bytes), free(d.in[k].val);
+    }
+}
+
+/* ---- errors ------------------------------------------------------------------------------------- */
+
+/* Failures return the right code, say why and leave the state untouched. */
+static void check_cpu_errors(void)
+{
+    const int64_t dd = 16, T = 70;
+    tensor *q = chk_tensor(cpu_be, DT_F32, dd, 1, T, NULL), *k = chk_tensor(cpu_be, DT_F32, dd, 1, T, NULL);
+    tensor *out = chk_tensor(cpu_be, DT_F32, dd, 1, T, NULL), *g = chk_tensor(cpu_be, DT_F32, 1, T, 1, NULL);
+    float s0[16 * 16];
+    op_fill_normal(s0, 256, 0.3f);
+    tensor *st = chk_tensor(cpu_be, DT_F32, dd, dd, 1, s0);
+    for (int f = 0; f < 2; f++) {
+        seer_alloc_fail_after(1); /* the op's scratch area is its only allocation */
+        int rc = f ? op_gdn_chunked(cpu_be, out, q, k, q, g, g, st, 0.25f, GDN_V_GROUPED)
+                   : op_gdn_recurrent(cpu_be, out, q, k, q, g, g, st, 0.25f, GDN_V_GROUPED);
+        seer_alloc_fail_after(0);
+        float *s = vk_test_read_f32(st);
+        ok(rc == SEER_ENOMEM && strstr(seer_last_error(), "scratch") && !memcmp(s, s0, sizeof s0),
+           "cpu: gdn %s with a failed scratch allocation: SEER_ENOMEM (\"%s\"), state untouched",
+           f ? "chunked" : "recurrent", seer_last_error());
+        free(s);
+    }
+    /* a 4th dimension passes ops.c's shape checks (q and k agree) but is outside the contract */
+    tensor q4 = tensor_view(q, 4, (int64_t[]){dd, 1, T / 2, 2}, (size_t[]){4, 4 * dd, 4 * dd, 4 * dd * (T / 2)}, 0);
+    tensor o3 = tensor_view(out, 3, (int64_t[]){dd, 1, T / 2}, (size_t[]){4, 4 * dd, 4 * dd}, 0);
+    tensor g2 = tensor_view(g, 2, (int64_t[]){1, T / 2}, (size_t[]){4, 4}, 0);
+    ok(op_gdn_chunked(cpu_be, &o3, &q4, &q4, &o3, &g2, &g2, st, 0.25f, GDN_V_GROUPED) == SEER_EINVAL,
+       "cpu: gdn with 4-D q/k: SEER_EINVAL (\"%s\")", seer_last_error());
+    vk_test_tensor_free(q), vk_test_tensor_free(k), vk_test_tensor_free(out), vk_test_tensor_free(g);
+    vk_test_tensor_free(st);
+
+    /* attention: each allocation failing in turn is reported; causal makes one (scratch),
+       segments three (ranges, their sort index, scratch) */
+    for (int segs = 0; segs < 2; segs++) {
+        const int64_t hd = 64, nh = 4, n = 50;
+        q = chk_tensor(cpu3_be, DT_F32, hd, nh, n, NULL), out = chk_tensor(cpu3_be, DT_F32, hd, nh, n, NULL);
+        tensor *seg = test_tensor(cpu3_be, DT_I32, n, 1, 1, 1, NULL);
+        struct attn_mask mask = {.kind = ATTN_CAUSAL, .q_pos0 = 0};
+        if (segs)
+            mask = (struct attn_mask){.kind = ATTN_SEGMENTS, .seg = seg};
+        bool all = true;
+        for (int i = 1; i <= (segs ? 3 : 1); i++) {
+            seer_alloc_fail_after(i);
+            int rc = op_attention(cpu3_be, out, q, q, q, 0.125f, &mask);
+            seer_alloc_fail_after(0);
+            all &= rc == SEER_ENOMEM && strstr(seer_last_error(), "op_attention") != NULL;
+        }
+        seer_alloc_fail_after(segs ? 4 : 2);
+        int rc = op_attention(cpu3_be, out, q, q, q, 0.125f, &mask);
+        seer_alloc_fail_after(0);
+        ok(all && rc == SEER_OK, "cpu: attention (%s): every failed allocation gives SEER_ENOMEM; none failing succeeds",
+           segs ? "segments" : "causal");
+        vk_test_tensor_free(q), vk_test_tensor_free(out), test_tensor_free(seg);
+    }
+
+    /* get_rows: ids V and −1 are SEER_EINVAL naming them */
+    float tv[32];
+    op_fill_normal(tv, 32, 1.0f);
+    tensor *table = chk_tensor(cpu_be, DT_F32, 8, 4, 1, tv);
+    static const float bad[2][3] = {{0, 4, 1}, {-1, 0, 2}};
+    for (int i = 0; i < 2; i++) {
+        tensor *ids = test_tensor(cpu_be, DT_I32, 3, 1, 1, 1, bad[i]), *o = chk_tensor(cpu_be, DT_F32, 8, 3, 1, NULL);
+        int rc = op_get_rows(cpu_be, o, table, ids);
+        ok(rc == SEER_EINVAL && strstr(seer_last_error(), "op_get_rows") && strstr(seer_last_error(), i ? "-1" : "4"),
+           "cpu: get_rows id %s is SEER_EINVAL naming it (\"%s\")", i ? "-1" : "4 (= V)", seer_last_error());
+        test_tensor_free(ids), vk_test_tensor_free(o);
+    }
+    vk_test_tensor_free(table);
+}
+
+#include "op_checks_vulkan.h"
+
+static void op_checks(void)
+{
+    backend *bes[2];
+    for (int b = 0, n = chk_backends(bes); b < n; b++) {
+        check_activation_edges(bes[b]);
+        check_rope_axes(bes[b]);
+        check_conv_pieces(bes[b]);
+    }
+    check_gdn_forms();
+    check_cpu_errors();
+    check_vulkan();
+}
