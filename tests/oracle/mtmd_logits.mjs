@@ -190,7 +190,8 @@ async function worker(a) {
 
     const greedy = await sampledRun({temperature: 0});
     const tokens = greedy.ids;
-    const eog = greedy.r.stopped_eos && greedy.r.tokens_predicted <= a.n;
+    // tokens_predicted leaves the stop token out: a stop as token n+1 is past the limit
+    const eog = greedy.r.stopped_eos && greedy.r.tokens_predicted < a.n;
     const stepsKnown = eog ? greedy.r.tokens_predicted : a.n;
     if (tokens.length !== stepsKnown)
         throw new Error(`session holds ${tokens.length} generated tokens, ${stepsKnown} expected`);
