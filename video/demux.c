@@ -328,7 +328,8 @@ static int demux_pass(video_file *v)
     if (n == 0)
         return seer_err(SEER_EDECODE, "%s: its video stream has no frames", v->name);
     qsort(v->ts, (size_t)n, sizeof *v->ts, cmp_i64);
-    qsort(v->key_ts, (size_t)v->n_key, sizeof *v->key_ts, cmp_i64);
+    if (v->n_key) /* a stream may flag no keyframe at all (then decoding starts from the top) */
+        qsort(v->key_ts, (size_t)v->n_key, sizeof *v->key_ts, cmp_i64);
     for (int64_t k = 1; k < n && !v->by_count; k++)
         v->by_count = v->ts[k] == v->ts[k - 1];
     double *sec = seer_malloc((size_t)n * sizeof *sec);
