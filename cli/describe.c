@@ -253,7 +253,12 @@ static int write_atomic(const char *path, int kind, const struct chunk *ch, size
             stamp(f, ch[i].start, kind == 's' ? ',' : '.');
             fputs(" --> ", f);
             stamp(f, ch[i].end, kind == 's' ? ',' : '.');
-            fprintf(f, "\n%s\n\n", ch[i].text ? ch[i].text : "");
+            /* a blank line ends a cue in both formats: the text's own blank lines are dropped */
+            fputc('\n', f);
+            for (const char *t = ch[i].text ? ch[i].text : ""; *t; t++)
+                if (*t != '\n' || (t[1] != '\n' && t[1] != '\0'))
+                    fputc(*t, f);
+            fputs("\n\n", f);
         }
     }
     const bool bad = ferror(f) | (fflush(f) != 0) | (fsync(fileno(f)) != 0);
@@ -402,7 +407,9 @@ static int describe_one(seer_context *ctx, const struct describe_opts *o, const 
     int rc = video_open(path, &v); /* the length, for the chunks (the library opens it again) */
     if (rc)
         return rc;
-    const double duration = video_file_info(v)->duration;
+    /* the video stream's own length (a container's duration may count a longer audio track) */
+    const struct video_info *info = video_file_info(v);
+    const double duration = MIN(info->duration, info->seconds[info->n_frames - 1] + 1 / info->fps);
     video_close(v);
     const double start = o->vin.start_seconds, end = o->vin.end_seconds > 0 ? MIN(o->vin.end_seconds, duration) : duration;
     const double step = o->chunk > 0 ? o->chunk : end - start;
