@@ -592,10 +592,8 @@ static int list_inputs(const struct ocr_opts *o, struct ocr_list *l)
     if (rc)
         return cli_fail(rc);
     ocr_list_dedupe(l);
-    if (l->n == 0) {
-        fprintf(stderr, "seer ocr: no inputs (the directories and lists given hold no files)\n");
-        return CLI_USAGE;
-    }
+    if (l->n == 0) /* not an error: a shard or a list can be empty */
+        fprintf(stderr, "seer ocr: warning: no inputs (the directories and lists given hold no files)\n");
     if (o->out && !ocr_list_names_unique(l, fmt_ext[o->fmt]))
         return CLI_USAGE;
     ocr_list_shard(l, o->shard_i, o->shard_n);

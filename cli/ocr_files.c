@@ -48,10 +48,15 @@ static int push(struct ocr_list *l, const char *path, const char *name, const ch
     return SEER_OK;
 }
 
+/* The last component of a path ("dir/" for "a/dir/"); the path itself when it has one. */
 static const char *base_name(const char *path)
 {
-    const char *s = strrchr(path, '/');
-    return s && s[1] ? s + 1 : path;
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    while (n > 0 && path[n - 1] != '/')
+        n--;
+    return path[n] ? path + n : path;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -100,8 +105,10 @@ static int walk(struct ocr_list *l, const char *dir, const char *rel, int depth)
             break;
         }
         snprintf(path, pl, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", names[i]);
-        snprintf(r, rl, "%s%s%s", rel, rel[0] ? "/" : "", names[i]);
-        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(r, rl, "%s%s%s", rel, rel[0] && rel[strlen(rel) - 1] != '/' ? "/" : "", names[i]);
+        if (lstat(path, &st) != 0) {
+            rc = push(l, path, r, NULL); /* gone since the listing: media_open says so */
+        } else if (S_ISDIR(st.st_mode)) {
             bool is_out = l->has_out && st.st_dev == l->out_dev && st.st_ino == l->out_ino;
             if (!is_out && depth < WALK_MAX_DEPTH)
                 rc = walk(l, path, r, depth + 1);
@@ -137,8 +144,16 @@ int ocr_list_add(struct ocr_list *l, const char *arg, bool glob_ok)
     } else if (gr != 0) {
         rc = seer_err(SEER_ENOMEM, "%s: the pattern could not be expanded", arg);
     } else {
-        for (size_t i = 0; i < g.gl_pathc && !rc; i++)
-            rc = ocr_list_add(l, g.gl_pathv[i], false);
+        /* a matched directory keeps its name in the outputs: a pattern matching directories a and b
+           gives a/x.png and b/x.png, not x.png twice */
+        for (size_t i = 0; i < g.gl_pathc && !rc; i++) {
+            const char *m = g.gl_pathv[i];
+            bool out_dir = l->has_out && stat(m, &st) == 0 && st.st_dev == l->out_dev && st.st_ino == l->out_ino;
+            if (stat(m, &st) == 0 && S_ISDIR(st.st_mode))
+                rc = out_dir ? SEER_OK : walk(l, m, base_name(m), 0);
+            else
+                rc = push(l, m, base_name(m), NULL);
+        }
     }
     if (gr != GLOB_NOMATCH)
         globfree(&g);
