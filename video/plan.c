@@ -115,7 +115,8 @@ void video_plan_clear(struct video_plan *p)
     memset(p, 0, sizeof *p);
 }
 
-/* Size and tokens for n frames of the clip within [min_px, max_px] (spec §5.3 resize). */
+/* Size and tokens for n frames of the clip within [min_px, max_px] (spec §5.3 resize). A one-frame
+   video (HF refuses fewer than 2) is sized as the pair it becomes, its frame repeated. */
 static int measure(int64_t n, int64_t h, int64_t w, int64_t min_px, int64_t max_px, int64_t *rh, int64_t *rw,
                    int64_t *tokens)
 {
