@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/gen.h"
+#include "core/util.h"
 #include "seer.h"
 
 const char gen_help[] =
@@ -198,15 +199,15 @@ static int print_json(const seer_result *r)
 /* "1,2,3" → ids; -1 on a malformed list. */
 static int parse_ids(const char *s, int32_t **ids, size_t *n)
 {
-    size_t cap = 16, k = 0;
-    int32_t *v = malloc(cap * sizeof *v);
-    while (v && *s) {
+    size_t cap = 0, k = 0;
+    int32_t *v = NULL;
+    while (*s) {
         char *end;
         errno = 0;
         long x = strtol(s, &end, 10);
         if (end == s || errno || x < 0 || x > INT32_MAX || (*end && *end != ','))
             break;
-        if (k == cap && !(v = realloc(v, (cap *= 2) * sizeof *v)))
+        if (!seer_grow(&v, &cap, k + 1, sizeof *v, 16))
             break;
         v[k++] = (int32_t)x;
         s = *end ? end + 1 : end;
@@ -218,29 +219,6 @@ static int parse_ids(const char *s, int32_t **ids, size_t *n)
     }
     free(v);
     return -1;
-}
-
-static int read_text_file(const char *path, char **out)
-{
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-    size_t n = 0, cap = 4096;
-    char *buf = malloc(cap);
-    if (!f || !buf) {
-        free(buf);
-        fprintf(stderr, "seer: %s: cannot open: %s\n", path, strerror(errno));
-        return -1;
-    }
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0)
-        if ((n += got) + 1 == cap)
-            buf = realloc(buf, cap *= 2);
-    if (f != stdin)
-        fclose(f);
-    if (!buf)
-        return -1;
-    buf[n] = '\0';
-    *out = buf;
-    return 0;
 }
 
 int cli_run(int argc, char **argv)
@@ -287,8 +265,10 @@ int cli_run(int argc, char **argv)
     char *file_text = NULL;
     int32_t *ids = NULL;
     size_t n_ids = 0;
-    if (o.prompt_file && read_text_file(o.prompt_file, &file_text))
-        return CLI_FAIL;
+    size_t file_len;
+    int frc = o.prompt_file ? cli_read_file(o.prompt_file, &file_text, &file_len) : SEER_OK;
+    if (frc)
+        return cli_fail(frc);
     if (o.prompt_tokens && parse_ids(o.prompt_tokens, &ids, &n_ids)) {
         fprintf(stderr, "seer run: --prompt-tokens needs comma-separated non-negative ids, got '%s'\n",
                 o.prompt_tokens);

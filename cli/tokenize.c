@@ -29,7 +29,8 @@ static void usage(FILE *f)
                "  --special   parse special tokens written in the text (<|im_start|> ...)\n");
 }
 
-/* Reads a whole file (or stdin for "-") into a new buffer. */
+/* The CLI's one way to read a file: the whole file (or stdin for "-", which cannot be mapped or
+   sized first) into a new buffer, NUL-terminated after its *len bytes. */
 int cli_read_file(const char *path, char **out, size_t *len)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
@@ -39,17 +40,11 @@ int cli_read_file(const char *path, char **out, size_t *len)
     size_t n = 0, cap = 0;
     int rc = SEER_OK;
     for (;;) {
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 1 << 16;
-            char *p = nc > cap ? realloc(buf, nc) : NULL;
-            if (!p) {
-                rc = seer_err(SEER_ENOMEM, "%s: out of memory reading the file", path);
-                break;
-            }
-            buf = p;
-            cap = nc;
+        if (!seer_grow(&buf, &cap, n + 2, 1, 1 << 16)) { /* room for a byte and the NUL */
+            rc = seer_err(SEER_ENOMEM, "%s: out of memory reading the file", path);
+            break;
         }
-        size_t got = fread(buf + n, 1, cap - n, f);
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
         n += got;
         if (got == 0) {
             if (ferror(f))
@@ -63,6 +58,7 @@ int cli_read_file(const char *path, char **out, size_t *len)
         free(buf);
         return rc;
     }
+    buf[n] = '\0';
     *out = buf;
     *len = n;
     return SEER_OK;

@@ -52,6 +52,24 @@ void *seer_aligned_alloc(size_t align, size_t n)
 
 void seer_aligned_free(void *p) { free(p); }
 
+bool seer_grow(void *pp, size_t *cap, size_t need, size_t elem_bytes, size_t first)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? *cap : MAX(first, (size_t)1), bytes;
+    while (c < need)
+        c = c > SIZE_MAX / 2 ? need : c * 2;
+    if (!size_mul(c, elem_bytes, &bytes))
+        return false;
+    void *old, *p;
+    memcpy(&old, pp, sizeof old);
+    if (!(p = seer_realloc(old, bytes)))
+        return false;
+    memcpy(pp, &p, sizeof p);
+    *cap = c;
+    return true;
+}
+
 char *seer_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;

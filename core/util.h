@@ -53,6 +53,12 @@ char *seer_strdup(const char *s);
 /* Frees *pp and sets it to NULL (like av_freep). */
 void seer_freep(void *pp);
 
+/* Growable arrays: makes room for `need` elements of elem_bytes at *pp (a pointer to the array
+   pointer), whose capacity *cap counts elements; capacity doubles from `first`, so n appends cost
+   O(n). False on overflow or a failed allocation, with *pp and *cap untouched (the caller names
+   what it was growing in its error). */
+bool seer_grow(void *pp, size_t *cap, size_t need, size_t elem_bytes, size_t first);
+
 /* Test hook: the Nth allocation from now (1 = the next) fails; 0 disables. Not thread-safe. */
 void seer_alloc_fail_after(long n);
 

@@ -43,17 +43,9 @@ static void sb_putn(sbuf *b, const char *s, size_t n)
         b->oom = true;
         return;
     }
-    if (need > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < need)
-            cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-        char *q = seer_realloc(b->p, cap);
-        if (!q) {
-            b->oom = true;
-            return;
-        }
-        b->p = q;
-        b->cap = cap;
+    if (!seer_grow(&b->p, &b->cap, need, 1, 256)) {
+        b->oom = true;
+        return;
     }
     memcpy(b->p + b->len, s, n);
     b->len += n;

@@ -48,15 +48,9 @@ static int keep_args(conv *c, char *text, size_t mi)
 {
     if (!text)
         return seer_err(SEER_ENOMEM, "chat: out of memory converting message %zu", mi);
-    if (c->n_args == c->cap_args) {
-        size_t cap = c->cap_args ? c->cap_args * 2 : 8;
-        char **a = seer_realloc(c->args, cap * sizeof *a);
-        if (!a) {
-            free(text);
-            return seer_err(SEER_ENOMEM, "chat: out of memory converting message %zu", mi);
-        }
-        c->args = a;
-        c->cap_args = cap;
+    if (!seer_grow(&c->args, &c->cap_args, c->n_args + 1, sizeof *c->args, 8)) {
+        free(text);
+        return seer_err(SEER_ENOMEM, "chat: out of memory converting message %zu", mi);
     }
     c->args[c->n_args++] = text;
     return SEER_OK;

@@ -21,15 +21,9 @@
 
 static int keep_buffer(qwen35_model *m, backend_buffer *b)
 {
-    if (m->n_bufs == m->cap_bufs) {
-        int cap = m->cap_bufs ? 2 * m->cap_bufs : 64;
-        backend_buffer **nb = seer_realloc(m->bufs, (size_t)cap * sizeof *nb);
-        if (!nb) {
-            backend_buffer_free(b);
-            return seer_err(SEER_ENOMEM, "no memory for the model's buffer list");
-        }
-        m->bufs = nb;
-        m->cap_bufs = cap;
+    if (!seer_grow(&m->bufs, &m->cap_bufs, m->n_bufs + 1, sizeof *m->bufs, 64)) {
+        backend_buffer_free(b);
+        return seer_err(SEER_ENOMEM, "no memory for the model's buffer list");
     }
     m->bufs[m->n_bufs++] = b;
     return SEER_OK;
@@ -275,7 +269,7 @@ int qwen35_load(const char *path, backend *be, qwen35_model **out)
     }
     if ((rc = load_tensors(m, &s)) || (rc = check_backend(m, path)))
         goto fail;
-    LOG_INFO("lm", "%s: %lld layers, hidden %lld, vocab %lld, %d weight buffers on %s", path,
+    LOG_INFO("lm", "%s: %lld layers, hidden %lld, vocab %lld, %zu weight buffers on %s", path,
              (long long)m->cfg.n_layer, (long long)m->cfg.n_embd, (long long)m->cfg.n_vocab, m->n_bufs,
              be->description);
     *out = m;
@@ -289,7 +283,7 @@ void qwen35_free(qwen35_model *m)
 {
     if (!m)
         return;
-    for (int i = 0; i < m->n_bufs; i++)
+    for (size_t i = 0; i < m->n_bufs; i++)
         backend_buffer_free(m->bufs[i]);
     free(m->bufs);
     free(m->layers);

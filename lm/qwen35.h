@@ -61,7 +61,7 @@ typedef struct qwen35_model {
     struct qwen35_layer *layers; /* [n_layer] */
     /* ownership: buffers holding weights, and the file handles whose mappings they may borrow */
     backend_buffer **bufs;
-    int n_bufs, cap_bufs;
+    size_t n_bufs, cap_bufs;
     gguf *gguf_file;         /* the GGUF the model came from, or NULL */
     safetensors *st_file;    /* the HF directory's safetensors, or NULL */
 } qwen35_model;
