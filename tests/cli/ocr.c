@@ -644,6 +644,22 @@ static void test_guard(void)
     test_run_free(&g), test_run_free(&u);
 }
 
+/* On a terminal (script(1) gives the batch one), stderr shows the progress line. */
+static void test_progress(void)
+{
+    if (sh("command -v script >/dev/null") != 0) {
+        skip("script (util-linux) is missing: no terminal to run under", "progress on a terminal");
+        return;
+    }
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cd '%s' && script -qec \"'%s' ocr -m '%s' -t 2 -n 2 -o outp batch/a00.png "
+             "batch/b_multi.tif\" /dev/null", tmp, seer_bin, model);
+    struct test_run r = test_run_cmd(cmd);
+    ok(r.status == 0 && strstr(r.out, "\r\033[Kseer ocr: 4/4 pages, 2/2 files") && strstr(r.out, "pages/s, ETA "),
+       "on a terminal: pages done/total, files, pages/s and ETA on one rewritten line");
+    test_run_free(&r);
+}
+
 int main(void)
 {
     plan_no_plan();
@@ -669,5 +685,6 @@ int main(void)
     test_write_faults(have_unshare);
     test_signals();
     test_guard();
+    test_progress();
     return done_testing();
 }
