@@ -1,24 +1,30 @@
 /* tests/ops/backend_ops.c — every op of core/ops.h from one table, in the spirit of ggml's
    test-backend-ops. Each row (tests/ops/rows_*.h) names an op, its input makers, its cases
    (awkward shapes: 1, odd and prime sizes, rows longer than a workgroup, thousands of rows;
-   strided views and in-place calls), a double-precision reference (tests/support/op_ref.c) and
-   the tolerance of the CPU against it. For each case, with inputs made fresh from the seed:
+   strided views and in-place calls; every dtype), a double-precision reference
+   (tests/support/op_ref.c) and the tolerance of the CPU against it. For each case, with inputs
+   made fresh from the seed and identical on every backend:
      1. the CPU backend (2 threads) vs the reference, at the row's tolerance;
-     2. with OPC_THREADS, the CPU on 1 and 3 threads: the very same bits;
+     2. OPC_THREADS: the CPU on 1 and 3 threads gives the very same bits (OPC_THREADS_REF: each
+        within the tolerance, where the split changes the summation order);
      3. each Vulkan configuration vs the CPU and vs the reference, relative L2 <= 1e-4 (f32 paths
         that differ from the CPU in summation order and in the shaders' exp/erf/sin/cos, which
-        stay near 1e-6): the default kernels (subgroup arithmetic where the device has it), the
-        plain kernels (vk_backend_params.plain_kernels) for the cases of ops that have a
-        feature-dependent kernel (OPC_PLAIN) and every row's first case, and a 32 KiB (and a
-        256 KiB) storage window for the cases sized to span many windows (OPC_SPLIT) — the
-        validation layer on, zero errors;
-   bit-exact rows (OP_BITS: copies, dequantised rows) compare bytes instead. Without a Vulkan
-   device the Vulkan checks are skipped visibly, unless SEER_REQUIRE_VULKAN=1 (CI) makes that a
-   failure. Checks that are not one op on one input (error paths, failed allocations, a chain of
-   dependent ops in one submit, sequences split over calls) follow the table (op_checks.h).
+        stay near 1e-6): the default kernels (subgroup arithmetic where the device has it); the
+        plain kernels (vk_backend_params.plain_kernels) for the cases of ops with a
+        feature-dependent kernel (OPC_PLAIN) and every row's first case; 32 KiB and 256 KiB
+        storage windows for the cases sized to split across them (OPC_SPLIT, OPC_SPLIT256). The
+        validation layer is on: zero errors. OPC_CPU_ONLY cases probe the CPU kernel's own
+        blocking and do not run on Vulkan.
+   Bit-exact rows (OP_BITS: copies, lookups) compare bytes instead; every output is read back
+   with a check that nothing outside its view changed. Without a Vulkan device the Vulkan checks
+   are skipped visibly (once per row and configuration), unless SEER_REQUIRE_VULKAN=1 (CI) makes
+   that a failure. Checks that are not one op on one input (error paths, failed allocations, a
+   chain of dependent ops in one submit, sequences split over calls) follow the table
+   (op_checks.h). Each row prints the CPU seconds its stages took; an argument runs only the rows
+   whose name starts with it.
 
    Adding an op: write its reference in tests/support/op_ref.c, then one row — make, ref, run,
-   tolerance, cases — in the rows_*.h of its family, and list the row in `table` below. */
+   tolerance, cases — in the rows_*.h of its family, listed in that file's table. */
 #include "op_test.h"
 
 #include <time.h>
@@ -37,6 +43,7 @@ static const char *const vk_config_name[VK_CONFIGS] = {"vulkan", "vulkan plain k
 static const unsigned vk_config_cases[VK_CONFIGS] = {0, 0, OPC_SPLIT, OPC_SPLIT256};
 static backend *vk_be[VK_CONFIGS];
 static const char *vk_missing; /* why there is no Vulkan backend, or NULL */
+static unsigned vk_skip_said;  /* configurations whose missing backend the current row has reported */
 
 #include "rows_elementwise.h"
 #include "rows_norm.h"
@@ -189,8 +196,13 @@ static void run_case(const struct op_row *r, const struct op_case *c, bool first
             break;
         if ((c->flags & (OPC_SPLIT | OPC_SPLIT256)) != vk_config_cases[v] || (v == VK_PLAIN && !(c->flags & OPC_PLAIN) && !first))
             continue;
-        if (!vk_be[v]) {
-            skip(vk_missing ? vk_missing : "this Vulkan configuration could not be made", what);
+        if (!vk_be[v]) { /* once per row and configuration */
+            if (!(vk_skip_said & 1u << v)) {
+                char name[200];
+                snprintf(name, sizeof name, "%s: every case on %s", r->name, vk_config_name[v]);
+                skip(vk_missing ? vk_missing : "this Vulkan configuration could not be made", name);
+            }
+            vk_skip_said |= 1u << v;
             continue;
         }
         memset(got, 0, d.n_out * gsz);
@@ -280,6 +292,7 @@ int main(int argc, char **argv)
             memset(t_spent, 0, sizeof t_spent);
             t_mark = clock();
             size_t n = 0;
+            vk_skip_said = 0;
             bool first = true; /* the row's first case for the default kernels, which the plain ones also run */
             for (size_t k = 0; k < r->n_cases; k++) {
                 if (listed_before(r, k))

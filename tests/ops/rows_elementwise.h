@@ -38,17 +38,19 @@ static void make_map(const struct op_row *r, const struct op_case *c, struct op_
 {
     const int64_t *ne = c->ne;
     op_fill fill = c->fill ? c->fill : r->fill;
+    /* z, w and b are one-element stand-ins where the op reads none */
+    const bool z = r->arg == MAP_GATED, w = r->arg >= MAP_RMS_W0 && r->arg <= MAP_LAYER;
     if (c->flags & OPC_STRIDED) {
         op_add_swapped(d, ne, fill);
         op_add_swapped(d, ne, NULL);
-        op_add_swapped(d, ne, fill_normal);
+        op_add_swapped(d, z ? ne : (const int64_t[]){1, 1, 1, 1}, fill_normal);
     } else {
         op_add_input(d, DT_F32, ne[0], ne[1], ne[2], ne[3], fill);
         op_add_input(d, DT_F32, ne[0], ne[1], ne[2], ne[3], NULL);
-        op_add_input(d, DT_F32, ne[0], ne[1], ne[2], ne[3], fill_normal);
+        op_add_input(d, DT_F32, z ? ne[0] : 1, z ? ne[1] : 1, z ? ne[2] : 1, z ? ne[3] : 1, fill_normal);
     }
-    op_add_input(d, DT_F32, ne[0], 1, 1, 1, fill_half);
-    op_add_input(d, DT_F32, ne[0], 1, 1, 1, fill_half);
+    op_add_input(d, DT_F32, w ? ne[0] : 1, 1, 1, 1, fill_half);
+    op_add_input(d, DT_F32, w ? ne[0] : 1, 1, 1, 1, fill_half);
     if (r->arg == MAP_SOFTMAX && c->p[0])
         softmax_mask(&d->in[0], (int)c->p[0]);
     for (size_t k = 0; k < d->in[2].nbytes / 4; k++) /* z ~ N(0, 2): the gate's spread */
@@ -72,7 +74,8 @@ static void ref_map(const struct op_row *r, const struct op_case *c, const struc
     float *x = malloc(d->n_out * sizeof *x), *z = malloc(d->n_out * sizeof *z);
     tensor p0 = op_host_parent(d, 0), p2 = op_host_parent(d, 2), xv = map_view(c, &p0), zv = map_view(c, &p2);
     op_gather_vals(&d->in[0], &p0, &xv, x);
-    op_gather_vals(&d->in[2], &p2, &zv, z);
+    if (r->arg == MAP_GATED)
+        op_gather_vals(&d->in[2], &p2, &zv, z);
     const float *w = d->in[3].val, *b = d->in[4].val;
     const double s = *(double *)d->aux;
     double *out = want;
@@ -101,7 +104,7 @@ static void ref_map(const struct op_row *r, const struct op_case *c, const struc
 
 static int run_map(const struct op_row *r, const struct op_case *c, struct op_bufs *b, void *got)
 {
-    tensor x = map_view(c, b->t[0]), z = map_view(c, b->t[2]);
+    tensor x = map_view(c, b->t[0]), z = r->arg == MAP_GATED ? map_view(c, b->t[2]) : *b->t[2];
     tensor out = c->flags & OPC_IN_PLACE ? x : map_view(c, b->t[1]);
     backend *be = b->be;
     const float s = (float)*(double *)b->d->aux;
