@@ -383,18 +383,21 @@ static int dry_run(const struct describe_opts *o)
     return failed == 0 ? CLI_OK : failed == o->n_videos ? CLI_FAIL : CLI_PARTIAL;
 }
 
-/* Progress on a terminal: chunk, frame pairs encoded, and the time left at this pace. */
+/* Progress on a terminal: chunk, frame pairs encoded, and the time left at this pace (this chunk's
+   encoding from its pairs so far; later chunks at the mean time of the finished ones, or of this one). */
 struct progress {
     int chunk, n_chunks;
-    double t0;
+    double t0, chunk_t0;
 };
 
 static void on_progress(const char *path, int64_t done, int64_t total, void *user)
 {
     struct progress *p = user;
-    const double el = seer_time_now() - p->t0;
-    fprintf(stderr, "\r%s: chunk %d/%d, frame pairs %lld/%lld, %.0f s elapsed   ", path, p->chunk, p->n_chunks,
-            (long long)done, (long long)total, el);
+    const double now = seer_time_now(), in_chunk = now - p->chunk_t0;
+    const double left = done ? in_chunk / (double)done * (double)(total - done) : 0;
+    const double per_chunk = p->chunk > 1 ? (p->chunk_t0 - p->t0) / (p->chunk - 1) : in_chunk + left;
+    fprintf(stderr, "\r%s: chunk %d/%d, frame pairs %lld/%lld, %.0f s elapsed, ~%.0f s left   ", path, p->chunk,
+            p->n_chunks, (long long)done, (long long)total, now - p->t0, left + per_chunk * (p->n_chunks - p->chunk));
     if (done == total)
         fputc('\n', stderr);
 }
@@ -415,7 +418,7 @@ static int describe_one(seer_context *ctx, const struct describe_opts *o, const 
     const double step = o->chunk > 0 ? o->chunk : end - start;
     const int n_chunks = step > 0 ? (int)MIN(ceil((end - start) / step - 1e-9), 100000) : 1;
     struct chunk *ch = calloc((size_t)MAX(n_chunks, 1), sizeof *ch);
-    struct progress prog = {0, n_chunks, seer_time_now()};
+    struct progress prog = {0, n_chunks, seer_time_now(), 0};
     json_t *jch = json_array();
     if (!ch)
         return seer_err(SEER_ENOMEM, "no memory for %d chunks", n_chunks);
@@ -429,6 +432,7 @@ static int describe_one(seer_context *ctx, const struct describe_opts *o, const 
         vin.end_seconds = k == n_chunks - 1 ? (o->vin.end_seconds > 0 ? end : 0) : start + (k + 1) * step;
         seer_result r = {0};
         prog.chunk = k + 1;
+        prog.chunk_t0 = seer_time_now();
         if (o->chunk > 0 && !o->g.json)
             printf("%s[", k ? "\n\n" : ""), stamp(stdout, vin.start_seconds, '.'), printf(" - "),
                 stamp(stdout, vin.end_seconds > 0 ? vin.end_seconds : end, '.'), printf("]\n"), fflush(stdout);
