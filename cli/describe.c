@@ -413,15 +413,17 @@ static int describe_one(seer_context *ctx, const struct describe_opts *o, const 
     /* the video stream's own length (a container's duration may count a longer audio track) */
     const struct video_info *info = video_file_info(v);
     const double duration = MIN(info->duration, info->seconds[info->n_frames - 1] + 1 / info->fps);
-    video_close(v);
     const double start = o->vin.start_seconds, end = o->vin.end_seconds > 0 ? MIN(o->vin.end_seconds, duration) : duration;
     const double step = o->chunk > 0 ? o->chunk : end - start;
     const int n_chunks = step > 0 ? (int)MIN(ceil((end - start) / step - 1e-9), 100000) : 1;
     struct chunk *ch = calloc((size_t)MAX(n_chunks, 1), sizeof *ch);
     struct progress prog = {0, n_chunks, seer_time_now(), 0};
     json_t *jch = json_array();
-    if (!ch)
+    if (!ch) {
+        video_close(v);
+        json_decref(jch);
         return seer_err(SEER_ENOMEM, "no memory for %d chunks", n_chunks);
+    }
     if (isatty(2) && cli_log_level >= SEER_LOG_WARN)
         api_video_set_progress(on_progress, &prog);
     size_t n = 0;
@@ -431,6 +433,17 @@ static int describe_one(seer_context *ctx, const struct describe_opts *o, const 
         vin.start_seconds = start + k * step;
         vin.end_seconds = k == n_chunks - 1 ? (o->vin.end_seconds > 0 ? end : 0) : start + (k + 1) * step;
         seer_result r = {0};
+        if (vin.max_tokens > 0) {
+            /* what --max-video-tokens made the planner choose, said once per chunk */
+            struct video_settings defaults = video_settings_default();
+            struct video_plan p = {0};
+            if (!video_settings_load(io_path_kind(o->g.model) == IO_DIR ? o->g.model : NULL, &defaults)) {
+                const struct video_settings s = api_video_settings(&defaults, &vin);
+                if (!video_plan_make(info, path, &s, &p) && p.note[0])
+                    fprintf(stderr, "seer: %s: %s\n", path, p.note);
+            }
+            video_plan_clear(&p);
+        }
         prog.chunk = k + 1;
         prog.chunk_t0 = seer_time_now();
         if (o->chunk > 0 && !o->g.json)
@@ -452,6 +465,7 @@ static int describe_one(seer_context *ctx, const struct describe_opts *o, const 
         seer_result_clear(&r);
     }
     api_video_set_progress(NULL, NULL);
+    video_close(v);
     json_object_set_new(jout, "chunks", jch);
     *out = ch;
     *n_out = n;
