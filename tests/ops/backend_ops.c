@@ -194,7 +194,9 @@ static void run_case(const struct op_row *r, const struct op_case *c, bool first
     for (int v = 0; v < VK_CONFIGS; v++) {
         if (c->flags & OPC_CPU_ONLY)
             break;
-        if ((c->flags & (OPC_SPLIT | OPC_SPLIT256)) != vk_config_cases[v] || (v == VK_PLAIN && !(c->flags & OPC_PLAIN) && !first))
+        if ((c->flags & (OPC_SPLIT | OPC_SPLIT256)) != vk_config_cases[v])
+            continue;
+        if (v == VK_PLAIN && !(c->flags & OPC_PLAIN) && !first)
             continue;
         if (!vk_be[v]) { /* once per row and configuration */
             if (!(vk_skip_said & 1u << v)) {

@@ -104,8 +104,8 @@ static void check_rope_axes(backend *be)
     double er = y ? fabs(y[0] - (x[0] * cos(3.0) - x[36] * sin(3.0))) : INFINITY;
     double ec = y ? fabs(y[18] - (x[18] * cos(11.0) - x[54] * sin(11.0))) : INFINITY;
     double wrong = y ? fabs(y[0] - (x[0] * cos(11.0) - x[36] * sin(11.0))) : 0;
-    ok(er <= 1e-5 && ec <= 1e-5 && wrong > 1e-3, "%s: rope_vision pair 0 turns by the row (3), pair dh/4 by the col (11)",
-       backend_name(be));
+    ok(er <= 1e-5 && ec <= 1e-5 && wrong > 1e-3,
+       "%s: rope_vision pair 0 turns by the row (3), pair dh/4 by the col (11)", backend_name(be));
     free(y), free(x);
     vk_test_tensor_free(tx), vk_test_tensor_free(ty), vk_test_tensor_free(tp);
 }
@@ -116,7 +116,7 @@ static void check_rope_axes(backend *be)
    inputs in the same order whichever call it falls in; the state after equals too. */
 static void check_conv_pieces(backend *be)
 {
-    struct op_case c = {.ne = {9, 0}, .p = {37, 4}};
+    struct op_case c = {NE(9, 0), PAR(37, 4)};
     struct op_data d = {0};
     make_conv(&row_conv, &c, &d);
     float *y[3];
@@ -146,7 +146,8 @@ static void check_gdn_forms(void)
         struct op_data d = {0};
         make_gdn(&row_gdn_rec, &gdn_cases[i], &d);
         float *a = calloc(d.n_out, 4), *b = calloc(d.n_out, 4);
-        int rc = run_on(cpu_be, &row_gdn_rec, &gdn_cases[i], &d, a) | run_on(cpu_be, &row_gdn_chunked, &gdn_cases[i], &d, b);
+        int rc = run_on(cpu_be, &row_gdn_rec, &gdn_cases[i], &d, a);
+        rc |= run_on(cpu_be, &row_gdn_chunked, &gdn_cases[i], &d, b);
         double e = rc ? INFINITY : fmax(rel_l2(b, a, d.part), rel_l2(b + d.part, a + d.part, d.n_out - d.part));
         worst = fmax(worst, e);
         free(a), free(b);
@@ -159,12 +160,13 @@ static void check_gdn_forms(void)
                                         "chunked prefill 250 + 50 recurrent steps"};
     const struct op_row *rows[3] = {&row_gdn_rec, &row_gdn_chunked, &row_gdn_mixed};
     for (int m = 0; m < 3; m++) {
-        struct op_case one = {.ne = {300}, .p = {128, 128, 2, 4}}, pieces = one;
+        struct op_case one = {NE(300), PAR(128, 128, 2, 4)}, pieces = one;
         pieces.ne[1] = m < 2 ? 1 : 2, pieces.ne[2] = 250;
         struct op_data d = {0};
         make_gdn(rows[m], &one, &d);
         float *a = calloc(d.n_out, 4), *b = calloc(d.n_out, 4);
-        int rc = run_on(cpu_be, m == 0 ? &row_gdn_rec : &row_gdn_chunked, &one, &d, a) | run_on(cpu_be, rows[m], &pieces, &d, b);
+        int rc = run_on(cpu_be, m == 0 ? &row_gdn_rec : &row_gdn_chunked, &one, &d, a);
+        rc |= run_on(cpu_be, rows[m], &pieces, &d, b);
         double e = rc ? INFINITY : fmax(rel_l2(b, a, d.part), rel_l2(b + d.part, a + d.part, d.n_out - d.part));
         ok(e <= 1e-5, "cpu: gdn %s equals one call (out and state): rel L2 %.2e <= 1e-5", what[m], e);
         free(a), free(b);
@@ -223,7 +225,8 @@ static void check_cpu_errors(void)
         seer_alloc_fail_after(segs ? 4 : 2);
         int rc = op_attention(cpu3_be, out, q, q, q, 0.125f, &mask);
         seer_alloc_fail_after(0);
-        ok(all && rc == SEER_OK, "cpu: attention (%s): every failed allocation gives SEER_ENOMEM; none failing succeeds",
+        ok(all && rc == SEER_OK,
+           "cpu: attention (%s): every failed allocation gives SEER_ENOMEM; none failing succeeds",
            segs ? "segments" : "causal");
         vk_test_tensor_free(q), vk_test_tensor_free(out), test_tensor_free(seg);
     }

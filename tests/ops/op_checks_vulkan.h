@@ -20,10 +20,13 @@ struct chain_data {
 static int run_chain(backend *be, const struct chain_data *d, float **out)
 {
     tensor *x = chk_tensor(be, DT_F32, CHAIN_K, CHAIN_N, 1, d->x), *nw = chk_tensor(be, DT_F32, CHAIN_K, 1, 1, d->nw);
-    tensor *w1 = chk_tensor(be, DT_F32, CHAIN_K, CHAIN_M, 1, d->w1), *w2 = chk_tensor(be, DT_F16, CHAIN_K, CHAIN_M, 1, d->w2);
+    tensor *w1 = chk_tensor(be, DT_F32, CHAIN_K, CHAIN_M, 1, d->w1);
+    tensor *w2 = chk_tensor(be, DT_F16, CHAIN_K, CHAIN_M, 1, d->w2);
     tensor *b = chk_tensor(be, DT_F32, CHAIN_M, 1, 1, d->b), *c = chk_tensor(be, DT_F32, CHAIN_M, CHAIN_N, 1, d->c);
-    tensor *negc = chk_tensor(be, DT_F32, CHAIN_M, CHAIN_N, 1, d->negc), *y = chk_tensor(be, DT_F32, CHAIN_K, CHAIN_N, 1, NULL);
-    tensor *z = chk_tensor(be, DT_F32, CHAIN_M, CHAIN_N, 1, NULL), *u = chk_tensor(be, DT_F32, CHAIN_M, CHAIN_N, 1, NULL);
+    tensor *negc = chk_tensor(be, DT_F32, CHAIN_M, CHAIN_N, 1, d->negc);
+    tensor *y = chk_tensor(be, DT_F32, CHAIN_K, CHAIN_N, 1, NULL);
+    tensor *z = chk_tensor(be, DT_F32, CHAIN_M, CHAIN_N, 1, NULL);
+    tensor *u = chk_tensor(be, DT_F32, CHAIN_M, CHAIN_N, 1, NULL);
     tensor *all[] = {x, nw, w1, w2, b, c, negc, y, z, u};
     int rc = SEER_ENOMEM;
     if (x && nw && w1 && w2 && b && c && negc && y && z && u) {
@@ -72,8 +75,9 @@ static void check_chain(backend *vk, const char *config)
     int rc = run_chain(vk, &d, &got[0]), rc_cpu = run_chain(cpu_be, &d, &got[1]);
     double ec = rc || rc_cpu ? INFINITY : rel_l2(got[0], got[1], CHAIN_M * CHAIN_N);
     double er = rc ? INFINITY : rel_l2_d(got[0], ref, CHAIN_M * CHAIN_N);
-    ok(ec <= VK_TOL && er <= VK_TOL, "%s: a chain of %d dependent ops in one sync vs cpu %.2e, vs reference %.2e <= 1e-4",
-       config, 5 + 2 * CHAIN_PAIRS, ec, er);
+    ok(ec <= VK_TOL && er <= VK_TOL,
+       "%s: a chain of %d dependent ops in one sync vs cpu %.2e, vs reference %.2e <= 1e-4", config,
+       5 + 2 * CHAIN_PAIRS, ec, er);
     free(got[0]), free(got[1]), free(ref);
     for (size_t i = 0; i < ARRAY_LEN(bufs); i++)
         free(*bufs[i]);
@@ -91,7 +95,8 @@ static void check_vulkan_errors(backend *vk)
     if (a) {
         tensor v = tensor_view(a, 1, (int64_t[]){7}, (size_t[]){4}, 2);
         int rc = op_softmax(vk, &v, &v, 1.0f);
-        ok(rc == SEER_EUNSUPPORTED && strstr(seer_last_error(), "op_softmax") && strstr(seer_last_error(), "multiple of 4"),
+        ok(rc == SEER_EUNSUPPORTED && strstr(seer_last_error(), "op_softmax") &&
+               strstr(seer_last_error(), "multiple of 4"),
            "vulkan: an f32 view at a 2-byte offset: SEER_EUNSUPPORTED naming the op (%s)", seer_last_error());
     }
     vk_test_tensor_free(a);
@@ -128,7 +133,7 @@ static void check_vulkan_errors(backend *vk)
     vk_test_tensor_free(q);
     /* ids outside [0, V) cannot be reported from a shader: those rows come out as zeros, the
        others exact, and nothing is read out of bounds (the validation layer would see it) */
-    struct op_case gc = {.p = {64, 10, 4}, .type = DT_Q8_0};
+    struct op_case gc = {PAR(64, 10, 4), .type = DT_Q8_0};
     struct op_data d = {0};
     make_get_rows(&row_get_rows, &gc, &d);
     const int32_t ids[4] = {3, -1, 10, 9};

@@ -108,6 +108,9 @@ struct op_row {
 };
 
 #define OP_CASES(a) (a), ARRAY_LEN(a)
+/* Shorthands for the case tables: {NE(37, 5, 3, 2), PAR(1, 39), .type = DT_F16} */
+#define NE(...) .ne = {__VA_ARGS__}
+#define PAR(...) .p = {__VA_ARGS__}
 
 /* ---- input makers --------------------------------------------------------------------------- */
 

@@ -126,28 +126,29 @@ static int run_map(const struct op_row *r, const struct op_case *c, struct op_bu
 
 /* Shape lists shared by the map rows. SWEEP: ne0 1..4097 (odd, a power of two, one past
    4096) × 1, 3 and 33 rows, in one layout. */
-#define SWEEP_N0(n0, fl) {.ne = {n0, 1, 1, 1}, .flags = (fl)}, {.ne = {n0, 3, 1, 1}, .flags = (fl)}, {.ne = {n0, 33, 1, 1}, .flags = (fl)}
-#define SWEEP(fl) SWEEP_N0(1, fl), SWEEP_N0(7, fl), SWEEP_N0(100, fl), SWEEP_N0(128, fl), SWEEP_N0(256, fl), \
+#define SWEEP_N0(n0, fl)                                                                                             \
+    {NE(n0, 1, 1, 1), .flags = (fl)}, {NE(n0, 3, 1, 1), .flags = (fl)}, {NE(n0, 33, 1, 1), .flags = (fl)}
+#define SWEEP(fl) SWEEP_N0(1, fl), SWEEP_N0(7, fl), SWEEP_N0(100, fl), SWEEP_N0(128, fl), SWEEP_N0(256, fl),         \
                   SWEEP_N0(4097, fl)
 /* The Vulkan shapes: rows longer than a workgroup, 1 element, 2000 rows, 4-D, strided, in place;
    and two that span eight 32 KiB windows (240 KB of x, padded rows included). */
-#define USUAL(fill_)                                                                                               \
-    {.ne = {1000, 5, 1, 1}, .fill = fill_}, {.ne = {1, 1, 1, 1}, .fill = fill_}, {.ne = {4097, 3, 1, 1}, .fill = fill_},             \
-        {.ne = {37, 5, 3, 2}, .fill = fill_}, {.ne = {37, 5, 3, 2}, .flags = OPC_STRIDED, .fill = fill_},                       \
-        {.ne = {128, 2000, 1, 1}, .fill = fill_}, {.ne = {1000, 5, 1, 1}, .flags = OPC_IN_PLACE, .fill = fill_},               \
-        {.ne = {37, 5, 3, 2}, .flags = OPC_STRIDED | OPC_IN_PLACE, .fill = fill_},                                       \
-        {.ne = {1000, 60, 1, 1}, .flags = OPC_SPLIT, .fill = fill_},                                                     \
-        {.ne = {1000, 60, 1, 1}, .flags = OPC_SPLIT | OPC_STRIDED | OPC_IN_PLACE, .fill = fill_}
+#define USUAL(fill_)                                                                                                 \
+    {NE(1000, 5, 1, 1), .fill = fill_}, {NE(1, 1, 1, 1), .fill = fill_}, {NE(4097, 3, 1, 1), .fill = fill_},         \
+        {NE(37, 5, 3, 2), .fill = fill_}, {NE(37, 5, 3, 2), .flags = OPC_STRIDED, .fill = fill_},                    \
+        {NE(128, 2000, 1, 1), .fill = fill_}, {NE(1000, 5, 1, 1), .flags = OPC_IN_PLACE, .fill = fill_},             \
+        {NE(37, 5, 3, 2), .flags = OPC_STRIDED | OPC_IN_PLACE, .fill = fill_},                                       \
+        {NE(1000, 60, 1, 1), .flags = OPC_SPLIT, .fill = fill_},                                                     \
+        {NE(1000, 60, 1, 1), .flags = OPC_SPLIT | OPC_STRIDED | OPC_IN_PLACE, .fill = fill_}
 
 /* unary: the sweep on N(0, 3) (the curved parts of every activation), the usual shapes, the
    pool at {4097, 33}; all but exp again on [-30, 30] */
-#define UNARY_CASES SWEEP(0), USUAL(NULL), {.ne = {4097, 33, 1, 1}, .flags = OPC_THREADS}
+#define UNARY_CASES SWEEP(0), USUAL(NULL), {NE(4097, 33, 1, 1), .flags = OPC_THREADS}
 static const struct op_case unary_cases[] = {UNARY_CASES};
-static const struct op_case unary_wide_cases[] = {UNARY_CASES, {.ne = {3001, 2, 1, 1}, .fill = fill_wide}};
+static const struct op_case unary_wide_cases[] = {UNARY_CASES, {NE(3001, 2, 1, 1), .fill = fill_wide}};
 
 #define UNARY_TOL 1e-5 /* f32 libm calls within a few ulp (~1e-7 relative) */
 #define UNARY_WHY "f32 libm within a few ulp"
-#define UNARY_ROW(name, op, fill_, cases)                                                                          \
+#define UNARY_ROW(name, op, fill_, cases)                                                                            \
     static const struct op_row row_##name = {#name, op, make_map, ref_map, run_map, fill_, OP_L2, UNARY_TOL,         \
                                              UNARY_WHY, OP_CASES(cases)}
 UNARY_ROW(silu, UNARY_SILU, fill_normal3, unary_wide_cases);
@@ -158,10 +159,10 @@ UNARY_ROW(softplus, UNARY_SOFTPLUS, fill_normal3, unary_wide_cases);
 UNARY_ROW(exp, UNARY_EXP, fill_exp, unary_cases);
 
 static const struct op_case scale_cases[] = {
-    {.ne = {100, 3, 2, 1}, .flags = OPC_STRIDED},
-    {.ne = {100, 3, 2, 1}, .flags = OPC_STRIDED | OPC_IN_PLACE},
+    {NE(100, 3, 2, 1), .flags = OPC_STRIDED},
+    {NE(100, 3, 2, 1), .flags = OPC_STRIDED | OPC_IN_PLACE},
     USUAL(NULL),
-    {.ne = {4097, 33, 1, 1}, .flags = OPC_THREADS, .s = 0.3},
+    {NE(4097, 33, 1, 1), .flags = OPC_THREADS, .s = 0.3},
 };
 static const struct op_row row_scale = {"scale", MAP_SCALE, make_map, ref_map, run_map, fill_normal, OP_L2, 1e-6,
                                         "one f32 rounding per element", OP_CASES(scale_cases)};
@@ -177,20 +178,23 @@ static void fill_near1000(float *x, size_t n)
 
 /* Scores near 1000 overflow exp without the max subtracted; their f32 product s·x carries ~3e-5
    absolute error into each exponent, hence 1e-4 there. */
-#define SOFTMAX_USUAL(fl, p0)                                                                                      \
-    {.ne = {1000, 5, 1, 1}, .p = {p0}, .flags = (fl), .s = 0.125, .fill = fill_normal8}, {.ne = {1, 1, 1, 1}, .p = {p0}, .flags = (fl), .s = 0.125, .fill = fill_normal8},          \
-        {.ne = {4097, 3, 1, 1}, .p = {p0}, .flags = (fl), .s = 0.125, .fill = fill_normal8}, {.ne = {37, 5, 3, 2}, .p = {p0}, .flags = (fl), .s = 0.125, .fill = fill_normal8},     \
-        {.ne = {128, 2000, 1, 1}, .p = {p0}, .flags = (fl), .s = 0.125, .fill = fill_normal8}
+#define SOFTMAX_USUAL(fl, p0)                                                                                        \
+    {NE(1000, 5, 1, 1), PAR(p0), .flags = (fl), .s = 0.125, .fill = fill_normal8},                                   \
+        {NE(1, 1, 1, 1), PAR(p0), .flags = (fl), .s = 0.125, .fill = fill_normal8},                                  \
+        {NE(4097, 3, 1, 1), PAR(p0), .flags = (fl), .s = 0.125, .fill = fill_normal8},                               \
+        {NE(37, 5, 3, 2), PAR(p0), .flags = (fl), .s = 0.125, .fill = fill_normal8},                                 \
+        {NE(128, 2000, 1, 1), PAR(p0), .flags = (fl), .s = 0.125, .fill = fill_normal8}
 static const struct op_case softmax_cases[] = {
     SWEEP(0), SWEEP(OPC_STRIDED), SWEEP(OPC_IN_PLACE),
-    {.ne = {100, 3, 2, 1}, .s = 1.0, .fill = fill_near1000, .tol = 1e-4, .why = "s·x near 1000 in f32"},
-    {.ne = {100, 3, 2, 1}, .p = {2}, .s = 0.5, .fill = fill_near1000, .tol = 1e-4, .why = "s·x near 1000 in f32"},
+    {NE(100, 3, 2, 1), .s = 1.0, .fill = fill_near1000, .tol = 1e-4, .why = "s·x near 1000 in f32"},
+    {NE(100, 3, 2, 1), PAR(2), .s = 0.5, .fill = fill_near1000, .tol = 1e-4, .why = "s·x near 1000 in f32"},
     /* the Vulkan shapes: scores ×8 under a causal-like mask, scale 1/8 */
-    SOFTMAX_USUAL(0, 1), SOFTMAX_USUAL(OPC_STRIDED, 1), {.ne = {1000, 5, 1, 1}, .p = {1}, .flags = OPC_IN_PLACE, .s = 0.125, .fill = fill_normal8},
-    {.ne = {37, 5, 3, 2}, .p = {1}, .flags = OPC_STRIDED | OPC_IN_PLACE, .s = 0.125, .fill = fill_normal8},
-    {.ne = {1000, 60, 1, 1}, .p = {1}, .flags = OPC_SPLIT, .s = 0.125, .fill = fill_normal8},
-    {.ne = {1000, 60, 1, 1}, .p = {1}, .flags = OPC_SPLIT | OPC_STRIDED | OPC_IN_PLACE, .s = 0.125, .fill = fill_normal8},
-    {.ne = {4097, 33, 1, 1}, .flags = OPC_THREADS, .s = 0.7},
+    SOFTMAX_USUAL(0, 1), SOFTMAX_USUAL(OPC_STRIDED, 1),
+    {NE(1000, 5, 1, 1), PAR(1), .flags = OPC_IN_PLACE, .s = 0.125, .fill = fill_normal8},
+    {NE(37, 5, 3, 2), PAR(1), .flags = OPC_STRIDED | OPC_IN_PLACE, .s = 0.125, .fill = fill_normal8},
+    {NE(1000, 60, 1, 1), PAR(1), .flags = OPC_SPLIT, .s = 0.125, .fill = fill_normal8},
+    {NE(1000, 60, 1, 1), PAR(1), .flags = OPC_SPLIT | OPC_STRIDED | OPC_IN_PLACE, .s = 0.125, .fill = fill_normal8},
+    {NE(4097, 33, 1, 1), .flags = OPC_THREADS, .s = 0.7},
 };
 static const struct op_row row_softmax = {"softmax", MAP_SOFTMAX, make_map, ref_map, run_map, fill_normal4, OP_L2,
                                           1e-5, "expf and the f32 product s·x (|s·x| <~ 40) within ~1e-6",
@@ -241,22 +245,23 @@ static int run_binary(const struct op_row *r, const struct op_case *c, struct op
 }
 
 /* b as the full shape, a row vector, a scalar per row, a row per ne2 slice, one scalar */
-#define PATS(n0, n1, n2, n3, fl)                                                                                   \
-    {.ne = {n0, n1, n2, n3}, .p = {n0, n1, n2, n3}, .flags = (fl)}, {.ne = {n0, n1, n2, n3}, .p = {n0, 1, 1, 1}, .flags = (fl)},        \
-        {.ne = {n0, n1, n2, n3}, .p = {1, n1, n2, n3}, .flags = (fl)}, {.ne = {n0, n1, n2, n3}, .p = {n0, 1, n2, 1}, .flags = (fl)},    \
-        {.ne = {n0, n1, n2, n3}, .p = {1, 1, 1, 1}, .flags = (fl)}
-#define BIN_SWEEP(fl) PATS(7, 3, 2, 2, fl), PATS(4097, 3, 1, 1, fl), PATS(1, 33, 1, 1, fl), PATS(100, 5, 3, 2, fl), \
+#define PATS(n0, n1, n2, n3, fl)                                                                                     \
+    {NE(n0, n1, n2, n3), PAR(n0, n1, n2, n3), .flags = (fl)}, {NE(n0, n1, n2, n3), PAR(n0, 1, 1, 1), .flags = (fl)}, \
+        {NE(n0, n1, n2, n3), PAR(1, n1, n2, n3), .flags = (fl)},                                                     \
+        {NE(n0, n1, n2, n3), PAR(n0, 1, n2, 1), .flags = (fl)},                                                      \
+        {NE(n0, n1, n2, n3), PAR(1, 1, 1, 1), .flags = (fl)}
+#define BIN_SWEEP(fl) PATS(7, 3, 2, 2, fl), PATS(4097, 3, 1, 1, fl), PATS(1, 33, 1, 1, fl), PATS(100, 5, 3, 2, fl),  \
                       PATS(128, 1, 1, 1, fl)
 static const struct op_case binary_cases[] = {
     BIN_SWEEP(0), BIN_SWEEP(OPC_STRIDED), BIN_SWEEP(OPC_IN_PLACE),
     /* the Vulkan shapes: a{37,5,3,2} against eight b shapes, 1000×67, in place, split windows */
-    {.ne = {37, 5, 3, 2}, .p = {37, 5, 3, 2}}, {.ne = {37, 5, 3, 2}, .p = {37, 1, 1, 1}}, {.ne = {37, 5, 3, 2}, .p = {1, 5, 1, 1}},
-    {.ne = {37, 5, 3, 2}, .p = {1, 1, 3, 1}}, {.ne = {37, 5, 3, 2}, .p = {37, 1, 3, 1}}, {.ne = {37, 5, 3, 2}, .p = {1, 1, 1, 1}},
-    {.ne = {37, 5, 3, 2}, .p = {37, 5, 1, 2}}, {.ne = {37, 5, 3, 2}, .p = {1, 5, 3, 2}}, {.ne = {1000, 67, 1, 1}, .p = {1000, 67, 1, 1}},
-    {.ne = {37, 5, 3, 2}, .p = {37, 1, 1, 1}, .flags = OPC_IN_PLACE},
-    {.ne = {1000, 60, 1, 1}, .p = {1000, 60, 1, 1}, .flags = OPC_SPLIT},
-    {.ne = {1000, 60, 1, 1}, .p = {1000, 1, 1, 1}, .flags = OPC_SPLIT | OPC_IN_PLACE},
-    {.ne = {4097, 33, 1, 1}, .p = {4097, 1, 1, 1}, .flags = OPC_THREADS},
+    {NE(37, 5, 3, 2), PAR(37, 5, 3, 2)}, {NE(37, 5, 3, 2), PAR(37, 1, 1, 1)}, {NE(37, 5, 3, 2), PAR(1, 5, 1, 1)},
+    {NE(37, 5, 3, 2), PAR(1, 1, 3, 1)}, {NE(37, 5, 3, 2), PAR(37, 1, 3, 1)}, {NE(37, 5, 3, 2), PAR(1, 1, 1, 1)},
+    {NE(37, 5, 3, 2), PAR(37, 5, 1, 2)}, {NE(37, 5, 3, 2), PAR(1, 5, 3, 2)}, {NE(1000, 67, 1, 1), PAR(1000, 67, 1, 1)},
+    {NE(37, 5, 3, 2), PAR(37, 1, 1, 1), .flags = OPC_IN_PLACE},
+    {NE(1000, 60, 1, 1), PAR(1000, 60, 1, 1), .flags = OPC_SPLIT},
+    {NE(1000, 60, 1, 1), PAR(1000, 1, 1, 1), .flags = OPC_SPLIT | OPC_IN_PLACE},
+    {NE(4097, 33, 1, 1), PAR(4097, 1, 1, 1), .flags = OPC_THREADS},
 };
 static const struct op_row row_add = {"add", BINARY_ADD, make_binary, ref_binary_row, run_binary, fill_normal, OP_L2,
                                       1e-6, "one f32 rounding per element", OP_CASES(binary_cases)};
@@ -298,9 +303,8 @@ static void cpy_views(const struct op_case *c, const tensor *sp, const tensor *d
     }
     const size_t srow = (size_t)(ne[0] + 3) * 4, ds1 = (size_t)c->p[1], ds2 = ds1 * (size_t)ne[1] + 1;
     *sv = tensor_view(sp, 4, ne, (size_t[]){4, srow, srow * (size_t)ne[1], srow * (size_t)(ne[1] * ne[2])}, 0);
-    *dv = c->flags & OPC_IN_PLACE
-              ? *sv
-              : tensor_view(dp, 4, ne, (size_t[]){es, ds1 * es, ds2 * es, ds2 * es * (size_t)ne[2]}, (size_t)c->p[0] * es);
+    const size_t dnb[4] = {es, ds1 * es, ds2 * es, ds2 * es * (size_t)ne[2]};
+    *dv = c->flags & OPC_IN_PLACE ? *sv : tensor_view(dp, 4, ne, dnb, (size_t)c->p[0] * es);
 }
 
 static void make_cpy(const struct op_row *r, const struct op_case *c, struct op_data *d)
@@ -355,18 +359,19 @@ static int run_cpy(const struct op_row *r, const struct op_case *c, struct op_bu
     return rc ? rc : op_read_bytes(b, c->flags & OPC_IN_PLACE ? 0 : 1, got);
 }
 
-#define CPY_CASES(t)                                                                                               \
-    {.ne = {37, 5, 3, 1}, .p = {1, 39}, .type = t}, {.ne = {37, 5, 3, 1}, .p = {0, 37}, .type = t}, {.ne = {36, 4, 2, 1}, .p = {2, 36}, .type = t}, {.ne = {1, 1, 1, 1}, .p = {3, 1}, .type = t}, \
-        {.ne = {2, 3, 1, 1}, .p = {1, 2}, .type = t}, {.ne = {4097, 67, 1, 1}, .p = {1, 4099}, .type = t},                                               \
-        {.ne = {1000, 60, 1, 1}, .p = {1, 1001}, .type = t, .flags = OPC_SPLIT}, /* 240 KB of src, 120..240 KB of dst */                        \
-        {.ne = {1, 1, 1, 1}, .type = t, .flags = OPC_ALT}, {.ne = {7, 3, 2, 1}, .type = t, .flags = OPC_ALT},                    \
-        {.ne = {256, 2, 5, 1}, .type = t, .flags = OPC_ALT}, {.ne = {100, 3, 2, 2}, .type = t, .flags = OPC_ALT},               \
-        {.ne = {4097, 1, 3, 1}, .type = t, .flags = OPC_ALT}
+#define CPY_CASES(t)                                                                                                 \
+    {NE(37, 5, 3, 1), PAR(1, 39), .type = t}, {NE(37, 5, 3, 1), PAR(0, 37), .type = t},                              \
+        {NE(36, 4, 2, 1), PAR(2, 36), .type = t}, {NE(1, 1, 1, 1), PAR(3, 1), .type = t},                            \
+        {NE(2, 3, 1, 1), PAR(1, 2), .type = t}, {NE(4097, 67, 1, 1), PAR(1, 4099), .type = t},                       \
+        {NE(1000, 60, 1, 1), PAR(1, 1001), .type = t, .flags = OPC_SPLIT}, /* 240 KB of src, 120..240 KB of dst */   \
+        {NE(1, 1, 1, 1), .type = t, .flags = OPC_ALT}, {NE(7, 3, 2, 1), .type = t, .flags = OPC_ALT},                \
+        {NE(256, 2, 5, 1), .type = t, .flags = OPC_ALT}, {NE(100, 3, 2, 2), .type = t, .flags = OPC_ALT},            \
+        {NE(4097, 1, 3, 1), .type = t, .flags = OPC_ALT}
 static const struct op_case cpy_cases[] = {
     CPY_CASES(DT_F32), CPY_CASES(DT_F16), CPY_CASES(DT_BF16),
-    {.ne = {37, 5, 3, 1}, .p = {0, 37}, .type = DT_F32, .flags = OPC_IN_PLACE},
-    {.ne = {100, 3, 2, 1}, .type = DT_F32, .flags = OPC_ALT | OPC_IN_PLACE},
-    {.ne = {4097, 33, 1, 1}, .p = {0, 4097}, .type = DT_F16, .flags = OPC_THREADS},
+    {NE(37, 5, 3, 1), PAR(0, 37), .type = DT_F32, .flags = OPC_IN_PLACE},
+    {NE(100, 3, 2, 1), .type = DT_F32, .flags = OPC_ALT | OPC_IN_PLACE},
+    {NE(4097, 33, 1, 1), PAR(0, 4097), .type = DT_F16, .flags = OPC_THREADS},
 };
 static const struct op_row row_cpy = {"cpy", 0, make_cpy, ref_cpy, run_cpy, fill_cpy, OP_BITS, 0,
                                       "conversion is exact: nearest even, bit for bit", OP_CASES(cpy_cases)};

@@ -125,9 +125,9 @@ static int run_matmul(const struct op_row *r, const struct op_case *c, struct op
 /* The CPU kernel's sweep (CPU only): M 1, 3, 17, 251 × N 1, 2, 5, 64, 67 for each K (its tiles
    are 16 weight rows × 8 activation rows, its K chunks 2048); MN_SMALL leaves out M·N > 6510
    where K = 12288 keeps the reference cheap. */
-#define MNC(t, K, M, N) {.p = {K, M, N}, .type = t, .flags = OPC_CPU_ONLY}
+#define MNC(t, K, M, N) {PAR(K, M, N), .type = t, .flags = OPC_CPU_ONLY}
 #define MN_M(t, K, M) MNC(t, K, M, 1), MNC(t, K, M, 2), MNC(t, K, M, 5)
-#define MN_SMALL(t, K) MN_M(t, K, 1), MN_M(t, K, 3), MN_M(t, K, 17), MN_M(t, K, 251), MNC(t, K, 1, 64), \
+#define MN_SMALL(t, K) MN_M(t, K, 1), MN_M(t, K, 3), MN_M(t, K, 17), MN_M(t, K, 251), MNC(t, K, 1, 64),              \
                        MNC(t, K, 1, 67), MNC(t, K, 3, 64), MNC(t, K, 3, 67), MNC(t, K, 17, 64), MNC(t, K, 17, 67)
 #define MN(t, K) MN_SMALL(t, K), MNC(t, K, 251, 64), MNC(t, K, 251, 67)
 /* The Vulkan shapes for each dtype: a K awkward for it (odd; an odd number of blocks, so Q8_0,
@@ -135,16 +135,16 @@ static int run_matmul(const struct op_row *r, const struct op_case *c, struct op
    (tiled); 2500 weight rows (the lm head); 2100 tokens (a long prefill); one block; K = 5 blocks of
    256 or 5·64; views; and, for the 32 KiB window, ~160 KB of weight rows (Ms) against N = 1 and
    67 (x of 214..268 KB), and views. */
-#define MMP(t, K, M, N, lay) {.p = {K, M, N, lay}, .type = t, .flags = OPC_PLAIN}
-#define MMS(t, K, M, N, lay) {.p = {K, M, N, lay}, .type = t, .flags = OPC_SPLIT}
-#define MM_VK(t, K, qk, Ms)                                                                                        \
-    MMP(t, K, 37, 1, 0), MMP(t, K, 37, 3, 0), MMP(t, K, 37, 8, 0), MMP(t, K, 37, 67, 0), MMP(t, K, 2500, 1, 0),       \
-        MMP(t, K, 23, 2100, 0), MMP(t, qk, 1, 1, 0), MMP(t, 5 * ((qk) == 1 ? 64 : 256), 130, 9, 0),                    \
+#define MMP(t, K, M, N, lay) {PAR(K, M, N, lay), .type = t, .flags = OPC_PLAIN}
+#define MMS(t, K, M, N, lay) {PAR(K, M, N, lay), .type = t, .flags = OPC_SPLIT}
+#define MM_VK(t, K, qk, Ms)                                                                                          \
+    MMP(t, K, 37, 1, 0), MMP(t, K, 37, 3, 0), MMP(t, K, 37, 8, 0), MMP(t, K, 37, 67, 0), MMP(t, K, 2500, 1, 0),      \
+        MMP(t, K, 23, 2100, 0), MMP(t, qk, 1, 1, 0), MMP(t, 5 * ((qk) == 1 ? 64 : 256), 130, 9, 0),                  \
         MMP(t, K, 19, 3, MM_VIEWS), MMP(t, K, 19, 67, MM_VIEWS), MMS(t, K, Ms, 1, 0), MMS(t, K, Ms, 67, 0),          \
         MMS(t, K, Ms, 5, MM_VIEWS)
 /* ops.c's plain-dtype list: not multiples of any tile (64×64×16) or workgroup; odd K for odd
    f16 starts; 1×1×1; a 2048-deep dot product; 2500 tokens; views; 32 KiB windows */
-#define MM_PLAIN(t)                                                                                                \
+#define MM_PLAIN(t)                                                                                                  \
     MMP(t, 1000, 37, 1, 0), MMP(t, 1000, 37, 3, 0), MMP(t, 1000, 37, 67, 0), MMP(t, 1, 1, 1, 0),                     \
         MMP(t, 999, 5, 1, 0), MMP(t, 999, 70, 9, 0), MMP(t, 257, 130, 2, 0), MMP(t, 64, 64, 64, 0),                  \
         MMP(t, 2048, 300, 1, 0), MMP(t, 96, 70, 2500, 0), MMP(t, 301, 19, 1, MM_VIEWS), MMP(t, 301, 19, 7, MM_VIEWS), \
@@ -158,11 +158,12 @@ static const struct op_case matmul_cases[] = {
     MN(DT_Q4_K, 256), MN(DT_Q4_K, 768), MN(DT_Q4_K, 256 * 9),
     MN(DT_Q5_K, 256), MN(DT_Q5_K, 1280), MN(DT_Q5_K, 256 * 9),
     MN(DT_Q6_K, 256), MN(DT_Q6_K, 768), MN(DT_Q6_K, 256 * 9),
-    {.p = {256 * 48, 17, 5}, .type = DT_Q4_K, .flags = OPC_CPU_ONLY},
-    {.p = {96, 17, 67, MM_XPAD}, .type = DT_F32}, {.p = {96, 17, 67, MM_XPAD}, .type = DT_Q8_0},
-    {.p = {512, 17, 67, MM_XPAD}, .type = DT_Q4_K}, {.p = {64, 5, 3, MM_X3D}, .type = DT_F32},
-    {.p = {2049, 251, 1}, .type = DT_F32, .flags = OPC_THREADS}, {.p = {512, 17, 67}, .type = DT_Q4_K, .flags = OPC_THREADS},
-    {.p = {96, 251, 5}, .type = DT_Q8_0, .flags = OPC_THREADS}, {.p = {256, 3, 64}, .type = DT_Q6_K, .flags = OPC_THREADS},
+    {PAR(256 * 48, 17, 5), .type = DT_Q4_K, .flags = OPC_CPU_ONLY},
+    {PAR(96, 17, 67, MM_XPAD), .type = DT_F32}, {PAR(96, 17, 67, MM_XPAD), .type = DT_Q8_0},
+    {PAR(512, 17, 67, MM_XPAD), .type = DT_Q4_K}, {PAR(64, 5, 3, MM_X3D), .type = DT_F32},
+    {PAR(2049, 251, 1), .type = DT_F32, .flags = OPC_THREADS},
+    {PAR(512, 17, 67), .type = DT_Q4_K, .flags = OPC_THREADS},
+    {PAR(96, 251, 5), .type = DT_Q8_0, .flags = OPC_THREADS}, {PAR(256, 3, 64), .type = DT_Q6_K, .flags = OPC_THREADS},
     MM_PLAIN(DT_F32), MM_PLAIN(DT_F16), MM_PLAIN(DT_BF16),
     MM_VK(DT_F32, 999, 1, 43), MM_VK(DT_F16, 999, 1, 83), MM_VK(DT_BF16, 999, 1, 83),
     MM_VK(DT_Q8_0, 800, 32, 191), MM_VK(DT_Q4_0, 800, 32, 358), MM_VK(DT_Q4_K, 768, 256, 373),
@@ -215,11 +216,11 @@ static int run_get_rows(const struct op_row *r, const struct op_case *c, struct 
 /* The CPU list: 1 id (decode) and 40 (more than the 16 that wake the pool) from 29 rows; the
    Vulkan list: N = 1, 3, 8, 67 from 3000 rows of an awkward length, a strided out, and 400-row
    tables across 32 KiB windows (6..50 of them). */
-#define GR(t, Hc, Hv)                                                                                              \
-    {.p = {Hc, 29, 1}, .type = t}, {.p = {Hc, 29, 40}, .type = t}, {.p = {Hv, 3000, 1}, .type = t},                \
-        {.p = {Hv, 3000, 3}, .type = t}, {.p = {Hv, 3000, 8}, .type = t}, {.p = {Hv, 3000, 67}, .type = t},        \
-        {.p = {Hv, 7, 8}, .type = t, .flags = OPC_STRIDED}, {.p = {Hv, 400, 67}, .type = t, .flags = OPC_SPLIT},   \
-        {.p = {Hv, 400, 3}, .type = t, .flags = OPC_SPLIT | OPC_STRIDED}
+#define GR(t, Hc, Hv)                                                                                                \
+    {PAR(Hc, 29, 1), .type = t}, {PAR(Hc, 29, 40), .type = t}, {PAR(Hv, 3000, 1), .type = t},                        \
+        {PAR(Hv, 3000, 3), .type = t}, {PAR(Hv, 3000, 8), .type = t}, {PAR(Hv, 3000, 67), .type = t},                \
+        {PAR(Hv, 7, 8), .type = t, .flags = OPC_STRIDED}, {PAR(Hv, 400, 67), .type = t, .flags = OPC_SPLIT},         \
+        {PAR(Hv, 400, 3), .type = t, .flags = OPC_SPLIT | OPC_STRIDED}
 static const struct op_case get_rows_cases[] = {
     GR(DT_F32, 37, 999), GR(DT_F16, 37, 999), GR(DT_BF16, 5, 999), GR(DT_Q8_0, 96, 800),
     GR(DT_Q4_0, 160, 800), GR(DT_Q4_K, 512, 768), GR(DT_Q5_K, 256, 768), GR(DT_Q6_K, 768, 768),

@@ -31,26 +31,26 @@ static void fill_off1(float *x, size_t n)
 /* The CPU sweep (ne0 1..4097 × rows 1..33 and a 4-D {ne0, 3, 2, 2}) in each layout, the long and
    the tiny rows, the pool at {4097, 33}, then the Vulkan shapes (rmsnorm's own list and the
    usual one of the light ops). */
-#define NORM_SWEEP_N0(n0, fl) SWEEP_N0(n0, fl), {.ne = {n0, 3, 2, 2}, .flags = (fl)}
-#define NORM_SWEEP(fl) NORM_SWEEP_N0(1, fl), NORM_SWEEP_N0(7, fl), NORM_SWEEP_N0(100, fl), NORM_SWEEP_N0(128, fl), \
+#define NORM_SWEEP_N0(n0, fl) SWEEP_N0(n0, fl), {NE(n0, 3, 2, 2), .flags = (fl)}
+#define NORM_SWEEP(fl) NORM_SWEEP_N0(1, fl), NORM_SWEEP_N0(7, fl), NORM_SWEEP_N0(100, fl), NORM_SWEEP_N0(128, fl),   \
                        NORM_SWEEP_N0(256, fl), NORM_SWEEP_N0(4097, fl)
-#define NORM_COMMON                                                                                                \
-    NORM_SWEEP(0), NORM_SWEEP(OPC_STRIDED), NORM_SWEEP(OPC_IN_PLACE),                                              \
-        {.ne = {1048579, 1, 1, 1}, .fill = fill_long, .tol = 1e-6,                                                       \
-         .why = "a few f32 roundings on an exactly accumulated row statistic"},                                    \
-        {.ne = {128, 3, 1, 1}, .fill = fill_tiny}, {.ne = {4097, 33, 1, 1}, .flags = OPC_THREADS, .fill = fill_off1}
+#define NORM_COMMON                                                                                                  \
+    NORM_SWEEP(0), NORM_SWEEP(OPC_STRIDED), NORM_SWEEP(OPC_IN_PLACE),                                                \
+        {NE(1048579, 1, 1, 1), .fill = fill_long, .tol = 1e-6,                                                       \
+         .why = "a few f32 roundings on an exactly accumulated row statistic"},                                      \
+        {NE(128, 3, 1, 1), .fill = fill_tiny}, {NE(4097, 33, 1, 1), .flags = OPC_THREADS, .fill = fill_off1}
 static const struct op_case rmsnorm_cases[] = {
     NORM_COMMON,
-    {.ne = {1000, 5, 1, 1}}, {.ne = {1, 1, 1, 1}}, {.ne = {4097, 3, 1, 1}}, {.ne = {64, 7, 3, 2}}, {.ne = {64, 3000, 1, 1}},
-    {.ne = {64, 7, 3, 2}, .flags = OPC_STRIDED}, {.ne = {1000, 5, 1, 1}, .flags = OPC_IN_PLACE},
-    {.ne = {64, 7, 3, 2}, .flags = OPC_STRIDED | OPC_IN_PLACE},
-    {.ne = {1000, 60, 1, 1}, .flags = OPC_SPLIT}, {.ne = {1000, 60, 1, 1}, .flags = OPC_SPLIT | OPC_STRIDED},
+    {NE(1000, 5, 1, 1)}, {NE(1, 1, 1, 1)}, {NE(4097, 3, 1, 1)}, {NE(64, 7, 3, 2)}, {NE(64, 3000, 1, 1)},
+    {NE(64, 7, 3, 2), .flags = OPC_STRIDED}, {NE(1000, 5, 1, 1), .flags = OPC_IN_PLACE},
+    {NE(64, 7, 3, 2), .flags = OPC_STRIDED | OPC_IN_PLACE},
+    {NE(1000, 60, 1, 1), .flags = OPC_SPLIT}, {NE(1000, 60, 1, 1), .flags = OPC_SPLIT | OPC_STRIDED},
 };
 static const struct op_case norm_cases[] = {NORM_COMMON, USUAL(NULL)};
 
 /* 1e-5: a few f32 roundings per element (~3e-7) on row statistics kept exact */
-#define NORM_ROW(name, arg, fill_, cases)                                                                          \
-    static const struct op_row row_##name = {#name, arg, make_map, ref_map, run_map, fill_, OP_L2, 1e-5,            \
+#define NORM_ROW(name, arg, fill_, cases)                                                                            \
+    static const struct op_row row_##name = {#name, arg, make_map, ref_map, run_map, fill_, OP_L2, 1e-5,             \
                                              "a few f32 roundings per element", OP_CASES(cases)}
 NORM_ROW(rmsnorm, MAP_RMS, fill_n15, rmsnorm_cases);
 NORM_ROW(rmsnorm_w0, MAP_RMS_W0, fill_n15, rmsnorm_cases);

@@ -84,30 +84,33 @@ static int run_rope(const struct op_row *r, const struct op_case *c, struct op_b
 
 /* The CPU sweep: nh 1 and 3 × T 1, 7, 33: Qwen's parameters at positions up to 40000 and below
    60, and n_rot 20 of hd 36 — contiguous, into a swapped view, in place. */
-#define ROPE_T(nh, T, lay, fl)                                                                                     \
-    {.ne = {256, nh, T, 1}, .p = {40000, 0, lay}, .flags = (fl)}, {.ne = {256, nh, T, 1}, .p = {60, 0, lay}, .flags = (fl)},            \
-        {.ne = {36, nh, T, 1}, .p = {60, 2, lay}, .flags = (fl)}
-#define ROPE_SWEEP(lay, fl) ROPE_T(1, 1, lay, fl), ROPE_T(1, 7, lay, fl), ROPE_T(1, 33, lay, fl), \
+#define ROPE_T(nh, T, lay, fl)                                                                                       \
+    {NE(256, nh, T, 1), PAR(40000, 0, lay), .flags = (fl)}, {NE(256, nh, T, 1), PAR(60, 0, lay), .flags = (fl)},     \
+        {NE(36, nh, T, 1), PAR(60, 2, lay), .flags = (fl)}
+#define ROPE_SWEEP(lay, fl) ROPE_T(1, 1, lay, fl), ROPE_T(1, 7, lay, fl), ROPE_T(1, 33, lay, fl),                    \
                             ROPE_T(3, 1, lay, fl), ROPE_T(3, 7, lay, fl), ROPE_T(3, 33, lay, fl)
 static const struct op_case rope_text_cases[] = {
     ROPE_SWEEP(ROPE_CONTIG, 0), ROPE_SWEEP(ROPE_OUT_SWAPPED, 0), ROPE_SWEEP(ROPE_CONTIG, OPC_IN_PLACE),
-    {.ne = {256, 3, 5, 1}, .p = {5000, 0, ROPE_QGATE}, .flags = OPC_IN_PLACE},
-    {.ne = {256, 8, 33, 1}, .p = {40000, 0, 0}, .flags = OPC_THREADS},
+    {NE(256, 3, 5, 1), PAR(5000, 0, ROPE_QGATE), .flags = OPC_IN_PLACE},
+    {NE(256, 8, 33, 1), PAR(40000, 0, 0), .flags = OPC_THREADS},
     /* the Vulkan shapes: 192 dims passing through, positions up to 2^18, n_rot = hd on one token,
        42 dims passing through in a padded view, in place; 160 KB of x across 32 KiB windows */
-    {.ne = {256, 3, 5, 1}, .p = {4096, 0, 0}}, {.ne = {256, 3, 5, 1}, .p = {262144, 0, 0}}, {.ne = {64, 4, 1, 1}, .p = {100, 0, 0}},
-    {.ne = {82, 2, 9, 1}, .p = {3000, 1, ROPE_PADDED}}, {.ne = {256, 3, 17, 1}, .p = {30000, 0, ROPE_PADDED}, .flags = OPC_IN_PLACE},
-    {.ne = {256, 4, 40, 1}, .p = {5000, 0, 0}, .flags = OPC_SPLIT},
+    {NE(256, 3, 5, 1), PAR(4096, 0, 0)}, {NE(256, 3, 5, 1), PAR(262144, 0, 0)}, {NE(64, 4, 1, 1), PAR(100, 0, 0)},
+    {NE(82, 2, 9, 1), PAR(3000, 1, ROPE_PADDED)},
+    {NE(256, 3, 17, 1), PAR(30000, 0, ROPE_PADDED), .flags = OPC_IN_PLACE},
+    {NE(256, 4, 40, 1), PAR(5000, 0, 0), .flags = OPC_SPLIT},
 };
-#define ROPE_V(lay, fl, dh) {.ne = {dh, 3, 1, 1}, .p = {0, 0, lay}, .flags = (fl)}, {.ne = {dh, 3, 7, 1}, .p = {0, 0, lay}, .flags = (fl)}, \
-                            {.ne = {dh, 3, 33, 1}, .p = {0, 0, lay}, .flags = (fl)}
+#define ROPE_V(lay, fl, dh)                                                                                          \
+    {NE(dh, 3, 1, 1), PAR(0, 0, lay), .flags = (fl)}, {NE(dh, 3, 7, 1), PAR(0, 0, lay), .flags = (fl)},              \
+                            {NE(dh, 3, 33, 1), PAR(0, 0, lay), .flags = (fl)}
 #define ROPE_VSWEEP(lay, fl) ROPE_V(lay, fl, 4), ROPE_V(lay, fl, 64), ROPE_V(lay, fl, 72)
 static const struct op_case rope_vision_cases[] = {
     ROPE_VSWEEP(ROPE_CONTIG, 0), ROPE_VSWEEP(ROPE_OUT_SWAPPED, 0), ROPE_VSWEEP(ROPE_CONTIG, OPC_IN_PLACE),
-    {.ne = {64, 8, 132, 1}, .flags = OPC_THREADS},
+    {NE(64, 8, 132, 1), .flags = OPC_THREADS},
     /* the Vulkan shapes: 36 pairs (three dispatches), one patch, dh 4, padded in place, split */
-    {.ne = {72, 2, 7, 1}}, {.ne = {64, 3, 1, 1}}, {.ne = {4, 1, 5, 1}}, {.ne = {72, 2, 7, 1}, .p = {0, 0, ROPE_PADDED}, .flags = OPC_IN_PLACE},
-    {.ne = {72, 8, 70, 1}, .p = {0, 0, ROPE_PADDED}, .flags = OPC_SPLIT | OPC_IN_PLACE},
+    {NE(72, 2, 7, 1)}, {NE(64, 3, 1, 1)}, {NE(4, 1, 5, 1)},
+    {NE(72, 2, 7, 1), PAR(0, 0, ROPE_PADDED), .flags = OPC_IN_PLACE},
+    {NE(72, 8, 70, 1), PAR(0, 0, ROPE_PADDED), .flags = OPC_SPLIT | OPC_IN_PLACE},
 };
 
 /* 1e-5: with the angle rounded as the reference rounds it only cos/sin and two f32 products

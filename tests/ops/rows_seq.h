@@ -71,22 +71,22 @@ static int run_conv(const struct op_row *r, const struct op_case *c, struct op_b
    channels. Then the Vulkan list, all from a carried random state: T 1, 2 (< K − 1) to 300, 1000
    channels strided, a prefill then a decode step, K 17 (16 carried rows), and 4000-byte rows of
    which a 32 KiB window holds 8, so a prefill runs in pieces. */
-#define CONV_C(C, T, plan)                                                                                         \
-    {.ne = {T, plan}, .p = {C, 2}}, {.ne = {T, plan}, .p = {C, 4}}, {.ne = {T, plan}, .p = {C, 5}},               \
-        {.ne = {T, plan}, .p = {C, 2}, .flags = OPC_STRIDED}, {.ne = {T, plan}, .p = {C, 4}, .flags = OPC_STRIDED}, \
-        {.ne = {T, plan}, .p = {C, 5}, .flags = OPC_STRIDED}
+#define CONV_C(C, T, plan)                                                                                           \
+    {NE(T, plan), PAR(C, 2)}, {NE(T, plan), PAR(C, 4)}, {NE(T, plan), PAR(C, 5)},                                    \
+        {NE(T, plan), PAR(C, 2), .flags = OPC_STRIDED}, {NE(T, plan), PAR(C, 4), .flags = OPC_STRIDED},              \
+        {NE(T, plan), PAR(C, 5), .flags = OPC_STRIDED}
 #define CONV_PLAN(T, plan) CONV_C(1, T, plan), CONV_C(7, T, plan), CONV_C(37, T, plan), CONV_C(130, T, plan)
 static const struct op_case conv_cases[] = {
     CONV_PLAN(9, 0), CONV_PLAN(9, 1), CONV_PLAN(9, 2), CONV_PLAN(2, 0), CONV_PLAN(9, 3),
-    {.ne = {3}, .p = {37, 4}, .flags = OPC_ALT},
-    {.ne = {33, 4}, .p = {6151, 4}, .flags = OPC_THREADS},
-    {.ne = {1}, .p = {37, 4}, .flags = OPC_ALT}, {.ne = {2}, .p = {37, 4}, .flags = OPC_ALT},
-    {.ne = {7}, .p = {37, 4}, .flags = OPC_ALT}, {.ne = {64}, .p = {37, 4}, .flags = OPC_ALT},
-    {.ne = {65}, .p = {37, 4}, .flags = OPC_ALT}, {.ne = {300}, .p = {37, 4}, .flags = OPC_ALT},
-    {.ne = {300}, .p = {1000, 4}, .flags = OPC_ALT | OPC_STRIDED}, {.ne = {66, 5}, .p = {37, 4}, .flags = OPC_ALT},
-    {.ne = {9, 6}, .p = {129, 2}, .flags = OPC_ALT | OPC_STRIDED}, {.ne = {20}, .p = {6, 17}, .flags = OPC_ALT},
-    {.ne = {65}, .p = {1000, 4}, .flags = OPC_ALT | OPC_SPLIT},
-    {.ne = {70, 7}, .p = {1000, 4}, .flags = OPC_ALT | OPC_STRIDED | OPC_SPLIT},
+    {NE(3), PAR(37, 4), .flags = OPC_ALT},
+    {NE(33, 4), PAR(6151, 4), .flags = OPC_THREADS},
+    {NE(1), PAR(37, 4), .flags = OPC_ALT}, {NE(2), PAR(37, 4), .flags = OPC_ALT},
+    {NE(7), PAR(37, 4), .flags = OPC_ALT}, {NE(64), PAR(37, 4), .flags = OPC_ALT},
+    {NE(65), PAR(37, 4), .flags = OPC_ALT}, {NE(300), PAR(37, 4), .flags = OPC_ALT},
+    {NE(300), PAR(1000, 4), .flags = OPC_ALT | OPC_STRIDED}, {NE(66, 5), PAR(37, 4), .flags = OPC_ALT},
+    {NE(9, 6), PAR(129, 2), .flags = OPC_ALT | OPC_STRIDED}, {NE(20), PAR(6, 17), .flags = OPC_ALT},
+    {NE(65), PAR(1000, 4), .flags = OPC_ALT | OPC_SPLIT},
+    {NE(70, 7), PAR(1000, 4), .flags = OPC_ALT | OPC_STRIDED | OPC_SPLIT},
 };
 static const struct op_row row_conv = {"conv1d_causal", 0, make_conv, ref_conv_row, run_conv, fill_normal, OP_L2,
                                        1e-5, "K f32 products and sums (~3e-7)", OP_CASES(conv_cases)};
@@ -151,7 +151,8 @@ static void make_gdn(const struct op_row *r, const struct op_case *c, struct op_
                                                                         : (i == 3 ? 0 : Hv);
             for (int64_t t = 0; t < T; t++)
                 for (int64_t e = 0; e < len; e++)
-                    op_put(&d->in[i < 3 ? 0 : 1], (size_t)(t * (i < 3 ? CD : 2 * Hv + 1) + at + e), src[i][t * len + e]);
+                    op_put(&d->in[i < 3 ? 0 : 1], (size_t)(t * (i < 3 ? CD : 2 * Hv + 1) + at + e),
+                           src[i][t * len + e]);
         }
     } else {
         for (int i = 0; i < 5; i++) {
@@ -212,9 +213,10 @@ static void ref_gdn(const struct op_row *r, const struct op_case *c, const struc
         for (int64_t j = 0; j < Hv; j++) {
             /* spec §2.5 step 5 (grouped) or llama.cpp's tiled order */
             const int64_t hk = c->flags & OPC_ALT ? j % Hk : j / (Hv / Hk);
-            ref_gdn_step(S + j * dk * dv, x[0] + (t * Hk + hk) * dk, x[1] + (t * Hk + hk) * dk, x[2] + (t * Hv + j) * dv,
-                         exp((double)x[3][t * Hv + j]), x[4][t * Hv + j], (double)(1.0f / sqrtf((float)dk)), dk, dv, kv,
-                         o + (t * Hv + j) * dv);
+            const float *qt = x[0] + (t * Hk + hk) * dk, *kt = x[1] + (t * Hk + hk) * dk;
+            const float *vt = x[2] + (t * Hv + j) * dv;
+            ref_gdn_step(S + j * dk * dv, qt, kt, vt, exp((double)x[3][t * Hv + j]), x[4][t * Hv + j],
+                         (double)(1.0f / sqrtf((float)dk)), dk, dv, kv, o + (t * Hv + j) * dv);
         }
     for (int i = 0; i < 5; i++)
         free(x[i]);
@@ -257,24 +259,25 @@ static int run_gdn(const struct op_row *r, const struct op_case *c, struct op_bu
    every other one strided; out over v; 1×1 heads; dk 300 beyond the chunk kernels' 256 rows
    (chunked falls back to the token kernel); and two 300-token sequences whose q/k/v parent
    (1.5 KiB a token) a 256 KiB window holds ~170 tokens of. */
-#define GDN_T(dk, dv, Hv, fl)                                                                                      \
-    {.ne = {1}, .p = {dk, dv, 2, Hv}, .flags = fl}, {.ne = {7}, .p = {dk, dv, 2, Hv}, .flags = fl},               \
-        {.ne = {63}, .p = {dk, dv, 2, Hv}, .flags = fl}, {.ne = {64}, .p = {dk, dv, 2, Hv}, .flags = fl},         \
-        {.ne = {65}, .p = {dk, dv, 2, Hv}, .flags = fl}, {.ne = {130}, .p = {dk, dv, 2, Hv}, .flags = fl},        \
-        {.ne = {300}, .p = {dk, dv, 2, Hv}, .flags = fl}
-#define GDN_VK(dk, dv, Hk, Hv, fl, T, views) {.ne = {T}, .p = {dk, dv, Hk, Hv}, .flags = (fl) | ((views) ? OPC_STRIDED : 0)}
+#define GDN_T(dk, dv, Hv, fl)                                                                                        \
+    {NE(1), PAR(dk, dv, 2, Hv), .flags = fl}, {NE(7), PAR(dk, dv, 2, Hv), .flags = fl},                              \
+        {NE(63), PAR(dk, dv, 2, Hv), .flags = fl}, {NE(64), PAR(dk, dv, 2, Hv), .flags = fl},                        \
+        {NE(65), PAR(dk, dv, 2, Hv), .flags = fl}, {NE(130), PAR(dk, dv, 2, Hv), .flags = fl},                       \
+        {NE(300), PAR(dk, dv, 2, Hv), .flags = fl}
+#define GDN_VK(dk, dv, Hk, Hv, fl, T, views) {NE(T), PAR(dk, dv, Hk, Hv), .flags = (fl) | ((views) ? OPC_STRIDED : 0)}
 static const struct op_case gdn_cases[] = {
     GDN_T(16, 32, 2, OPC_CPU_ONLY), GDN_T(16, 32, 4, OPC_CPU_ONLY), GDN_T(128, 128, 2, OPC_CPU_ONLY),
     GDN_T(128, 128, 4, OPC_CPU_ONLY),
-    {.ne = {130}, .p = {128, 128, 2, 4}, .flags = OPC_STRIDED}, {.ne = {97}, .p = {24, 40, 1, 3}, .flags = OPC_STRIDED},
-    {.ne = {65}, .p = {16, 16, 2, 4}, .flags = OPC_ALT}, {.ne = {130}, .p = {32, 24, 3, 9}, .flags = OPC_ALT | OPC_STRIDED},
-    {.ne = {300, 1}, .p = {128, 128, 2, 4}},
-    {.ne = {150}, .p = {32, 48, 3, 6}, .flags = OPC_THREADS}, {.ne = {150}, .p = {32, 48, 3, 6}, .flags = OPC_IN_PLACE},
+    {NE(130), PAR(128, 128, 2, 4), .flags = OPC_STRIDED}, {NE(97), PAR(24, 40, 1, 3), .flags = OPC_STRIDED},
+    {NE(65), PAR(16, 16, 2, 4), .flags = OPC_ALT}, {NE(130), PAR(32, 24, 3, 9), .flags = OPC_ALT | OPC_STRIDED},
+    {NE(300, 1), PAR(128, 128, 2, 4)},
+    {NE(150), PAR(32, 48, 3, 6), .flags = OPC_THREADS}, {NE(150), PAR(32, 48, 3, 6), .flags = OPC_IN_PLACE},
     GDN_VK(128, 128, 2, 2, 0, 1, 1), GDN_VK(128, 128, 2, 2, 0, 7, 0), GDN_VK(128, 128, 2, 2, 0, 64, 1),
     GDN_VK(128, 128, 2, 2, 0, 65, 0),
     GDN_VK(128, 128, 2, 4, 0, 1, 0), GDN_VK(128, 128, 2, 4, 0, 7, 1), GDN_VK(128, 128, 2, 4, 0, 64, 0),
     GDN_VK(128, 128, 2, 4, 0, 65, 1), GDN_VK(128, 128, 2, 4, 0, 300, 0),
-    GDN_VK(128, 128, 2, 4, OPC_ALT, 1, 1), GDN_VK(128, 128, 2, 4, OPC_ALT, 7, 0), GDN_VK(128, 128, 2, 4, OPC_ALT, 64, 1),
+    GDN_VK(128, 128, 2, 4, OPC_ALT, 1, 1), GDN_VK(128, 128, 2, 4, OPC_ALT, 7, 0),
+    GDN_VK(128, 128, 2, 4, OPC_ALT, 64, 1),
     GDN_VK(128, 128, 2, 4, OPC_ALT, 65, 0), GDN_VK(128, 128, 2, 4, OPC_ALT, 300, 1),
     GDN_VK(24, 40, 3, 3, OPC_ALT, 1, 0), GDN_VK(24, 40, 3, 3, OPC_ALT, 7, 1), GDN_VK(24, 40, 3, 3, OPC_ALT, 64, 0),
     GDN_VK(24, 40, 3, 3, OPC_ALT, 65, 1), GDN_VK(24, 40, 3, 3, OPC_ALT, 300, 0),
@@ -288,9 +291,9 @@ static const struct op_case gdn_cases[] = {
 };
 /* prefill + decode: a chunked prefix of all but the last 3 tokens; 250 + 50 steps (the CPU's) */
 static const struct op_case gdn_mixed_cases[] = {
-    {.ne = {70, 2, 67}, .p = {128, 128, 2, 4}, .flags = OPC_STRIDED},
-    {.ne = {130, 2, 127}, .p = {24, 40, 3, 6}, .flags = OPC_ALT | OPC_STRIDED},
-    {.ne = {300, 2, 250}, .p = {128, 128, 2, 4}, .flags = OPC_CPU_ONLY},
+    {NE(70, 2, 67), PAR(128, 128, 2, 4), .flags = OPC_STRIDED},
+    {NE(130, 2, 127), PAR(24, 40, 3, 6), .flags = OPC_ALT | OPC_STRIDED},
+    {NE(300, 2, 250), PAR(128, 128, 2, 4), .flags = OPC_CPU_ONLY},
 };
 /* 1e-4: dk-long f32 dot products accumulated over T steps stay near 1e-6 */
 static const struct op_row row_gdn_rec = {"gdn_recurrent", GDN_REC, make_gdn, ref_gdn, run_gdn, fill_normal, OP_L2,
@@ -421,8 +424,8 @@ static int run_attention(const struct op_row *r, const struct op_case *c, struct
     return rc ? rc : op_read_view(b, c->flags & OPC_IN_PLACE ? 0 : 3, out, got);
 }
 
-#define ATT(hd, nh, nkv, T, Tk, q0, mask, kvt, lay, fl, qs)                                                        \
-    {.ne = {hd, nh, T, Tk}, .p = {nkv, q0, mask, lay}, .type = kvt, .flags = fl, .s = qs}
+#define ATT(hd, nh, nkv, T, Tk, q0, mask, kvt, lay, fl, qs)                                                          \
+    {NE(hd, nh, T, Tk), PAR(nkv, q0, mask, lay), .type = kvt, .flags = fl, .s = qs}
 static const struct op_case attention_cases[] = {
     /* the CPU list, each on 1, 2 and 3 threads: prefill with GQA 4 and 1, continued prefill,
        decode from a cache (f32, f16, head-major), an odd head dim, segments, long sequences,
