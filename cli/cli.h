@@ -47,6 +47,15 @@ int cli_load_tokenizer(const char *model, struct tokenizer **tok);
    (cli/tokenize.c); the CLI's one way to read a file. */
 int cli_read_file(const char *path, char **out, size_t *len);
 
+/* `seer pull NAME...` and `seer list`: models by name in $SEER_HOME (cli/pull.c). */
+int cli_pull(int argc, char **argv);
+int cli_list(int argc, char **argv);
+/* -m's value → a model path: an existing path as it is, a known name (qwen3.5-0.8b …) as its
+   directory in $SEER_HOME/models; 0, or -1 after one line on stderr when the name is not pulled.
+   cli_default_model() is qwen3.5-0.8b's directory when it is there, else NULL (-m required). */
+int cli_model_arg(const char *arg, const char **path);
+const char *cli_default_model(void);
+
 /* Prints "seer: <last error>" to stderr and returns CLI_FAIL. */
 int cli_fail(int rc);
 

@@ -20,6 +20,8 @@ static const struct command commands[] = {
     {"ask", cli_ask, "answer a question about images (-m MODEL -p QUESTION IMAGE...; --json, --raw, --dry-run)"},
     {"ocr", cli_ocr, "batch OCR of scans: one result per page (-m MODEL INPUT...; --format, --out DIR, --resume)"},
     {"chat", cli_chat, "interactive chat with history (-m MODEL); one message per line on stdin"},
+    {"pull", cli_pull, "download a model by name from the Hugging Face hub (qwen3.5-0.8b, -2b, -4b, -9b)"},
+    {"list", cli_list, "list downloaded models: name, size, path"},
     {"info", cli_info, "show a model file's architecture, hyperparameters and tensors; --devices lists devices"},
     {"tokenize", cli_tokenize, "print the token ids of a text (-m MODEL TEXT | -f FILE, --json, --special)"},
     {"bench", cli_bench, "prefill/decode speed and peak memory (-m MODEL | --preset 0.8b --dtype q8_0; --json)"},

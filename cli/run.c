@@ -16,7 +16,8 @@
 #include "seer.h"
 
 const char gen_help[] =
-    "  -m MODEL            GGUF text model or Hugging Face model directory\n"
+    "  -m MODEL            GGUF text model, Hugging Face model directory, or a name from seer pull\n"
+    "                      (default: qwen3.5-0.8b when it has been pulled)\n"
     "  --device D          auto (default; or $SEER_DEVICE), cpu, vulkan, vulkan:N\n"
     "  -t N                CPU threads (default: all cores)\n"
     "  -c N                context size in tokens (default 4096)\n"
@@ -54,8 +55,10 @@ int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_s
     int r;
     if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
         if (!v)
-            return fprintf(stderr, "seer: %s needs a path\n", a), -1;
-        o->model = v, ++*i;
+            return fprintf(stderr, "seer: %s needs a path or a model name\n", a), -1;
+        if (cli_model_arg(v, &o->model))
+            return -1;
+        ++*i;
         return 1;
     }
     if (!strcmp(a, "--device")) {
@@ -144,6 +147,7 @@ int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_s
 void gen_opts_init(struct gen_opts *o)
 {
     memset(o, 0, sizeof *o);
+    o->model = cli_default_model();
     o->mp = seer_model_params_default();
     o->mp.device = cli_default_device();
     o->cp = seer_context_params_default();
