@@ -21,13 +21,36 @@ seer_context_params seer_context_params_default(void)
     return (seer_context_params){.n_ctx = 4096, .n_batch = 512};
 }
 
+/* n_ctx 0: the model's trained context (4096 when the file does not say), lowered to what the
+   device's free memory holds after the recurrent state and scratch, less an eighth kept free for
+   the backend's own allocations (a margin, not a measured number), in whole 256-token steps. */
+static int64_t context_auto(const seer_model *m, int64_t n_ubatch)
+{
+    const qwen35_model *lm = m->lm;
+    int64_t n = lm->cfg.n_ctx_train > 0 ? lm->cfg.n_ctx_train : 4096;
+    uint64_t free_bytes, total;
+    struct qwen35_state_bytes sb;
+    qwen35_state_bytes(&lm->cfg, n_ubatch, lm->be->alignment, &sb);
+    if (backend_memory(lm->be, &free_bytes, &total) == SEER_OK && sb.kv_per_1k > 0) {
+        uint64_t usable = free_bytes - free_bytes / 8, fixed = sb.gdn + sb.scratch;
+        uint64_t fit = usable > fixed ? (usable - fixed) / sb.kv_per_1k * 1024 : 0;
+        if ((uint64_t)n > fit)
+            n = (int64_t)MAX(fit / 256 * 256, 256);
+        LOG_INFO("context", "n_ctx 0: %lld tokens (trained %lld, free memory %llu MiB)", (long long)n,
+                 (long long)lm->cfg.n_ctx_train, (unsigned long long)(free_bytes >> 20));
+    }
+    return MIN(n, (int64_t)INT32_MAX);
+}
+
 int seer_context_create(seer_model *m, const seer_context_params *params, seer_context **out)
 {
     seer_context_params p = params ? *params : seer_context_params_default();
+    if (p.n_ctx == 0 && p.n_batch >= 1)
+        p.n_ctx = context_auto(m, p.n_batch);
     /* checked before anything n_ctx-sized is allocated, so a bad value is EINVAL, not ENOMEM
        (positions travel as i32, spec §3.2) */
     if (p.n_ctx < 1 || p.n_ctx > INT32_MAX || p.n_batch < 1)
-        return seer_err(SEER_EINVAL, "seer_context_create: n_ctx %lld must be 1..%d and n_batch %lld at least 1",
+        return seer_err(SEER_EINVAL, "seer_context_create: n_ctx %lld must be 0..%d and n_batch %lld at least 1",
                         (long long)p.n_ctx, INT32_MAX, (long long)p.n_batch);
     seer_context *c = seer_calloc(1, sizeof *c);
     int rc;
@@ -167,7 +190,8 @@ int seer_chat_add_media(seer_context *c, const char *role, const seer_image_inpu
 
 /* Renders history[0..n) (spec §6.2). Reasoning is kept in every assistant turn
    (preserve_thinking) so an earlier turn renders the same way it was fed. */
-static int render(const seer_context *c, size_t n, bool gen_prompt, bool think, char **out, size_t *len)
+static int render(const seer_context *c, size_t n, bool gen_prompt, bool think, char **out, size_t *len,
+                  chat_range **ranges, size_t *n_ranges)
 {
     size_t n_parts = 0;
     for (size_t i = 0; i < n; i++)
@@ -197,7 +221,7 @@ static int render(const seer_context *c, size_t n, bool gen_prompt, bool think, 
     p.enable_thinking = think;
     p.preserve_thinking = true;
     p.scalar_args_as_json = c->m->tmpl_info.scalar_args_as_json;
-    int rc = chat_render(msgs, n, &p, out, len);
+    int rc = chat_render_ranges(msgs, n, &p, out, len, ranges, n_ranges);
     free(msgs);
     free(parts);
     return rc;
@@ -214,6 +238,33 @@ static int pending_push(seer_context *c, int32_t id)
         c->cap_pending = cap;
     }
     c->pending[c->n_pending++] = id;
+    return SEER_OK;
+}
+
+/* Tokenizes text[from..len) of a rendered conversation: special tokens are parsed in the
+   template's markup only, never inside message text (`ranges`, from chat_render_ranges), so a
+   message cannot close its turn or open another one (a prompt injection). Between special tokens
+   the text is pre-tokenized as one piece, as HF does, so a message without special tokens gets
+   the ids HF's apply_chat_template would give. */
+static int tokenize_markup(const tokenizer *tok, const char *text, size_t len, size_t from, const chat_range *ranges,
+                           size_t n_ranges, int32_t **ids, size_t *n_ids)
+{
+    size_t *plain = seer_malloc((n_ranges ? n_ranges : 1) * 2 * sizeof *plain), k = 0;
+    if (!plain)
+        return seer_err(SEER_ENOMEM, "no memory to tokenize the chat");
+    for (size_t i = 0; i < n_ranges; i++)
+        if (ranges[i].end > from) {
+            plain[2 * k] = MAX(ranges[i].start, from) - from;
+            plain[2 * k + 1] = ranges[i].end - from;
+            k++;
+        }
+    tok_ids v = {0};
+    int rc = tok_encode_ranges(tok, text + from, len - from, true, plain, k, &v);
+    free(plain);
+    if (rc)
+        return rc;
+    *ids = v.ids;
+    *n_ids = v.n;
     return SEER_OK;
 }
 
@@ -234,6 +285,7 @@ void seer_result_clear(seer_result *r)
         return;
     free(r->text);
     free(r->tokens);
+    free(r->thinking);
     memset(r, 0, sizeof *r);
 }
 
@@ -264,17 +316,39 @@ static int sbuf_add(struct sbuf *b, const char *s, size_t n)
 struct visible {
     const seer_generate_params *p;
     struct sbuf text;   /* visible answer so far */
+    struct sbuf think;  /* the reasoning, kept apart for seer_result.thinking */
     size_t streamed;    /* bytes of text already given to on_text */
-    bool hiding;        /* inside a hidden reasoning block */
+    bool reasoning;     /* inside the think block the prompt opened */
+    bool hiding;        /* ... and it is not shown */
     bool strip_lead;    /* drop whitespace at the start of the answer (after </think>) */
     size_t max_stop;
 };
+
+/* The reasoning without the whitespace around it (the template writes "<think>\n…\n</think>",
+   spec §6.2), in a new string. */
+static char *think_trimmed(const struct sbuf *b)
+{
+    size_t a = 0, e = b->n;
+    while (a < e && strchr(" \t\r\n", b->s[a]))
+        a++;
+    while (e > a && strchr(" \t\r\n", b->s[e - 1]))
+        e--;
+    char *t = seer_malloc(e - a + 1);
+    if (t) {
+        if (e > a)
+            memcpy(t, b->s + a, e - a);
+        t[e - a] = '\0';
+    }
+    return t;
+}
 
 /* Adds decoded text; returns 1 when a stop string completed (text cut before it), 2 when the
    callback cancelled, 0 to go on, or a negative error. */
 static int visible_add(struct visible *v, const char *s, size_t n, bool final)
 {
     int rc;
+    if (v->reasoning && (rc = sbuf_add(&v->think, s, n)))
+        return rc;
     if (v->hiding)
         return 0;
     if (v->strip_lead) {
@@ -317,18 +391,41 @@ static int visible_add(struct visible *v, const char *s, size_t n, bool final)
     return stopped;
 }
 
-/* Feeds `prompt` (after any pending tokens), then samples until a stop. `hide_reasoning`: the
-   prompt opened a think block whose content is not to be shown. `fused` (or NULL): the images
-   whose expanded placeholders the prompt holds. */
+/* Text prefill, micro-batch by micro-batch when the caller follows progress (the same micro-batches
+   qwen35_eval makes, so the same numbers). Returns 1 when on_progress asked to stop; the state then
+   holds *n_done of the n tokens. */
+static int prefill_text(seer_context *c, const int32_t *feed, size_t n, const seer_generate_params *p, size_t *n_done)
+{
+    qwen35_state *st = c->st;
+    const size_t step = p->on_progress ? (size_t)st->n_ubatch : n;
+    *n_done = 0;
+    while (*n_done < n) {
+        size_t k = MIN(step, n - *n_done);
+        bool last = *n_done + k == n;
+        int rc = qwen35_eval(c->m->lm, st, feed + *n_done, (int64_t)k, last ? QWEN35_LOGITS_LAST : QWEN35_LOGITS_NONE,
+                             c->logits, true);
+        if (rc)
+            return rc;
+        *n_done += k;
+        if (p->on_progress && p->on_progress((int64_t)*n_done, (int64_t)n, 0, p->user_data) && !last)
+            return 1;
+    }
+    return SEER_OK;
+}
+
+/* Feeds `prompt` (after any pending tokens), then samples until a stop. `think_open`: the prompt
+   opened a think block (its text goes to result->thinking, and to the answer only with
+   show_thinking). `fused` (or NULL): the images whose expanded placeholders the prompt holds. */
 static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, const seer_generate_params *p,
-                    bool hide_reasoning, const struct api_fused *fused, seer_result *r)
+                    bool think_open, const struct api_fused *fused, seer_result *r)
 {
     seer_model *m = c->m;
     const int64_t V = m->lm->cfg.n_vocab;
     int32_t *feed = NULL;
     sampler *smp = NULL;
     tok_stream ts;
-    struct visible vis = {.p = p, .hiding = hide_reasoning, .strip_lead = true};
+    struct visible vis = {.p = p, .reasoning = think_open, .hiding = think_open && !p->show_thinking,
+                          .strip_lead = true};
     size_t n_feed = c->n_pending + n_prompt, n_gen = 0, cap_gen = 64;
     int rc;
     memset(r, 0, sizeof *r);
@@ -338,8 +435,10 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
     if (n_feed == 0)
         return seer_err(SEER_EINVAL, "nothing to generate from: the prompt is empty");
     if (c->st->n_past + (int64_t)n_feed > c->st->n_ctx)
-        return seer_err(SEER_EINVAL, "the prompt (%zu tokens) does not fit: %lld of %lld context tokens are used",
-                        n_feed, (long long)c->st->n_past, (long long)c->st->n_ctx);
+        return seer_err(SEER_EINVAL, "the prompt needs %lld context tokens (%zu new after %lld used) but the context "
+                        "holds %lld: raise -c (n_ctx) to at least %lld, or start over",
+                        (long long)c->st->n_past + (long long)n_feed, n_feed, (long long)c->st->n_past,
+                        (long long)c->st->n_ctx, (long long)c->st->n_past + (long long)n_feed);
     feed = seer_malloc(n_feed * sizeof *feed);
     r->tokens = seer_malloc(cap_gen * sizeof *r->tokens);
     if (!feed || !r->tokens) {
@@ -362,23 +461,30 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
         goto done;
 
     double t0 = seer_time_now();
+    size_t n_done = n_feed;
     if (fused && (fused->n_images || fused->n_videos))
         rc = api_prefill_fused(c, feed, n_feed, fused, c->logits);
     else
-        rc = qwen35_eval(m->lm, c->st, feed, (int64_t)n_feed, QWEN35_LOGITS_LAST, c->logits, true);
+        rc = prefill_text(c, feed, n_feed, p, &n_done);
     r->vision_seconds = fused ? fused->seconds : 0;
     r->prefill_seconds = seer_time_now() - t0 + r->vision_seconds;
-    r->prompt_tokens = (int64_t)n_feed;
-    if (rc)
+    r->prompt_tokens = (int64_t)n_done;
+    if (rc < 0)
         goto done;
-    memcpy(c->fed + c->n_fed, feed, n_feed * sizeof *feed);
-    c->n_fed += n_feed;
+    memcpy(c->fed + c->n_fed, feed, n_done * sizeof *feed);
+    c->n_fed += n_done;
     c->n_pending = 0;
     t0 = seer_time_now();
     r->stop = SEER_STOP_LENGTH;
-    for (;;) {
+    if (rc == 1) { /* cancelled during the prompt: nothing sampled, the state holds part of it */
+        rc = SEER_OK;
+        r->stop = SEER_STOP_CANCELED;
+        r->prompt_cut = 1;
+    }
+    while (r->stop != SEER_STOP_CANCELED) {
         int32_t id;
-        if (n_gen >= (size_t)MAX(p->max_tokens, 0)) {
+        /* max_tokens < 0: until the end of the turn or of the context */
+        if (p->max_tokens >= 0 && n_gen >= (size_t)p->max_tokens) {
             r->stop = SEER_STOP_LENGTH;
             break;
         }
@@ -405,9 +511,17 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
         size_t plen;
         if ((rc = tok_stream_push(&ts, id, &piece, &plen)))
             goto done;
-        int v = visible_add(&vis, piece, plen, false);
-        if (id == m->id_think_end && vis.hiding)
-            vis.hiding = false; /* the answer starts after </think> (spec §6.2) */
+        int v;
+        if (id == m->id_think_end && vis.reasoning) {
+            /* the answer starts after </think> (spec §6.2); the tag itself is shown only with the reasoning */
+            vis.reasoning = false;
+            v = visible_add(&vis, piece, plen, false);
+            vis.hiding = false;
+        } else {
+            v = visible_add(&vis, piece, plen, false);
+        }
+        if (v == 0 && p->on_progress && p->on_progress(r->prompt_tokens, r->prompt_tokens, (int64_t)n_gen, p->user_data))
+            v = 2;
         if (v < 0) {
             rc = v;
             goto done;
@@ -439,13 +553,16 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
     r->n_tokens = n_gen;
     r->text = vis.text.s ? vis.text.s : seer_strdup("");
     vis.text.s = NULL;
-    if (!r->text)
+    r->reasoning_cut = vis.reasoning && (r->stop == SEER_STOP_LENGTH || r->stop == SEER_STOP_CONTEXT);
+    r->thinking = think_trimmed(&vis.think);
+    if (!r->text || !r->thinking)
         rc = seer_err(SEER_ENOMEM, "no memory");
 done:
     tok_stream_deinit(&ts);
     sampler_free(smp);
     free(feed);
     free(vis.text.s);
+    free(vis.think.s);
     if (rc)
         seer_result_clear(r);
     return rc;
@@ -528,12 +645,14 @@ int seer_chat_generate(seer_context *c, const seer_generate_params *params, seer
     char *full = NULL, *prev = NULL, *gen = NULL;
     size_t full_len, prev_len, gen_len;
     int32_t *ids = NULL;
-    size_t n_ids;
+    size_t n_ids = 0;
     struct sbuf fed = {0};
     struct api_fused fused = {0};
+    chat_range *ranges = NULL;
+    size_t n_ranges = 0;
     int rc;
     memset(r, 0, sizeof *r);
-    if ((rc = render(c, c->n_hist, true, p.think != 0, &full, &full_len)))
+    if ((rc = render(c, c->n_hist, true, p.think != 0, &full, &full_len, &ranges, &n_ranges)))
         return rc;
     /* The new text: what the rendering adds after the text the state already holds. */
     const char *suffix = full;
@@ -545,7 +664,7 @@ int seer_chat_generate(seer_context *c, const seer_generate_params *params, seer
         size_t n_old = c->n_hist;
         while (n_old > 0 && strcmp(c->hist[n_old - 1].role, "assistant"))
             n_old--;
-        if ((rc = render(c, n_old, false, false, &prev, &prev_len)))
+        if ((rc = render(c, n_old, false, false, &prev, &prev_len, NULL, NULL)))
             goto done;
         if (prev_len > full_len || memcmp(full, prev, prev_len)) {
             rc = seer_err(SEER_EINVAL, "the conversation history was changed: start a new context");
@@ -555,7 +674,7 @@ int seer_chat_generate(seer_context *c, const seer_generate_params *params, seer
         LOG_DEBUG("chat", "last reply re-renders differently; appending %zu bytes after the state",
                   full_len - prev_len);
     }
-    if ((rc = seer_tokenize(c->m, suffix, strlen(suffix), 1, &ids, &n_ids)))
+    if ((rc = tokenize_markup(c->m->tok, full, full_len, (size_t)(suffix - full), ranges, n_ranges, &ids, &n_ids)))
         goto done;
     /* the new turns' image placeholders take the queued images, in order */
     rc = api_fuse(c->m, ids, n_ids, &c->images, &fused);
@@ -563,8 +682,24 @@ int seer_chat_generate(seer_context *c, const seer_generate_params *params, seer
         rc = api_fuse_videos(c->m, &fused, &c->videos);
     api_images_clear(&c->images);
     api_videos_clear(&c->videos);
-    if (rc || (rc = generate(c, fused.ids, fused.n_ids, &p, p.think && !p.show_thinking, &fused, r)))
+    if (rc || (rc = generate(c, fused.ids, fused.n_ids, &p, p.think != 0, &fused, r)))
         goto done;
+    if (r->prompt_cut) {
+        /* cancelled inside the new prompt: the state holds a part of a turn that no rendering
+           describes. Forget the state (the next turn feeds the whole conversation again) and the
+           unanswered message. */
+        if ((rc = qwen35_state_reset(c->m->lm, c->st)))
+            goto done;
+        c->n_fed = 0;
+        c->n_pending = 0;
+        seer_freep(&c->fed_text);
+        c->fed_len = 0;
+        while (c->n_hist && (!strcmp(c->hist[c->n_hist - 1].role, "user") || !strcmp(c->hist[c->n_hist - 1].role, "tool"))) {
+            c->n_hist--;
+            free(c->hist[c->n_hist].role), free(c->hist[c->n_hist].content);
+        }
+        goto done;
+    }
     /* What the state now holds: the rendered prompt, then every generated token and the pending
        stop token, decoded exactly (special tokens included). */
     if ((rc = tok_decode(c->m->tok, r->tokens, r->n_tokens, false, &gen, &gen_len)) ||
@@ -585,7 +720,7 @@ int seer_chat_generate(seer_context *c, const seer_generate_params *params, seer
 done:
     if (rc)
         seer_result_clear(r);
-    free(full), free(prev), free(gen), free(ids), free(fed.s);
+    free(full), free(prev), free(gen), free(ids), free(fed.s), free(ranges);
     api_fused_clear(&fused);
     return rc;
 }

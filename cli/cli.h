@@ -6,8 +6,9 @@
 
 #include <stdio.h>
 
-/* Exit statuses: 0 ok, 1 runtime failure (bad file, device), 2 usage error. */
-enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+/* Exit statuses: 0 ok, 1 runtime failure (bad file, device), 2 usage error, 130 stopped by
+   SIGINT/SIGTERM (the shell's 128 + SIGINT). */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2, CLI_INTERRUPTED = 130 };
 
 #include "seer.h"
 
@@ -15,7 +16,7 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 extern seer_log_level cli_log_level;
 
 int cli_info(int argc, char **argv);
-/* `seer run` and `seer chat` (cli/run.c). */
+/* `seer run` (cli/run.c) and `seer chat` (cli/chat.c). */
 int cli_run(int argc, char **argv);
 int cli_chat(int argc, char **argv);
 /* `seer ask`: questions about images (cli/ask.c). */

@@ -112,7 +112,8 @@ SEER_API int seer_detokenize(const seer_model *model, const int32_t *ids, size_t
 typedef struct seer_context seer_context;
 
 typedef struct seer_context_params {
-    int64_t n_ctx;   /* tokens the conversation may hold (default 4096) */
+    int64_t n_ctx;   /* tokens the conversation may hold (default 4096); 0 = the model's trained
+                        context, lowered to what the device's free memory holds */
     int64_t n_batch; /* prompt tokens per forward micro-batch (default 512) */
 } seer_context_params;
 
@@ -150,7 +151,7 @@ enum seer_stop_reason {
 
 typedef struct seer_generate_params {
     seer_sampling sampling;
-    int64_t max_tokens;      /* default 1024 */
+    int64_t max_tokens;      /* default 1024; -1 = until the end of the turn or of the context */
     const char *const *stop; /* [n_stop] extra stop strings */
     size_t n_stop;
     int think;               /* open a reasoning block before answering (default 0: these small models
@@ -158,6 +159,12 @@ typedef struct seer_generate_params {
     int show_thinking;       /* stream/return the reasoning too (default 0: only the answer) */
     seer_text_fn on_text;    /* optional streaming callback */
     void *user_data;
+    /* optional: called after each prompt micro-batch (prompt_done of prompt_total tokens fed,
+       generated 0) and after each generated token (prompt_done == prompt_total). Non-zero stops
+       the generation (SEER_STOP_CANCELED): a stop inside the prompt sets result->prompt_cut, and
+       seer_chat_generate then forgets the state and the unanswered message (the next call feeds the
+       conversation again). Gets user_data. */
+    int (*on_progress)(int64_t prompt_done, int64_t prompt_total, int64_t generated, void *user_data);
 } seer_generate_params;
 
 SEER_API seer_generate_params seer_generate_params_default(void);
@@ -170,6 +177,9 @@ typedef struct seer_result {
     double prefill_seconds, decode_seconds;
     enum seer_stop_reason stop;
     double vision_seconds;    /* preprocessing and encoding this call's images (part of prefill) */
+    char *thinking;           /* the reasoning of a think block (without <think> tags, trimmed); "" when none */
+    int reasoning_cut;        /* the token limit or the context ended the reasoning: no answer was given */
+    int prompt_cut;           /* on_progress stopped the prompt before it was all fed */
 } seer_result;
 
 /* Releases what a result holds and zeroes it; NULL is fine. */

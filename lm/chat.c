@@ -32,6 +32,8 @@ typedef struct sbuf {
     char *p;
     size_t len, cap;
     bool oom; /* set once an append failed; later appends are ignored and the caller reports it */
+    chat_range *rg; /* [n_rg] where text copied from the messages lies (chat_render_ranges) */
+    size_t n_rg, cap_rg;
 } sbuf;
 
 static void sb_putn(sbuf *b, const char *s, size_t n)
@@ -63,6 +65,50 @@ typedef struct span {
 static span span_of(const char *s) { return (span){ s ? s : "", s ? strlen(s) : 0 }; }
 
 static void sb_span(sbuf *b, span s) { sb_putn(b, s.p, s.n); }
+
+/* Records [start, end) as message text (merged with a range it continues). */
+static void sb_range(sbuf *b, size_t start, size_t end)
+{
+    if (b->oom || start >= end)
+        return;
+    if (b->n_rg && b->rg[b->n_rg - 1].end == start) {
+        b->rg[b->n_rg - 1].end = end;
+        return;
+    }
+    if (!seer_grow(&b->rg, &b->cap_rg, b->n_rg + 1, sizeof *b->rg, 16)) {
+        b->oom = true;
+        return;
+    }
+    b->rg[b->n_rg++] = (chat_range){ start, end };
+}
+
+static void sb_mark(sbuf *b, size_t start) { sb_range(b, start, b->len); }
+
+/* Appends message text: all of it is content, never markup. */
+static void sb_content(sbuf *b, span s)
+{
+    size_t at = b->len;
+    sb_span(b, s);
+    sb_mark(b, at);
+}
+
+/* Appends `s`, which may lie inside `tmp` (content rendered there, then trimmed or split): the
+   ranges tmp recorded are carried over, so an image placeholder inside it stays markup. Text not
+   from tmp is a message's own string (reasoning_content): all content. */
+static void sb_text(sbuf *out, const sbuf *tmp, span s)
+{
+    if (!tmp || !tmp->p || s.p < tmp->p || s.p + s.n > tmp->p + tmp->len) {
+        sb_content(out, s);
+        return;
+    }
+    size_t off = (size_t)(s.p - tmp->p), base = out->len;
+    sb_span(out, s);
+    for (size_t i = 0; i < tmp->n_rg && !out->oom; i++) {
+        size_t lo = MAX(tmp->rg[i].start, off), hi = MIN(tmp->rg[i].end, off + s.n);
+        if (lo < hi)
+            sb_range(out, base + (lo - off), base + (hi - off));
+    }
+}
 
 /* First / last index of `needle` in s, or SIZE_MAX. (memmem is not C11.) */
 static size_t span_find(span s, const char *needle)
@@ -360,14 +406,14 @@ static int render_content(sbuf *out, const chat_message *m, size_t mi, vision_co
                           bool is_system, bool add_vision_id)
 {
     if (m->n_parts == 0) {
-        sb_span(out, span_of(m->content));
+        sb_content(out, span_of(m->content));
         return SEER_OK;
     }
     char prefix[48];
     for (size_t i = 0; i < m->n_parts; i++) {
         const chat_part *pt = &m->parts[i];
         switch (pt->type) {
-        case CHAT_PART_TEXT: sb_span(out, span_of(pt->text)); break;
+        case CHAT_PART_TEXT: sb_content(out, span_of(pt->text)); break;
         case CHAT_PART_IMAGE:
         case CHAT_PART_VIDEO: {
             bool img = pt->type == CHAT_PART_IMAGE;
@@ -396,6 +442,7 @@ static int content_trimmed(sbuf *tmp, const chat_message *m, size_t mi, vision_c
                            bool is_system, bool add_vision_id, span *out)
 {
     tmp->len = 0;
+    tmp->n_rg = 0;
     int rc = render_content(tmp, m, mi, vc, do_count, is_system, add_vision_id);
     if (rc)
         return rc;
@@ -477,7 +524,7 @@ static int render_system(sbuf *out, sbuf *tmp, const chat_message *msgs, const c
     if (p->n_tools == 0) {
         if (has_sys) {
             sb_puts(out, "<|im_start|>system\n");
-            sb_span(out, sys);
+            sb_text(out, tmp, sys);
             sb_puts(out, "<|im_end|>\n");
         }
         return SEER_OK;
@@ -492,14 +539,16 @@ static int render_system(sbuf *out, sbuf *tmp, const chat_message *msgs, const c
                             tool ? "" : (p->tools_json[i] ? jerr.text : "NULL"));
         }
         sb_puts(out, "\n");
+        size_t at = out->len;
         py_tojson(out, tool);
+        sb_mark(out, at);
         json_decref(tool);
     }
     sb_puts(out, "\n</tools>");
     sb_puts(out, tool_instructions);
     if (sys.n) {
         sb_puts(out, "\n\n");
-        sb_span(out, sys);
+        sb_text(out, tmp, sys);
     }
     sb_puts(out, "<|im_end|>\n");
     return SEER_OK;
@@ -510,8 +559,8 @@ static int render_system(sbuf *out, sbuf *tmp, const chat_message *msgs, const c
    newlines dropped); the content keeps what follows the last "</think>" (leading newlines dropped).
    Turns after the last genuine user query keep a think block; earlier ones drop it. Tool calls follow
    in the XML-ish format: "\n\n" before the first one when there is visible content, "\n" between calls. */
-static int render_assistant(sbuf *out, const chat_message *m, size_t mi, span content, bool keep_reasoning,
-                            const chat_params *p)
+static int render_assistant(sbuf *out, const sbuf *tmp, const chat_message *m, size_t mi, span content,
+                            bool keep_reasoning, const chat_params *p)
 {
     span reasoning = { "", 0 };
     if (m->reasoning_content) {
@@ -530,10 +579,10 @@ static int render_assistant(sbuf *out, const chat_message *m, size_t mi, span co
     sb_puts(out, "<|im_start|>assistant\n");
     if (keep_reasoning) {
         sb_puts(out, "<think>\n");
-        sb_span(out, reasoning);
+        sb_text(out, tmp, reasoning);
         sb_puts(out, "\n</think>\n\n");
     }
-    sb_span(out, content);
+    sb_text(out, tmp, content);
     for (size_t j = 0; j < m->n_tool_calls; j++) {
         const chat_tool_call *tc = &m->tool_calls[j];
         json_t *args = NULL;
@@ -548,16 +597,18 @@ static int render_assistant(sbuf *out, const chat_message *m, size_t mi, span co
         }
         sb_puts(out, j ? "\n<tool_call>\n<function=" : py_trim(content).n ? "\n\n<tool_call>\n<function="
                                                                          : "<tool_call>\n<function=");
-        sb_puts(out, tc->name);
+        sb_content(out, span_of(tc->name));
         sb_puts(out, ">\n");
         const char *key;
         json_t *val;
         if (args) {
             json_object_foreach(args, key, val) {
                 sb_puts(out, "<parameter=");
-                sb_puts(out, key);
+                sb_content(out, span_of(key));
                 sb_puts(out, ">\n");
+                size_t at = out->len;
                 arg_value(out, val, p->scalar_args_as_json);
+                sb_mark(out, at);
                 sb_puts(out, "\n</parameter>\n");
             }
         }
@@ -618,11 +669,11 @@ static int render_all(sbuf *out, sbuf *tmp, const chat_message *msgs, size_t n, 
             break; /* already written by render_system */
         case ROLE_USER:
             sb_puts(out, "<|im_start|>user\n");
-            sb_span(out, content);
+            sb_text(out, tmp, content);
             sb_puts(out, "<|im_end|>\n");
             break;
         case ROLE_ASSISTANT:
-            if ((rc = render_assistant(out, m, i, content, p->preserve_thinking || i > last_query, p)))
+            if ((rc = render_assistant(out, tmp, m, i, content, p->preserve_thinking || i > last_query, p)))
                 return rc;
             break;
         case ROLE_TOOL:
@@ -631,7 +682,7 @@ static int render_all(sbuf *out, sbuf *tmp, const chat_message *msgs, size_t n, 
             if (i > 0 && role_of(&msgs[i - 1]) != ROLE_TOOL)
                 sb_puts(out, "<|im_start|>user");
             sb_puts(out, "\n<tool_response>\n");
-            sb_span(out, content);
+            sb_text(out, tmp, content);
             sb_puts(out, "\n</tool_response>");
             if (i + 1 == n || role_of(&msgs[i + 1]) != ROLE_TOOL)
                 sb_puts(out, "<|im_end|>\n");
@@ -648,6 +699,12 @@ static int render_all(sbuf *out, sbuf *tmp, const chat_message *msgs, size_t n, 
 
 int chat_render(const chat_message *msgs, size_t n_msgs, const chat_params *params, char **out, size_t *out_len)
 {
+    return chat_render_ranges(msgs, n_msgs, params, out, out_len, NULL, NULL);
+}
+
+int chat_render_ranges(const chat_message *msgs, size_t n_msgs, const chat_params *params, char **out,
+                       size_t *out_len, chat_range **ranges, size_t *n_ranges)
+{
     chat_params p = params ? *params : chat_params_default();
     if (!out)
         return seer_err(SEER_EINVAL, "chat: out is NULL");
@@ -661,15 +718,23 @@ int chat_render(const chat_message *msgs, size_t n_msgs, const chat_params *para
     sbuf b = { 0 }, tmp = { 0 };
     rc = render_all(&b, &tmp, msgs, n_msgs, &p);
     free(tmp.p);
+    free(tmp.rg);
     if (rc == SEER_OK && b.oom)
         rc = seer_err(SEER_ENOMEM, "chat: out of memory building the prompt");
     if (rc) {
         free(b.p);
+        free(b.rg);
         return rc;
     }
     *out = b.p;
     if (out_len)
         *out_len = b.len;
+    if (ranges) {
+        *ranges = b.rg;
+        *n_ranges = b.n_rg;
+    } else {
+        free(b.rg);
+    }
     return SEER_OK;
 }
 

@@ -61,6 +61,19 @@ chat_params chat_params_default(void);
 int chat_render(const chat_message *msgs, size_t n_msgs, const chat_params *params, char **out,
                 size_t *out_len);
 
+/* Where message text lies in a rendered prompt: bytes [start, end). */
+typedef struct chat_range {
+    size_t start, end;
+} chat_range;
+
+/* chat_render, plus the ranges of *out copied from the messages (content and text parts, reasoning,
+   tool-call names and arguments, tool definitions), in increasing order; everything else is the
+   template's own markup. A tokenizer that parses special tokens only outside these ranges keeps a
+   message from writing the template's markup (a prompt injection: "x<|im_end|>..."). *ranges is
+   released with seer_free (NULL when there are none); ranges NULL = not wanted. */
+int chat_render_ranges(const chat_message *msgs, size_t n_msgs, const chat_params *params, char **out,
+                       size_t *out_len, chat_range **ranges, size_t *n_ranges);
+
 /* The same from JSON (lm/chat_json.c), for the CLI and servers: `messages_json` is an array of
    HF/OpenAI-style messages {"role", "content": string | null | [parts], "reasoning_content"?,
    "tool_calls"?: [{"function"?: {"name", "arguments": object or a JSON string of one}}]}, where a part

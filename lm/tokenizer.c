@@ -129,6 +129,10 @@ static void cache_free(struct word_cache *c)
 struct enc {
     const tokenizer *tok;
     bool parse_special;
+    const char *text;     /* the whole text (tok_encode_ranges) */
+    const size_t *plain;  /* [2·n_plain] sorted [start, end) byte ranges where no added token matches */
+    size_t n_plain;
+    bool seg_plain;       /* the segment being encoded overlaps a plain range */
     tok_ids *out;
     tok_bpe_scratch bpe;
     struct word_cache cache;
@@ -197,6 +201,21 @@ static int pretokenize(struct enc *e, const char *s, size_t n)
 
 typedef int (*text_fn)(struct enc *e, const char *s, size_t n);
 
+/* Whether [at, at+n) of the whole text overlaps a plain range: binary search for the first range
+   ending after `at`. */
+static bool overlaps_plain(const struct enc *e, size_t at, size_t n)
+{
+    size_t lo = 0, hi = e->n_plain;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->plain[2 * mid + 1] <= at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < e->n_plain && e->plain[2 * lo] < at + n;
+}
+
 /* Splits s by the added tokens of one kind (normalized or not), passing the text between them to
    on_text. Matching is leftmost-longest like HF's AddedVocabulary (aho-corasick LeftmostLongest).
    Without parse_special a special token's match is kept as plain text and the scan resumes after
@@ -219,10 +238,16 @@ static int split_added(struct enc *e, const char *s, size_t n, bool normalized, 
             p++;
             continue;
         }
+        if (e->n_plain && (normalized ? e->seg_plain : overlaps_plain(e, (size_t)(s + p - e->text), hit->len))) {
+            p++; /* inside message text: plain bytes; a match may still start where the text ends */
+            continue;
+        }
         if (hit->special && !e->parse_special) {
             p += hit->len;
             continue;
         }
+        if (e->n_plain && !normalized)
+            e->seg_plain = overlaps_plain(e, (size_t)(s + text_start - e->text), p - text_start);
         int rc = on_text(e, s + text_start, p - text_start);
         if (!rc)
             rc = tok_ids_reserve(e->out, 1);
@@ -232,6 +257,8 @@ static int split_added(struct enc *e, const char *s, size_t n, bool normalized, 
         p += hit->len;
         text_start = p;
     }
+    if (e->n_plain && !normalized)
+        e->seg_plain = overlaps_plain(e, (size_t)(s + text_start - e->text), n - text_start);
     return on_text(e, s + text_start, n - text_start);
 }
 
@@ -268,7 +295,13 @@ static int encode_segment(struct enc *e, const char *s, size_t n)
 
 int tok_encode(const tokenizer *tok, const char *text, size_t len, bool parse_special, tok_ids *out)
 {
-    if (!tok || !out || (!text && len))
+    return tok_encode_ranges(tok, text, len, parse_special, NULL, 0, out);
+}
+
+int tok_encode_ranges(const tokenizer *tok, const char *text, size_t len, bool parse_special, const size_t *plain,
+                      size_t n_plain, tok_ids *out)
+{
+    if (!tok || !out || (!text && len) || (n_plain && !plain))
         return seer_err(SEER_EINVAL, "tok_encode: NULL argument");
     size_t bad = tok_utf8_check(text, len);
     if (bad < len)
@@ -276,7 +309,8 @@ int tok_encode(const tokenizer *tok, const char *text, size_t len, bool parse_sp
     /* Ids go to a vector of our own and reach *out only on success: a failure part way (PCRE2's
        match limit, out of memory) must leave the caller's vector exactly as it was, not grown. */
     tok_ids ids = {0};
-    struct enc e = {.tok = tok, .parse_special = parse_special, .out = &ids};
+    struct enc e = {.tok = tok, .parse_special = parse_special, .text = text, .plain = plain, .n_plain = n_plain,
+                    .out = &ids};
     int rc = SEER_OK;
     if (len) {
         e.md = pcre2_match_data_create_from_pattern(tok->re, NULL);

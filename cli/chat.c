@@ -1,0 +1,260 @@
+/* chat.c — `seer chat`: an interactive conversation on one context, earlier turns never
+   re-processed (api/generate.c). On a terminal, lines are read with libedit (editing, history);
+   from a pipe, one message per line. A line ending in a backslash continues on the next, and a
+   line of three double quotes opens a block that another such line closes. Commands: /help,
+   /reset, /save FILE, /exit. Ctrl-C stops the answer and keeps the conversation; a full context
+   is announced and /reset recovers. Answers go to stdout, everything else to stderr. */
+#define _POSIX_C_SOURCE 200809L
+#include <editline/readline.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/gen.h"
+#include "core/util.h"
+#include "seer.h"
+
+static const char chat_commands[] =
+    "  /help               these commands\n"
+    "  /reset              forget the conversation (the system prompt stays)\n"
+    "  /save FILE          write the conversation as JSON ({\"messages\": [{\"role\", \"content\"}, ...]})\n"
+    "  /exit               quit (also Ctrl-D)\n"
+    "  //TEXT              send a message that starts with '/'\n"
+    "  a line ending in \\   continues on the next line\n"
+    "  \"\"\"                 on a line of its own opens and closes a multi-line message\n"
+    "  Ctrl-C              stop the answer (the conversation is kept); twice: quit\n";
+
+/* The conversation as the user saw it, for /save. */
+struct transcript {
+    json_t *messages; /* [{"role", "content", "thinking"?}] */
+};
+
+static void transcript_add(struct transcript *t, const char *role, const char *content, const char *thinking)
+{
+    json_t *m = json_pack("{s:s, s:s}", "role", role, "content", content);
+    if (m && thinking && *thinking)
+        json_object_set_new(m, "thinking", json_string(thinking));
+    json_array_append_new(t->messages, m);
+}
+
+static int transcript_save(const struct transcript *t, const struct gen_opts *o, const char *path)
+{
+    json_t *doc = json_pack("{s:s, s:I, s:O}", "model", o->model, "seed", (json_int_t)o->gp.sampling.seed,
+                            "messages", t->messages);
+    int rc = doc ? json_dump_file(doc, path, JSON_INDENT(2) | JSON_ENSURE_ASCII) : -1;
+    json_decref(doc);
+    if (rc)
+        fprintf(stderr, "seer: could not write %s: %s\n", path, strerror(errno));
+    else
+        fprintf(stderr, "seer: conversation saved to %s (%zu messages)\n", path, json_array_size(t->messages));
+    return rc;
+}
+
+/* One physical line: libedit on a terminal (with history), getline otherwise. NULL at the end of
+   input; *intr when Ctrl-C interrupted the reading. */
+static char *read_line(bool tty, const char *prompt, bool *intr)
+{
+    *intr = false;
+    if (tty) {
+        char *l = readline(prompt);
+        if (!l && gen_interrupted()) {
+            gen_clear_interrupt();
+            *intr = true;
+        }
+        return l;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, stdin);
+    if (n < 0) {
+        free(line);
+        return NULL;
+    }
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    return line;
+}
+
+/* One message, perhaps over several lines (a trailing backslash, or a """ block). */
+static char *read_message(bool tty, bool *intr)
+{
+    char *msg = NULL;
+    size_t len = 0, cap = 0;
+    bool block = false, more = true;
+    while (more) {
+        char *l = read_line(tty, !msg && !block ? "> " : ". ", intr);
+        if (!l) {
+            if (*intr || !msg) {
+                free(msg);
+                return NULL;
+            }
+            break; /* end of input inside a block: send what there is */
+        }
+        size_t n = strlen(l);
+        more = false;
+        if (!strcmp(l, "\"\"\"")) {
+            more = block = !block;
+            if (!more) {
+                free(l);
+                break;
+            }
+            free(l);
+            continue;
+        }
+        if (block)
+            more = true;
+        else if (n && l[n - 1] == '\\')
+            l[--n] = '\0', more = true;
+        if (!seer_grow(&msg, &cap, len + n + 2, 1, 256)) {
+            free(l), free(msg);
+            return NULL;
+        }
+        if (len)
+            msg[len++] = '\n';
+        memcpy(msg + len, l, n);
+        len += n;
+        msg[len] = '\0';
+        free(l);
+    }
+    if (msg && tty && *msg)
+        add_history(msg);
+    return msg ? msg : strdup("");
+}
+
+static int start_over(seer_context *ctx, const struct gen_opts *o, struct transcript *t, int64_t *used)
+{
+    int rc = seer_context_reset(ctx);
+    if (!rc && o->system)
+        rc = seer_chat_add(ctx, "system", o->system);
+    json_array_clear(t->messages);
+    if (o->system)
+        transcript_add(t, "system", o->system, NULL);
+    *used = 0;
+    return rc;
+}
+
+int cli_chat(int argc, char **argv)
+{
+    struct gen_opts o;
+    size_t n_stop = 0;
+    gen_opts_init(&o);
+    for (int i = 1; i < argc; i++) {
+        int r = gen_parse_opt(argc, argv, &i, &o, &n_stop);
+        if (r < 0)
+            return CLI_USAGE;
+        if (r)
+            continue;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: seer chat -m MODEL [options]\n"
+                   "  a conversation: one message per line on stdin (libedit line editing and history on a\n"
+                   "  terminal). Inside it:\n%s%s", chat_commands, gen_help);
+            return CLI_OK;
+        }
+        fprintf(stderr, "seer chat: unknown or incomplete option '%s' (see seer chat --help)\n", argv[i]);
+        return CLI_USAGE;
+    }
+    o.gp.n_stop = n_stop;
+    o.gp.on_text = gen_stream_stdout;
+    if (!o.model) {
+        fprintf(stderr, "seer chat: need -m MODEL\n");
+        return CLI_USAGE;
+    }
+    seer_model *m = NULL;
+    seer_context *ctx = NULL;
+    struct transcript t = {json_array()};
+    int64_t used = 0; /* context tokens the conversation holds */
+    int rc, status = CLI_OK;
+    const bool tty = isatty(0);
+    if ((rc = seer_model_load(o.model, &o.mp, &m)) || (rc = seer_context_create(m, &o.cp, &ctx)) ||
+        (rc = start_over(ctx, &o, &t, &used))) {
+        status = cli_fail(rc);
+        goto done;
+    }
+    gen_start(&o);
+    if (tty)
+        fprintf(stderr, "seer chat: %s on %s; /help for commands, Ctrl-D to quit\n", o.model, seer_model_device(m));
+    for (;;) {
+        bool intr;
+        char *line = read_message(tty, &intr);
+        if (!line && intr) {
+            fprintf(stderr, "\n");
+            continue;
+        }
+        if (!line)
+            break;
+        const char *text = line;
+        if (!*line) {
+            free(line);
+            continue;
+        }
+        if (line[0] == '/' && line[1] != '/') {
+            if (!strcmp(line, "/exit") || !strcmp(line, "/quit")) {
+                free(line);
+                break;
+            } else if (!strcmp(line, "/help")) {
+                fputs(chat_commands, stderr);
+            } else if (!strcmp(line, "/reset")) {
+                if ((rc = start_over(ctx, &o, &t, &used)))
+                    status = cli_fail(rc);
+                else
+                    fprintf(stderr, "seer: the conversation was reset\n");
+            } else if (!strncmp(line, "/save ", 6) && line[6]) {
+                transcript_save(&t, &o, line + 6);
+            } else {
+                fprintf(stderr, "seer: unknown command '%s' (/help lists them; //text sends text starting with /)\n",
+                        line);
+            }
+            free(line);
+            if (status != CLI_OK)
+                break;
+            continue;
+        }
+        if (line[0] == '/')
+            text = line + 1; /* "//x" sends "/x" */
+        seer_result r = {0};
+        if ((rc = seer_chat_add(ctx, "user", text)) || (rc = seer_chat_generate(ctx, &o.gp, &r))) {
+            /* the one failure a session can recover from: the conversation outgrew the context */
+            if (rc == SEER_EINVAL && strstr(seer_last_error(), "context tokens")) {
+                fprintf(stderr, "seer: %s\nseer: the context is full (%lld of %lld tokens used): /save FILE keeps "
+                        "the conversation, /reset starts over\n", seer_last_error(), (long long)used,
+                        (long long)o.cp.n_ctx);
+                free(line);
+                continue;
+            }
+            status = cli_fail(rc);
+            free(line);
+            break;
+        }
+        printf("\n");
+        fflush(stdout);
+        used += r.prompt_tokens + (int64_t)r.n_tokens;
+        if (!r.prompt_cut) {
+            transcript_add(&t, "user", text, NULL);
+            transcript_add(&t, "assistant", r.text, r.thinking);
+        }
+        if (r.stop == SEER_STOP_CONTEXT)
+            fprintf(stderr, "seer: the context is full (%lld of %lld tokens used) and the answer was cut: /reset "
+                    "starts over, or restart with a larger -c (e.g. -c %lld)\n", (long long)used,
+                    (long long)o.cp.n_ctx, (long long)(2 * o.cp.n_ctx));
+        if (gen_interrupted()) {
+            fprintf(stderr, "seer: stopped%s\n", r.prompt_cut ? " (the message was dropped)" : "; the conversation is kept");
+            gen_clear_interrupt();
+        }
+        if (r.reasoning_cut)
+            fprintf(stderr, "seer: warning: the answer is empty: the reasoning used the whole token budget (raise -n)\n");
+        if (cli_log_level >= SEER_LOG_INFO)
+            gen_print_timings(&r);
+        seer_result_clear(&r);
+        free(line);
+    }
+done:
+    json_decref(t.messages);
+    seer_context_free(ctx);
+    seer_model_free(m);
+    return status;
+}

@@ -1,0 +1,368 @@
+/* options.c — the generation options as one table: the parser every generation command shares
+   (run, chat, ask, describe, ocr), the --help text, and, from the commands' --help output, the man
+   page and the bash and zsh completions (so none of them can drift from what the parser accepts).
+   Spellings follow llama.cpp where seer has the same option: `--flag VALUE`, `--flag=VALUE`,
+   `-n4` (a one-letter name with its value attached), `-sys`, `-ub`.
+   Divisions: the table · matching a command line · the generation options · help, man page and
+   completions. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/gen.h"
+
+/* ---- the table ------------------------------------------------------------------------------ */
+
+enum {
+    G_MODEL = 1, G_DEVICE, G_THREADS, G_CTX, G_UBATCH, G_PREDICT, G_TEMP, G_TOP_K, G_TOP_P, G_MIN_P, G_REPEAT,
+    G_PRESENCE, G_SEED, G_STOP, G_THINK, G_NO_THINK, G_SHOW_THINKING, G_SYSTEM, G_PROGRESS,
+};
+
+/* Rows are printed in this order by --help. The structured-output flags (-j/--json-schema,
+   --grammar, --format) are rows of this table too, added with the constrained sampler. */
+const struct cli_opt gen_opts_table[] = {
+    {{"-m", "--model"}, "MODEL", "GGUF text model, Hugging Face model directory, or a name from seer pull (default: qwen3.5-0.8b once pulled)", G_MODEL},
+    {{"--device"}, "D", "auto (default; or $SEER_DEVICE), cpu, vulkan, vulkan:N", G_DEVICE},
+    {{"-t", "--threads"}, "N", "CPU threads (default: all cores)", G_THREADS},
+    {{"-c", "--ctx-size"}, "N", "context size in tokens (default 4096; 0 = the model's, as memory allows)", G_CTX},
+    {{"-ub", "--ubatch-size", "-b"}, "N", "prompt tokens per forward micro-batch (default 512; -b is an alias)",
+     G_UBATCH},
+    {{"-n", "--n-predict"}, "N", "most tokens to generate (default 1024; -1 = until the turn or context ends)",
+     G_PREDICT},
+    {{"--temp"}, "T", "temperature; 0 = greedy (default 1.0)", G_TEMP},
+    {{"--top-k"}, "K", "keep the K likeliest tokens (default 20; 0 = off)", G_TOP_K},
+    {{"--top-p"}, "P", "nucleus sampling (default 1.0 = off)", G_TOP_P},
+    {{"--min-p"}, "P", "drop tokens below P x the likeliest (default 0 = off)", G_MIN_P},
+    {{"--repeat-penalty"}, "R", "(default 1 = off)", G_REPEAT},
+    {{"--presence-penalty"}, "P", "(default 2.0; the model card's)", G_PRESENCE},
+    {{"-s", "--seed"}, "S", "sampling seed (default: random, printed with -v and in --json)", G_SEED},
+    {{"--stop"}, "STR", "stop when STR appears (repeatable)", G_STOP},
+    {{"--think"}, NULL, "let the model reason first (default: off for these small models)", G_THINK},
+    {{"--no-think"}, NULL, "answer without reasoning (the default)", G_NO_THINK},
+    {{"--show-thinking"}, NULL, "stream the reasoning too (--json has it apart, as \"thinking\")", G_SHOW_THINKING},
+    {{"-sys", "--system-prompt", "--system"}, "TEXT", "a system message (plain text, like every message)",
+     G_SYSTEM},
+    {{"--progress"}, NULL, "show prompt progress on stderr even when it is not a terminal", G_PROGRESS},
+};
+const size_t gen_opts_table_len = sizeof gen_opts_table / sizeof gen_opts_table[0];
+
+/* ---- matching a command line ---------------------------------------------------------------- */
+
+const struct cli_opt *cli_opt_find(const struct cli_opt *tab, size_t n, int argc, char **argv, int *i,
+                                   const char **val)
+{
+    const char *a = argv[*i];
+    *val = NULL;
+    if (a[0] != '-' || !a[1])
+        return NULL;
+    size_t alen = strcspn(a, "=");
+    for (size_t r = 0; r < n; r++)
+        for (int k = 0; k < CLI_OPT_NAMES && tab[r].name[k]; k++) {
+            const char *nm = tab[r].name[k];
+            if (!strcmp(a, nm)) { /* --flag VALUE, or a switch */
+                if (tab[r].arg && *i + 1 < argc)
+                    *val = argv[++*i];
+                return &tab[r];
+            }
+            if (tab[r].arg && nm[1] == '-' && alen == strlen(nm) && !strncmp(a, nm, alen) && a[alen] == '=') {
+                *val = a + alen + 1; /* --flag=VALUE */
+                return &tab[r];
+            }
+        }
+    /* -n4, -c0, -s5: a one-letter name with its value attached; exact names (-sys) matched above */
+    for (size_t r = 0; r < n; r++)
+        for (int k = 0; k < CLI_OPT_NAMES && tab[r].name[k]; k++) {
+            const char *nm = tab[r].name[k];
+            if (tab[r].arg && nm[1] != '-' && !nm[2] && a[1] == nm[1] && a[2]) {
+                *val = a + 2;
+                return &tab[r];
+            }
+        }
+    return NULL;
+}
+
+/* ---- the generation options ------------------------------------------------------------------ */
+
+static int num(const char *opt, const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double d = v ? strtod(v, &end) : 0;
+    if (!v || end == v || *end || errno || d < lo || d > hi) {
+        fprintf(stderr, "seer: %s needs a number in [%g, %g], got '%s'\n", opt, lo, hi, v ? v : "");
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+/* auto, cpu, vulkan or vulkan:N: anything else is a usage error before a model is loaded. */
+static bool device_ok(const char *d)
+{
+    if (!strcmp(d, "auto") || !strcmp(d, "cpu") || !strcmp(d, "vulkan"))
+        return true;
+    if (strncmp(d, "vulkan:", 7) || !d[7])
+        return false;
+    for (const char *p = d + 7; *p; p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    return true;
+}
+
+/* A seed nobody chose: the clock's nanoseconds mixed with the process id (splitmix64's finaliser),
+   so two runs in the same second differ. Printed with -v and in --json, so a run can be repeated. */
+static uint64_t random_seed(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t z = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + ((uint64_t)getpid() << 32);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (z ^ (z >> 31)) % 4294967296ull; /* 32 bits: short enough to type back */
+}
+
+void gen_opts_init(struct gen_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->model = cli_default_model();
+    o->mp = seer_model_params_default();
+    o->mp.device = cli_default_device();
+    o->cp = seer_context_params_default();
+    o->gp = seer_generate_params_default();
+    o->gp.stop = o->stops;
+    o->gp.sampling.seed = random_seed();
+}
+
+int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_stop)
+{
+    const char *a = argv[*i], *v;
+    const struct cli_opt *opt = cli_opt_find(gen_opts_table, gen_opts_table_len, argc, argv, i, &v);
+    double d;
+    if (!opt)
+        return 0;
+    if (opt->arg && !v)
+        return fprintf(stderr, "seer: %s needs a value (%s)\n", a, opt->arg), -1;
+    const char *nm = opt->name[0];
+#define NUM(lo, hi) \
+    do { \
+        if (num(nm, v, lo, hi, &d)) \
+            return -1; \
+    } while (0)
+    switch (opt->key) {
+    case G_MODEL:
+        if (cli_model_arg(v, &o->model)) /* a name from `seer pull` → its directory */
+            return -1;
+        break;
+    case G_DEVICE:
+        if (!device_ok(v))
+            return fprintf(stderr, "seer: --device must be auto, cpu, vulkan or vulkan:N, got '%s'\n", v), -1;
+        o->mp.device = v;
+        break;
+    case G_SYSTEM: o->system = v; break;
+    case G_STOP:
+        if (*n_stop >= MAX_STOPS)
+            return fprintf(stderr, "seer: at most %d --stop strings\n", MAX_STOPS), -1;
+        o->stops[(*n_stop)++] = v;
+        break;
+    case G_THREADS: NUM(1, 1024); o->mp.n_threads = (int)d; break;
+    case G_CTX: NUM(0, 1 << 24); o->cp.n_ctx = (int64_t)d; break;
+    case G_UBATCH: NUM(1, 1 << 16); o->cp.n_batch = (int64_t)d; break;
+    case G_PREDICT: NUM(-1, 1 << 24); o->gp.max_tokens = (int64_t)d; break;
+    case G_TEMP: NUM(0, 100); o->gp.sampling.temperature = (float)d; break;
+    case G_TOP_K: NUM(0, 1 << 30); o->gp.sampling.top_k = (int32_t)d; break;
+    case G_TOP_P: NUM(0, 1); o->gp.sampling.top_p = (float)d; break;
+    case G_MIN_P: NUM(0, 1); o->gp.sampling.min_p = (float)d; break;
+    case G_REPEAT: NUM(0.01, 100); o->gp.sampling.repeat_penalty = (float)d; break;
+    case G_PRESENCE: NUM(-100, 100); o->gp.sampling.presence_penalty = (float)d; break;
+    case G_SEED: NUM(0, 1.8e19); o->gp.sampling.seed = (uint64_t)d; break;
+    case G_THINK: o->gp.think = 1; break;
+    case G_NO_THINK: o->gp.think = 0; break;
+    case G_SHOW_THINKING: o->gp.show_thinking = 1; break;
+    case G_PROGRESS: o->progress = true; break;
+    }
+#undef NUM
+    /* values the number parser took must be whole where the field is an integer */
+    if ((opt->key == G_THREADS || opt->key == G_CTX || opt->key == G_UBATCH || opt->key == G_PREDICT ||
+         opt->key == G_TOP_K || opt->key == G_SEED) && d != (double)(int64_t)d && d < 9.2e18)
+        return fprintf(stderr, "seer: %s needs a whole number, got '%s'\n", nm, v), -1;
+    return 1;
+}
+
+/* ---- help, man page and completions ---------------------------------------------------------- */
+
+void cli_opt_help(FILE *f, const struct cli_opt *tab, size_t n)
+{
+    for (size_t r = 0; r < n; r++) {
+        char left[96];
+        int w = 0;
+        for (int k = 0; k < CLI_OPT_NAMES && tab[r].name[k]; k++)
+            w += snprintf(left + w, sizeof left - (size_t)w, "%s%s", k ? ", " : "", tab[r].name[k]);
+        if (tab[r].arg)
+            snprintf(left + w, sizeof left - (size_t)w, " %s", tab[r].arg);
+        fprintf(f, "  %-24s  %s\n", left, tab[r].help);
+    }
+}
+
+const char *gen_help_text(void)
+{
+    static char *text;
+    if (!text) {
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        if (!f)
+            return "";
+        cli_opt_help(f, gen_opts_table, gen_opts_table_len);
+        fclose(f);
+    }
+    return text ? text : "";
+}
+
+/* A command's --help text, from a child process running it (the commands print their help from
+   their own tables and strings; reading it back is what keeps the man page and completions true). */
+static char *command_help(int (*run)(int, char **), const char *name)
+{
+    int fd[2];
+    if (pipe(fd))
+        return NULL;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return close(fd[0]), close(fd[1]), NULL;
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]), close(fd[1]);
+        char *av[] = {(char *)name, "--help", NULL};
+        run(2, av);
+        fflush(stdout);
+        _exit(0);
+    }
+    close(fd[1]);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    char chunk[4096];
+    ssize_t k;
+    while (f && (k = read(fd[0], chunk, sizeof chunk)) > 0)
+        fwrite(chunk, 1, (size_t)k, f);
+    close(fd[0]);
+    waitpid(pid, NULL, 0);
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+/* The flags a help text documents: on each line that starts (after spaces) with '-', the words of
+   its first column ("-n, --n-predict N", up to two spaces) that start with '-', without "=VALUE". */
+static void help_flags(const char *help, FILE *out)
+{
+    for (const char *line = help; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line), s = strspn(line, " ");
+        if (s > 0 && s < n && line[s] == '-') {
+            char col[256];
+            const char *two = strstr(line + s, "  ");
+            size_t cn = two && two < line + n ? (size_t)(two - line - s) : n - s;
+            snprintf(col, sizeof col, "%.*s", (int)cn, line + s);
+            for (char *t = strtok(col, " ,|"); t; t = strtok(NULL, " ,|"))
+                if (t[0] == '-' && t[1] && t[1] != ' ') {
+                    t[strcspn(t, "=[")] = '\0';
+                    fprintf(out, " %s", t);
+                }
+        }
+        line = end ? end + 1 : NULL;
+    }
+}
+
+/* roff: a line starting with '.' or '\'' is a request, and a backslash an escape. */
+static void roff_text(FILE *f, const char *s)
+{
+    bool bol = true;
+    for (; *s; s++) {
+        if (bol && (*s == '.' || *s == '\''))
+            fputs("\\&", f);
+        if (*s == '\\')
+            fputs("\\e", f);
+        else if (*s == '-')
+            fputs("\\-", f);
+        else
+            fputc(*s, f);
+        bol = *s == '\n';
+    }
+}
+
+int cli_print_shell(const char *what, const struct cli_command *cmds, size_t n_cmds, const char *global_help)
+{
+    char **helps = calloc(n_cmds, sizeof *helps);
+    if (!helps)
+        return CLI_FAIL;
+    for (size_t c = 0; c < n_cmds; c++)
+        helps[c] = command_help(cmds[c].run, cmds[c].name);
+    int status = CLI_OK;
+    if (!strcmp(what, "man")) {
+        printf(".TH SEER 1 \"\" \"seer %s\" \"User Commands\"\n.SH NAME\nseer \\- run Qwen3.5 small multimodal models "
+               "locally (CPU and Vulkan)\n.SH SYNOPSIS\n.B seer\n[\\-v|\\-vv|\\-q] \\fIcommand\\fR [\\fIoptions\\fR]\n"
+               ".SH DESCRIPTION\nResults go to stdout, everything else to stderr. Exit status: 0 ok, 1 a runtime "
+               "failure, 2 a usage error, 130 interrupted.\nOptions take their value as \\fB\\-\\-flag value\\fR or "
+               "\\fB\\-\\-flag=value\\fR; one-letter options also as \\fB\\-n4\\fR.\n.SH GLOBAL OPTIONS\n.nf\n",
+               seer_version());
+        roff_text(stdout, global_help);
+        printf(".fi\n.SH COMMANDS\n");
+        for (size_t c = 0; c < n_cmds; c++) {
+            printf(".SS %s\n", cmds[c].name);
+            roff_text(stdout, cmds[c].help);
+            printf("\n.PP\n.nf\n");
+            roff_text(stdout, helps[c] ? helps[c] : "");
+            printf(".fi\n");
+        }
+        printf(".SH ENVIRONMENT\n.TP\n.B SEER_DEVICE\nthe device when no \\-\\-device is given\n"
+               ".SH SEE ALSO\ndocs/CLI.md in the source tree\n");
+    } else if (!strcmp(what, "bash")) {
+        printf("# bash completion for seer (generated by seer --completion bash)\n_seer() {\n"
+               "    local cur=${COMP_WORDS[COMP_CWORD]} cmd= i\n"
+               "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
+               "        case ${COMP_WORDS[i]} in -*) ;; *) cmd=${COMP_WORDS[i]}; break ;; esac\n    done\n"
+               "    local flags=\n    case $cmd in\n");
+        for (size_t c = 0; c < n_cmds; c++) {
+            printf("        %s) flags=\"", cmds[c].name);
+            help_flags(helps[c], stdout);
+            printf("\" ;;\n");
+        }
+        printf("        '') COMPREPLY=($(compgen -W \"");
+        for (size_t c = 0; c < n_cmds; c++)
+            printf("%s ", cmds[c].name);
+        printf("-v -vv -q --version --help\" -- \"$cur\")); return ;;\n    esac\n"
+               "    if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"$flags -v -q\" -- \"$cur\"))\n"
+               "    else COMPREPLY=($(compgen -f -- \"$cur\")); fi\n}\ncomplete -o filenames -F _seer seer\n");
+    } else if (!strcmp(what, "zsh")) {
+        printf("#compdef seer\n# zsh completion for seer (generated by seer --completion zsh)\n_seer() {\n"
+               "  local -a cmds\n  cmds=(\n");
+        for (size_t c = 0; c < n_cmds; c++) {
+            printf("    '%s:", cmds[c].name);
+            for (const char *p = cmds[c].help; *p && *p != '('; p++)
+                if (*p != '\'' && *p != ':')
+                    putchar(*p);
+            printf("'\n");
+        }
+        printf("  )\n  if (( CURRENT == 2 )); then _describe command cmds; return; fi\n  local -a flags\n"
+               "  case ${words[2]} in\n");
+        for (size_t c = 0; c < n_cmds; c++) {
+            printf("    %s) flags=(", cmds[c].name);
+            help_flags(helps[c], stdout);
+            printf(") ;;\n");
+        }
+        printf("  esac\n  if [[ $PREFIX == -* ]]; then compadd -a flags; else _files; fi\n}\n_seer \"$@\"\n");
+    } else {
+        fprintf(stderr, "seer: --completion takes bash or zsh, got '%s'\n", what);
+        status = CLI_USAGE;
+    }
+    for (size_t c = 0; c < n_cmds; c++)
+        free(helps[c]);
+    free(helps);
+    return status;
+}
