@@ -88,6 +88,13 @@ def main():
         put(out, "fuzz_chat", "conversation", json.dumps(msgs).encode() + b"\0" + json.dumps(tools).encode() + b"\0" +
             tc["chat_template"].encode() + b"\x03")
         put(out, "fuzz_chat", "plain", b'[{"role":"user","content":"hi"}]\0\0\x01')
+        # The hub's metadata as tests/support/hub_server.py serves it: LFS and Git files, one not needed.
+        sib = [{"rfilename": n, "size": 10 + i, "blobId": "%040x" % i} for i, n in
+               enumerate(["config.json", "tokenizer.json", "chat_template.jinja", "README.md"])]
+        sib.append({"rfilename": "model.safetensors", "size": 1024, "blobId": "f" * 40,
+                    "lfs": {"sha256": "ab" * 32, "size": 1024, "pointerSize": 134}})
+        put(out, "fuzz_hub", "metadata.json", json.dumps({"id": "Qwen/Qwen3.5-0.8B", "sha": "1" * 40,
+                                                          "siblings": sib}).encode())
     finally:
         shutil.rmtree(tmp)
 
