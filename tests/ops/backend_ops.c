@@ -131,15 +131,29 @@ static size_t bytes_differ(const unsigned char *a, const unsigned char *b, size_
     return bad;
 }
 
+/* Appends "name=value" for each of the space-separated names, or "{v0,v1,v2,v3}" after `tag`. */
+static int describe_vals(char *out, size_t size, const char *names, const char *tag, const int64_t v[4])
+{
+    if (!names)
+        return v[0] || v[1] || v[2] || v[3]
+                   ? snprintf(out, size, " %s{%lld,%lld,%lld,%lld}", tag, (long long)v[0], (long long)v[1],
+                              (long long)v[2], (long long)v[3])
+                   : 0;
+    int n = 0;
+    for (int i = 0; i < 4 && *names; i++) {
+        int len = (int)strcspn(names, " ");
+        if (names[0] != '_') /* "_": unused */
+            n += snprintf(out + n, size - (size_t)n, " %.*s=%lld", len, names, (long long)v[i]);
+        names += len + (names[len] == ' ');
+    }
+    return n;
+}
+
 static void describe(const struct op_row *r, const struct op_case *c, char *what, size_t size)
 {
     int n = snprintf(what, size, "%s", r->name);
-    if (c->ne[0])
-        n += snprintf(what + n, size - (size_t)n, " {%lld,%lld,%lld,%lld}", (long long)c->ne[0], (long long)c->ne[1],
-                      (long long)c->ne[2], (long long)c->ne[3]);
-    if (c->p[0] || c->p[1] || c->p[2] || c->p[3])
-        n += snprintf(what + n, size - (size_t)n, " p{%lld,%lld,%lld,%lld}", (long long)c->p[0], (long long)c->p[1],
-                      (long long)c->p[2], (long long)c->p[3]);
+    n += describe_vals(what + n, size - (size_t)n, r->ne_names, "", c->ne);
+    n += describe_vals(what + n, size - (size_t)n, r->p_names, "p", c->p);
     if (c->type != DT_F32)
         n += snprintf(what + n, size - (size_t)n, " %s", dtype_name(c->type));
     if (c->s != 0)

@@ -105,6 +105,8 @@ struct op_row {
     const char *why;
     const struct op_case *cases;
     size_t n_cases;
+    const char *ne_names, *p_names; /* what ne[] and p[] hold, space-separated, for the test names;
+                                       NULL: printed as {ne} p{p} */
 };
 
 #define OP_CASES(a) (a), ARRAY_LEN(a)

@@ -150,7 +150,7 @@ static const struct op_case unary_wide_cases[] = {UNARY_CASES, {NE(3001, 2, 1, 1
 #define UNARY_WHY "f32 libm within a few ulp"
 #define UNARY_ROW(name, op, fill_, cases)                                                                            \
     static const struct op_row row_##name = {#name, op, make_map, ref_map, run_map, fill_, OP_L2, UNARY_TOL,         \
-                                             UNARY_WHY, OP_CASES(cases)}
+                                             UNARY_WHY, OP_CASES(cases), NULL, NULL}
 UNARY_ROW(silu, UNARY_SILU, fill_normal3, unary_wide_cases);
 UNARY_ROW(gelu_tanh, UNARY_GELU_TANH, fill_normal3, unary_wide_cases);
 UNARY_ROW(gelu_erf, UNARY_GELU_ERF, fill_normal3, unary_wide_cases);
@@ -165,7 +165,7 @@ static const struct op_case scale_cases[] = {
     {NE(4097, 33, 1, 1), .flags = OPC_THREADS, .s = 0.3},
 };
 static const struct op_row row_scale = {"scale", MAP_SCALE, make_map, ref_map, run_map, fill_normal, OP_L2, 1e-6,
-                                        "one f32 rounding per element", OP_CASES(scale_cases)};
+                                        "one f32 rounding per element", OP_CASES(scale_cases), NULL, NULL};
 
 static void fill_normal4(float *x, size_t n) { op_fill_normal(x, n, 4.0f); }
 static void fill_normal8(float *x, size_t n) { op_fill_normal(x, n, 8.0f); }
@@ -198,7 +198,7 @@ static const struct op_case softmax_cases[] = {
 };
 static const struct op_row row_softmax = {"softmax", MAP_SOFTMAX, make_map, ref_map, run_map, fill_normal4, OP_L2,
                                           1e-5, "expf and the f32 product s·x (|s·x| <~ 40) within ~1e-6",
-                                          OP_CASES(softmax_cases)};
+                                          OP_CASES(softmax_cases), NULL, NULL};
 
 /* ---- add / mul -------------------------------------------------------------------------------- */
 
@@ -264,9 +264,9 @@ static const struct op_case binary_cases[] = {
     {NE(4097, 33, 1, 1), PAR(4097, 1, 1, 1), .flags = OPC_THREADS},
 };
 static const struct op_row row_add = {"add", BINARY_ADD, make_binary, ref_binary_row, run_binary, fill_normal, OP_L2,
-                                      1e-6, "one f32 rounding per element", OP_CASES(binary_cases)};
+                                      1e-6, "one f32 rounding per element", OP_CASES(binary_cases), NULL, NULL};
 static const struct op_row row_mul = {"mul", BINARY_MUL, make_binary, ref_binary_row, run_binary, fill_normal, OP_L2,
-                                      1e-6, "one f32 rounding per element", OP_CASES(binary_cases)};
+                                      1e-6, "one f32 rounding per element", OP_CASES(binary_cases), NULL, NULL};
 
 /* ---- cpy -------------------------------------------------------------------------------------- */
 
@@ -374,7 +374,8 @@ static const struct op_case cpy_cases[] = {
     {NE(4097, 33, 1, 1), PAR(0, 4097), .type = DT_F16, .flags = OPC_THREADS},
 };
 static const struct op_row row_cpy = {"cpy", 0, make_cpy, ref_cpy, run_cpy, fill_cpy, OP_BITS, 0,
-                                      "conversion is exact: nearest even, bit for bit", OP_CASES(cpy_cases)};
+                                      "conversion is exact: nearest even, bit for bit",
+                                      OP_CASES(cpy_cases), NULL, "dst_offset dst_row_stride"};
 
 static const struct op_row *const elementwise_rows[] = {
     &row_silu, &row_gelu_tanh, &row_gelu_erf, &row_sigmoid, &row_softplus, &row_exp,

@@ -170,7 +170,8 @@ static const struct op_case matmul_cases[] = {
     MM_VK(DT_Q5_K, 768, 256, 306), MM_VK(DT_Q6_K, 768, 256, 256),
 };
 static const struct op_row row_matmul = {"matmul", 0, make_matmul, ref_matmul_row, run_matmul, fill_normal, OP_L2,
-                                         1e-4, "f32 accumulation in another order: ~1e-6", OP_CASES(matmul_cases)};
+                                         1e-4, "f32 accumulation in another order: ~1e-6",
+                                         OP_CASES(matmul_cases), NULL, "K M N layout"};
 
 /* ---- get_rows --------------------------------------------------------------------------------- */
 
@@ -227,6 +228,6 @@ static const struct op_case get_rows_cases[] = {
 };
 static const struct op_row row_get_rows = {"get_rows", 0, make_get_rows, ref_get_rows, run_get_rows, fill_normal,
                                            OP_BITS, 0, "a lookup: the table's values bit for bit",
-                                           OP_CASES(get_rows_cases)};
+                                           OP_CASES(get_rows_cases), NULL, "H V N"};
 
 static const struct op_row *const matmul_rows[] = {&row_matmul, &row_get_rows};

@@ -51,7 +51,7 @@ static const struct op_case norm_cases[] = {NORM_COMMON, USUAL(NULL)};
 /* 1e-5: a few f32 roundings per element (~3e-7) on row statistics kept exact */
 #define NORM_ROW(name, arg, fill_, cases)                                                                            \
     static const struct op_row row_##name = {#name, arg, make_map, ref_map, run_map, fill_, OP_L2, 1e-5,             \
-                                             "a few f32 roundings per element", OP_CASES(cases)}
+                                             "a few f32 roundings per element", OP_CASES(cases), NULL, NULL}
 NORM_ROW(rmsnorm, MAP_RMS, fill_n15, rmsnorm_cases);
 NORM_ROW(rmsnorm_w0, MAP_RMS_W0, fill_n15, rmsnorm_cases);
 NORM_ROW(rmsnorm_w1, MAP_RMS_W1, fill_n15, rmsnorm_cases);

@@ -116,9 +116,10 @@ static const struct op_case rope_vision_cases[] = {
 /* 1e-5: with the angle rounded as the reference rounds it only cos/sin and two f32 products
    differ (~1e-7); double angles below position 140 differ by < 1e-5 rad */
 static const struct op_row row_rope_text = {"rope_text", 0, make_rope, ref_rope, run_rope, fill_normal, OP_L2, 1e-5,
-                                            "cos/sin and f32 products", OP_CASES(rope_text_cases)};
+                                            "cos/sin and f32 products",
+                                            OP_CASES(rope_text_cases), "hd nh T", "max_pos params layout"};
 static const struct op_row row_rope_vision = {"rope_vision", 1, make_rope, ref_rope, run_rope, fill_normal, OP_L2,
                                               1e-5, "positions < 48: angle rounding < 3e-6 rad",
-                                              OP_CASES(rope_vision_cases)};
+                                              OP_CASES(rope_vision_cases), "dh nh N", "_ _ layout"};
 
 static const struct op_row *const rope_rows[] = {&row_rope_text, &row_rope_vision};

@@ -89,7 +89,7 @@ static const struct op_case conv_cases[] = {
     {NE(70, 7), PAR(1000, 4), .flags = OPC_ALT | OPC_STRIDED | OPC_SPLIT},
 };
 static const struct op_row row_conv = {"conv1d_causal", 0, make_conv, ref_conv_row, run_conv, fill_normal, OP_L2,
-                                       1e-5, "K f32 products and sums (~3e-7)", OP_CASES(conv_cases)};
+                                       1e-5, "K f32 products and sums (~3e-7)", OP_CASES(conv_cases), "T plan", "C K"};
 
 /* ---- Gated DeltaNet --------------------------------------------------------------------------- */
 
@@ -297,12 +297,14 @@ static const struct op_case gdn_mixed_cases[] = {
 };
 /* 1e-4: dk-long f32 dot products accumulated over T steps stay near 1e-6 */
 static const struct op_row row_gdn_rec = {"gdn_recurrent", GDN_REC, make_gdn, ref_gdn, run_gdn, fill_normal, OP_L2,
-                                          1e-4, "f32 dot products over T steps", OP_CASES(gdn_cases)};
+                                          1e-4, "f32 dot products over T steps",
+                                          OP_CASES(gdn_cases), "T plan cut", "dk dv Hk Hv"};
 static const struct op_row row_gdn_chunked = {"gdn_chunked", GDN_CHUNKED, make_gdn, ref_gdn, run_gdn, fill_normal,
                                               OP_L2, 1e-4, "the WY form reorders the same f32 maths",
-                                              OP_CASES(gdn_cases)};
+                                              OP_CASES(gdn_cases), "T plan cut", "dk dv Hk Hv"};
 static const struct op_row row_gdn_mixed = {"gdn_chunked+recurrent", GDN_MIXED, make_gdn, ref_gdn, run_gdn,
-                                            fill_normal, OP_L2, 1e-4, "as the two forms", OP_CASES(gdn_mixed_cases)};
+                                            fill_normal, OP_L2, 1e-4, "as the two forms",
+                                            OP_CASES(gdn_mixed_cases), "T plan cut", "dk dv Hk Hv"};
 
 /* ---- attention -------------------------------------------------------------------------------- */
 
@@ -473,7 +475,7 @@ static const struct op_case attention_cases[] = {
    are compared on the values they hold */
 static const struct op_row row_attention = {"attention", 0, make_attention, ref_attention_row, run_attention,
                                             fill_normal, OP_L2, 1e-4, "f32 scores and sums",
-                                            OP_CASES(attention_cases)};
+                                            OP_CASES(attention_cases), "hd nh T Tk", "nkv q_pos0 mask kv_layout"};
 
 static const struct op_row *const seq_rows[] = {&row_conv, &row_gdn_rec, &row_gdn_chunked, &row_gdn_mixed,
                                                 &row_attention};
