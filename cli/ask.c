@@ -298,7 +298,8 @@ static int dry_run(const struct ask_opts *o)
     return status;
 }
 
-static int print_result(const struct ask_opts *o, const seer_result *r, const seer_image_info *info)
+static int print_result(const struct ask_opts *o, const seer_model *m, const seer_result *r,
+                        const seer_image_info *info)
 {
     json_t *toks = json_array(), *imgs = json_array();
     for (size_t i = 0; i < r->n_tokens; i++)
@@ -306,12 +307,14 @@ static int print_result(const struct ask_opts *o, const seer_result *r, const se
     for (int k = 0; k < o->n_images; k++)
         json_array_append_new(imgs, image_json(o->images[k], &info[k]));
     double pre = r->prefill_seconds, dec = r->decode_seconds;
-    return print_object(json_pack(
+    json_t *obj = json_pack(
         "{s:s, s:o, s:I, s:I, s:o, s:{s:f, s:f, s:f, s:f, s:f}, s:s}", "text", r->text, "tokens", toks,
         "prompt_tokens", (json_int_t)r->prompt_tokens, "generated_tokens", (json_int_t)r->n_tokens, "images", imgs,
         "timings", "vision_seconds", r->vision_seconds, "prefill_seconds", pre, "decode_seconds", dec,
         "prefill_tokens_per_second", pre > 0 ? (double)r->prompt_tokens / pre : 0.0, "decode_tokens_per_second",
-        dec > 0 ? (double)r->n_tokens / dec : 0.0, "stop", gen_stop_name(r->stop)));
+        dec > 0 ? (double)r->n_tokens / dec : 0.0, "stop", gen_stop_name(r->stop));
+    gen_json_fields(obj, &o->g, m, r); /* thinking, model, device, seed */
+    return print_object(obj);
 }
 
 int cli_ask(int argc, char **argv)
@@ -337,6 +340,7 @@ int cli_ask(int argc, char **argv)
         o.g.gp.on_text = gen_stream_stdout;
     if ((rc = seer_model_load(o.g.model, &o.g.mp, &m)) || (rc = seer_context_create(m, &o.g.cp, &ctx)))
         goto fail;
+    gen_start(&o.g); /* Ctrl-C stops the answer and keeps it; prompt progress */
     /* stdin can be read once: decoded here, its pixels are measured and fed like any image */
     for (int k = 0; k < o.n_images; k++) {
         if (!strcmp(o.images[k], "-")) {
@@ -363,13 +367,14 @@ int cli_ask(int argc, char **argv)
     if (rc)
         goto fail;
     if (o.g.json)
-        status = print_result(&o, &r, info);
+        status = print_result(&o, m, &r, info);
     else {
         printf("\n");
         status = CLI_OK;
     }
-    if (cli_log_level >= SEER_LOG_WARN)
-        gen_print_timings(&r);
+    int fin = gen_finish(&o.g, &r); /* timings, warnings; 130 after Ctrl-C */
+    if (status == CLI_OK)
+        status = fin;
     goto done;
 fail:
     if (!o.g.json)

@@ -188,6 +188,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
         fprintf(stderr, "seer bench: -o only applies to --preset\n");
         return CLI_USAGE;
     }
+    struct randmodel_shape shape;
+    if (o->preset && randmodel_preset(o->preset, &shape)) { /* a usage error, found before any work */
+        fprintf(stderr, "seer bench: %s\n", seer_last_error());
+        return CLI_USAGE;
+    }
     return -1;
 }
 

@@ -427,7 +427,7 @@ static int describe_one(seer_context *ctx, const struct describe_opts *o, const 
     if (isatty(2) && cli_log_level >= SEER_LOG_WARN)
         api_video_set_progress(on_progress, &prog);
     size_t n = 0;
-    for (int k = 0; k < MAX(n_chunks, 1) && !rc; k++) {
+    for (int k = 0; k < MAX(n_chunks, 1) && !rc && !gen_interrupted(); k++) {
         seer_video_input vin = o->vin;
         vin.path = path;
         vin.start_seconds = start + k * step;
@@ -489,7 +489,9 @@ int cli_describe(int argc, char **argv)
         seer_model_free(m);
         return cli_fail(rc);
     }
-    for (int k = 0; k < o.n_videos; k++) {
+    o.g.no_progress_line = true; /* describe draws its own, per chunk */
+    gen_start(&o.g);             /* Ctrl-C: the chunks done so far are printed, exit 130 */
+    for (int k = 0; k < o.n_videos && !gen_interrupted(); k++) {
         struct chunk *ch = NULL;
         size_t n = 0;
         json_t *j = json_pack("{s:s}", "path", o.videos[k]);
@@ -509,6 +511,8 @@ int cli_describe(int argc, char **argv)
             failed++;
             json_object_set_new(j, "error", json_string(seer_last_error()));
         }
+        if (gen_interrupted())
+            json_object_set_new(j, "stop", json_string("canceled"));
         if (o.g.json) {
             char *s = json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
             if (s)
@@ -522,5 +526,7 @@ int cli_describe(int argc, char **argv)
     }
     seer_context_free(ctx);
     seer_model_free(m);
+    if (gen_interrupted())
+        return CLI_INTERRUPTED;
     return failed == 0 ? CLI_OK : failed == o.n_videos ? CLI_FAIL : CLI_PARTIAL;
 }

@@ -49,8 +49,9 @@ int cli_print_shell(const char *what, const struct cli_command *cmds, size_t n_c
 /* ---- generation options ---------------------------------------------------------------------- */
 struct gen_opts {
     const char *model, *prompt, *prompt_file, *prompt_tokens, *device, *system;
-    bool raw, json, quiet_timings;
+    bool raw, json;
     bool progress; /* --progress: the prompt progress line even when stderr is not a terminal */
+    bool no_progress_line; /* the command draws its own progress (describe) */
     seer_model_params mp;
     seer_context_params cp;
     seer_generate_params gp;

@@ -89,7 +89,7 @@ void gen_start(struct gen_opts *o)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     g_progress.t0 = now();
-    g_progress.tty = isatty(2);
+    g_progress.tty = isatty(2) && !o->no_progress_line;
     g_progress.force = o->progress;
     o->gp.on_progress = on_progress;
     if (cli_log_level >= SEER_LOG_INFO)

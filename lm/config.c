@@ -154,6 +154,9 @@ int qwen35_config_from_gguf(const gguf *g, struct qwen35_config *cfg)
     init_ids(&c);
     if ((rc = gguf_get_str(g, "general.architecture", &arch, NULL)) != SEER_OK)
         return rc;
+    if (!strcmp(arch, "clip")) /* the commonest mix-up: the mmproj GGUF that sits beside the model */
+        return seer_err(SEER_EUNSUPPORTED, "%s is a vision projector (mmproj) GGUF, not a text model: pass the text "
+                        "model's GGUF as the model and this file with --mmproj", path);
     if (strcmp(arch, "qwen35") != 0)
         return seer_err(SEER_EUNSUPPORTED, "%s: architecture '%s' is not supported (expected qwen35)", path,
                         printable(shown, sizeof shown, arch));
