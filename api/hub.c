@@ -26,6 +26,7 @@
 #include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -427,6 +428,9 @@ static CURL *xfer_handle(struct xfer *x, const char *url)
     curl_easy_setopt(c, CURLOPT_USERAGENT, "seer/" SEER_VERSION);
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L); /* LFS files redirect to a CDN */
     curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+    /* only the web: a hostile redirect to file://, ftp:// or smb:// is refused by libcurl */
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, x->p->connect_timeout_s > 0 ? x->p->connect_timeout_s : 30L);
@@ -649,6 +653,28 @@ static int check_present(const char *dir)
     return rc;
 }
 
+/* Refuses up front a pull the disk cannot hold (what is already staged counts as done), rather
+   than failing after gigabytes with ENOSPC. */
+static int check_space(const char *staging, const struct hub_manifest *m)
+{
+    uint64_t need = 0;
+    for (size_t i = 0; i < m->n_files; i++) {
+        char path[PATH_BYTES];
+        struct stat st;
+        uint64_t have = 0;
+        pathf(path, "%s/%s", staging, m->files[i].name);
+        if (stat(path, &st) == 0 || (pathf(path, "%s/%s.part", staging, m->files[i].name), stat(path, &st) == 0))
+            have = (uint64_t)st.st_size;
+        need += have < m->files[i].size ? m->files[i].size - have : 0;
+    }
+    struct statvfs vfs;
+    uint64_t avail;
+    if (statvfs(staging, &vfs) != 0 || !u64_mul(vfs.f_bavail, vfs.f_frsize, &avail) || avail >= need)
+        return SEER_OK;
+    return seer_err(SEER_EIO, "%s: the download needs %.1f MB more, the disk has %.1f MB free", staging,
+                    (double)need / 1e6, (double)avail / 1e6);
+}
+
 static int make_dir(const char *path)
 {
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
@@ -699,6 +725,8 @@ int hub_pull(const struct hub_params *p, const char *name, bool *already)
         goto done;
     seer_log(SEER_LOG_INFO, "hub", "%s: %zu files, %" PRIu64 " bytes at revision %s", repo, m.n_files, m.total_bytes,
              m.revision);
+    if ((rc = check_space(staging, &m)))
+        goto done;
     for (size_t i = 0; i < m.n_files; i++) {
         if (staged_ok(staging, &m.files[i]))
             continue;

@@ -253,6 +253,30 @@ static void faults(void)
     ok(!exists("%s/h9/models/evil.safetensors", work) && !exists("%s/h9/evil.safetensors", work),
        "nothing written outside the staging directory");
 
+    /* a disk too small: SEER_HOME on a 256 KiB tmpfs (in a user + mount namespace) */
+    if (sh("unshare -rm true 2>/dev/null") != 0)
+        skip("unshare (util-linux) with user namespaces is unavailable", "a disk too small for the model");
+    else if (!start_server(""))
+        ok(0, "server up (small disk)");
+    else {
+        char cmd[8192];
+        snprintf(cmd, sizeof cmd, "mkdir -p '%s/small' && unshare -rm sh -c \"mount -t tmpfs -o size=256k tmpfs '%s/small' "
+                 "&& SEER_HOME='%s/small' SEER_HF_ENDPOINT=http://127.0.0.1:%d '%s/seer' pull qwen3.5-0.8b; "
+                 "echo \\$? > '%s/small.status'; ls -a '%s/small/models' | tr '\\n' ' ' > '%s/small.ls'\"",
+                 work, work, work, server_port, SEER_BINARY_DIR, work, work, work);
+        struct test_run r = test_run_cmd(cmd);
+        char path[1200];
+        snprintf(path, sizeof path, "%s/small.status", work);
+        char *st = test_slurp(path);
+        snprintf(path, sizeof path, "%s/small.ls", work);
+        char *ls = test_slurp(path);
+        ok(st && atoi(st) == 1 && one_line(r.err) && strstr(r.err, "free") && ls && !strstr(ls, " qwen3.5-0.8b "),
+           "a disk too small: refused before downloading, one line, no model directory (%s; %s)", r.err, ls ? ls : "");
+        free(st), free(ls);
+        test_run_free(&r);
+        stop_server();
+    }
+
     /* no network: nothing listens on 127.0.0.1:9 (discard; refused) */
     struct test_run r = seer_in("h10", "http://127.0.0.1:9", "pull qwen3.5-0.8b");
     ok(r.status == 1 && one_line(r.err) && strstr(r.err, "cannot reach the model hub") && strstr(r.err, "-m") &&
