@@ -47,7 +47,8 @@ static void usage(FILE *f)
             "  --device D      auto (default; or $SEER_DEVICE), cpu, vulkan or vulkan:N\n"
             "  --json          print one JSON object instead of the table\n"
             "  seer bench --tokenizer -m MODEL [-f FILE]: encoding speed instead (--help there)\n"
-            "  seer bench --video FILE -m MODEL: one video's time by stage instead (--help there)\n",
+            "  seer bench --video FILE -m MODEL: one video's time by stage instead (--help there)\n"
+            "  seer bench --image WxH (-m MMPROJ | --preset 0.8b): the vision tower by image size (--help there)\n",
             randmodel_preset_names());
 }
 
@@ -378,6 +379,8 @@ int cli_bench(int argc, char **argv)
             return cli_bench_tokenizer(argc, argv);
         else if (!strcmp(argv[i], "--video"))
             return cli_bench_video(argc, argv);
+        else if (!strcmp(argv[i], "--image"))
+            return cli_bench_image(argc, argv);
     struct opts o;
     int status = parse_args(argc, argv, &o);
     if (status >= 0)

@@ -31,6 +31,8 @@ int cli_tokenize(int argc, char **argv);
    encoding speed (cli/bench_tok.c). */
 int cli_bench(int argc, char **argv);
 int cli_bench_tokenizer(int argc, char **argv);
+/* `seer bench --image WxH`: preprocessing and tower time per image size (cli/bench_image.c). */
+int cli_bench_image(int argc, char **argv);
 /* `seer bench --video FILE`: one video's description timed by stage (cli/bench_video.c). */
 int cli_bench_video(int argc, char **argv);
 /* `seer info --devices`: lists compute devices (cli/devices.c). */

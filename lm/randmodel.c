@@ -2,7 +2,7 @@
    (see randmodel.h). Shapes from spec §1.1, keys/names/transforms from anchor §1.2–§1.4 (as
    tests/reference/hf2gguf.py writes them), weight scales from tests/reference/gen_tiny.py.
    Divisions: 1. presets and checks  2. tokenizer section  3. metadata and the tensor table
-              4. random rows  5. streaming generation */
+              4. writing (core/randweights.c generates and streams the tensors) */
 #include "lm/randmodel.h"
 
 #include <math.h>
@@ -13,8 +13,7 @@
 #include "core/error.h"
 #include "core/gguf_write.h"
 #include "core/log.h"
-#include "core/quant.h"
-#include "core/threads.h"
+#include "core/randweights.h"
 #include "core/util.h"
 
 /* ---- 1. presets and checks (spec §1.1) ------------------------------------------------------- */
@@ -214,64 +213,20 @@ static int vocab_build(const struct randmodel_shape *s, struct vocab *v)
 
 /* ---- 3. metadata and the tensor table (anchor §1.2–§1.3) ------------------------------------- */
 
-/* How a tensor's values are drawn (gen_tiny.py's init, in GGUF's stored form). */
-enum init {
-    I_NORMAL,  /* mean + std·N(0,1) */
-    I_DT,      /* dt_bias = dt + log(−expm1(−dt)), dt log-uniform in [1e-3, 1e-1] (Mamba/GDN init) */
-    I_A,       /* ssm_a = −A, A uniform in [1, 16] (stored −exp(A_log), anchor §1.4 item 1) */
-};
-
-struct tspec {
-    char name[64];
-    int n_dims;
-    int64_t ne[2];     /* {row length, rows} */
-    enum dtype type;
-    enum init init;
-    float mean, std;
-};
-
-struct table {
-    struct tspec *t;
-    int n, cap;
-};
-
-static int tadd(struct table *tb, const char *name, int n_dims, int64_t ne0, int64_t ne1, enum dtype type,
-                enum init init, float mean, float std)
-{
-    if (tb->n == tb->cap) {
-        int cap = tb->cap ? 2 * tb->cap : 128;
-        struct tspec *nt = seer_realloc(tb->t, (size_t)cap * sizeof *nt);
-        if (!nt)
-            return seer_err(SEER_ENOMEM, "random model: no memory for the tensor table");
-        tb->t = nt;
-        tb->cap = cap;
-    }
-    struct tspec *t = &tb->t[tb->n++];
-    snprintf(t->name, sizeof t->name, "%s", name);
-    t->n_dims = n_dims;
-    t->ne[0] = ne0;
-    t->ne[1] = ne1;
-    t->type = type;
-    t->init = init;
-    t->mean = mean;
-    t->std = std;
-    return SEER_OK;
-}
-
 /* The text model's tensors in converter order. Linear weights N(0, gain/√fan_in) keep O(1)
    activations; zero-centred norms are stored 1 + N(0, 0.1) (the +1 folded in, anchor §1.4 item 2);
    the tied head's final norm is set so logits have std ≈ 3 (gen_tiny.py's reasoning). */
-static int build_table(const struct randmodel_shape *s, enum dtype wt, struct table *tb)
+static int build_table(const struct randmodel_shape *s, enum dtype wt, struct rw_table *tb)
 {
     const int64_t H = s->n_embd, I = s->n_ff, V = s->n_vocab, hd = s->head_dim, Hv = s->ssm_n_v_heads;
     const int64_t KD = s->ssm_n_k_heads * s->ssm_d_state, VD = Hv * s->ssm_d_state, CD = 2 * KD + VD;
     const float emb_std = 0.05f;
     char n[64];
     int rc = SEER_OK;
-#define LIN(name, in, out, gain) tadd(tb, name, 2, in, out, wt, I_NORMAL, 0.0f, (float)((gain) / sqrt((double)(in))))
-#define NORM(name, len, mean) tadd(tb, name, 1, len, 1, DT_F32, I_NORMAL, 1.0f + (mean), 0.1f)
+#define LIN(name, in, out, gain) rw_add_linear(tb, name, in, out, wt, gain)
+#define NORM(name, len, mean) rw_add(tb, name, 1, len, 1, 1, 1, DT_F32, RW_NORMAL, 1.0f + (mean), 0.1f)
 #define NM(suffix) (snprintf(n, sizeof n, "blk.%lld.%s", (long long)il, suffix), n)
-    rc = tadd(tb, "token_embd.weight", 2, H, V, wt, I_NORMAL, 0.0f, emb_std);
+    rc = rw_add(tb, "token_embd.weight", 2, H, V, 1, 1, wt, RW_NORMAL, 0.0f, emb_std);
     for (int64_t il = 0; il < s->n_layer && rc == SEER_OK; il++) {
         if ((rc = NORM(NM("attn_norm.weight"), H, 0.0f)) || (rc = NORM(NM("post_attention_norm.weight"), H, 0.0f)) ||
             (rc = LIN(NM("ffn_gate.weight"), H, I, 1.5)) || (rc = LIN(NM("ffn_up.weight"), H, I, 1.5)) ||
@@ -287,11 +242,11 @@ static int build_table(const struct randmodel_shape *s, enum dtype wt, struct ta
         } else {
             if ((rc = LIN(NM("attn_qkv.weight"), H, CD, 1.0)) || (rc = LIN(NM("attn_gate.weight"), H, VD, 1.0)) ||
                 (rc = LIN(NM("ssm_beta.weight"), H, Hv, 1.0)) || (rc = LIN(NM("ssm_alpha.weight"), H, Hv, 1.5)) ||
-                (rc = tadd(tb, NM("ssm_conv1d.weight"), 2, s->ssm_conv_kernel, CD, DT_F32, I_NORMAL, 0.0f, 0.4f)) ||
-                (rc = tadd(tb, NM("ssm_dt.bias"), 1, Hv, 1, DT_F32, I_DT, 0, 0)) ||
-                (rc = tadd(tb, NM("ssm_a"), 1, Hv, 1, DT_F32, I_A, 0, 0)) ||
+                (rc = rw_add(tb, NM("ssm_conv1d.weight"), 2, s->ssm_conv_kernel, CD, 1, 1, DT_F32, RW_NORMAL, 0.0f, 0.4f)) ||
+                (rc = rw_add(tb, NM("ssm_dt.bias"), 1, Hv, 1, 1, 1, DT_F32, RW_DT, 0, 0)) ||
+                (rc = rw_add(tb, NM("ssm_a"), 1, Hv, 1, 1, 1, DT_F32, RW_A, 0, 0)) ||
                 /* the gated norm's weight is a plain scale, not 1 + w (spec §2.3) */
-                (rc = tadd(tb, NM("ssm_norm.weight"), 1, s->ssm_d_state, 1, DT_F32, I_NORMAL, 1.0f, 0.1f)) ||
+                (rc = rw_add(tb, NM("ssm_norm.weight"), 1, s->ssm_d_state, 1, 1, 1, DT_F32, RW_NORMAL, 1.0f, 0.1f)) ||
                 (rc = LIN(NM("ssm_out.weight"), VD, H, 1.0)))
                 break;
         }
@@ -323,7 +278,7 @@ static uint32_t file_type(enum dtype t)
 
 /* Metadata as hf2gguf.py writes it (anchor §1.2), then the tokenizer, then the tensor infos. */
 static int declare(gguf_writer *w, const struct randmodel_shape *s, const struct randmodel_params *p,
-                   const struct table *tb, const struct vocab *v)
+                   const struct rw_table *tb, const struct vocab *v)
 {
     const int32_t sections[4] = {s->sections[0], s->sections[1], s->sections[2], 0};
     bool *rec = seer_malloc((size_t)s->n_layer * sizeof *rec);
@@ -366,91 +321,17 @@ static int declare(gguf_writer *w, const struct randmodel_shape *s, const struct
         (rc = gguf_writer_add_bool(w, "tokenizer.ggml.add_bos_token", false)) ||
         (rc = gguf_writer_add_u32(w, "general.quantization_version", 2)))
         goto done;
-    for (int i = 0; i < tb->n && rc == SEER_OK; i++)
-        rc = gguf_writer_add_tensor(w, tb->t[i].name, tb->t[i].type, tb->t[i].n_dims, tb->t[i].ne);
+    rc = rw_declare(w, tb);
 done:
     free(rec);
     return rc;
 }
 
-/* ---- 4. random rows -------------------------------------------------------------------------- */
-
-static inline uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Approximately standard normal: the sum of four 16-bit uniforms (Irwin–Hall, n = 4), centred
-   and scaled to unit variance. Tails stop at ±3.5σ, which suits weights; one 64-bit draw each
-   keeps a 9B model's ~10^10 values cheap. */
-static inline float approx_normal(uint64_t *st)
-{
-    const uint64_t r = splitmix64(st);
-    const int64_t sum = (int64_t)(r & 0xFFFF) + (int64_t)((r >> 16) & 0xFFFF) + (int64_t)((r >> 32) & 0xFFFF) +
-                        (int64_t)(r >> 48);
-    return (float)((double)(sum - 131070) * (1.0 / 37837.23)); /* mean 4·32767.5, sd √(4·(65536²−1)/12) */
-}
-
-static inline double uniform01(uint64_t *st) { return (double)(splitmix64(st) >> 11) * (1.0 / 9007199254740992.0); }
-
-/* Row `row` of tensor `ti`: its own stream, so the file does not depend on how rows are split. */
-static void gen_row(const struct tspec *t, uint64_t seed, int ti, int64_t row, float *dst)
-{
-    uint64_t st = seed ^ 0x5EE2D00Dull;
-    st = splitmix64(&st) + (uint64_t)ti * 0xD1B54A32D192ED03ull;
-    st = splitmix64(&st) + (uint64_t)row * 0x8CB92BA72F3D8DD7ull;
-    const int64_t n = t->ne[0];
-    switch (t->init) {
-    case I_NORMAL:
-        for (int64_t i = 0; i < n; i++)
-            dst[i] = t->mean + t->std * approx_normal(&st);
-        break;
-    case I_DT:
-        for (int64_t i = 0; i < n; i++) {
-            const double dt = exp(log(1e-3) + uniform01(&st) * (log(1e-1) - log(1e-3)));
-            dst[i] = (float)(dt + log(-expm1(-dt))); /* inverse softplus */
-        }
-        break;
-    case I_A:
-        for (int64_t i = 0; i < n; i++)
-            dst[i] = (float)-(1.0 + 15.0 * uniform01(&st));
-        break;
-    }
-}
-
-/* ---- 5. streaming generation ------------------------------------------------------------------ */
-
-#define SLAB_BYTES ((size_t)32 << 20) /* output rows generated per round (bounds memory for any size) */
-
-struct slab_job {
-    const struct tspec *t;
-    int ti;
-    uint64_t seed;
-    int64_t r0, n_rows;
-    size_t row_bytes;
-    uint8_t *out;
-    float *scratch;    /* n_threads rows of max_ne0 floats */
-    int64_t max_ne0;
-};
-
-static void slab_worker(void *ctx, int ith, int nth)
-{
-    const struct slab_job *j = ctx;
-    float *row = j->scratch + (size_t)ith * (size_t)j->max_ne0;
-    long long lo, hi;
-    threadpool_range(j->n_rows, ith, nth, &lo, &hi);
-    for (long long r = lo; r < hi; r++) {
-        gen_row(j->t, j->seed, j->ti, j->r0 + r, row);
-        quantize_row(j->t->type, row, j->out + (size_t)r * j->row_bytes, j->t->ne[0]);
-    }
-}
+/* ---- 4. writing ----------------------------------------------------------------------------------- */
 
 /* Builds the vocabulary, the table and the writer's declarations. */
 static int prepare(const struct randmodel_shape *s, const struct randmodel_params *p, struct vocab *v,
-                   struct table *tb, gguf_writer **w)
+                   struct rw_table *tb, gguf_writer **w)
 {
     int rc;
     memset(v, 0, sizeof *v);
@@ -465,69 +346,29 @@ uint64_t randmodel_file_size(const struct randmodel_shape *s, enum dtype wtype)
 {
     struct randmodel_params p = {.wtype = wtype, .n_threads = 1};
     struct vocab v;
-    struct table tb = {0};
+    struct rw_table tb = {0};
     gguf_writer *w = NULL;
     uint64_t size = 0;
     if (prepare(s, &p, &v, &tb, &w) == SEER_OK)
         size = gguf_writer_file_size(w);
     gguf_writer_free(w);
     vocab_free(&v);
-    free(tb.t);
+    rw_table_free(&tb);
     return size;
 }
 
 int randmodel_write(const char *path, const struct randmodel_shape *s, const struct randmodel_params *p)
 {
     struct vocab v;
-    struct table tb = {0};
+    struct rw_table tb = {0};
     gguf_writer *w = NULL;
-    threadpool *pool = NULL;
-    uint8_t *slab = NULL;
-    float *scratch = NULL;
     int rc;
-    if (p->n_threads < 1)
-        return seer_err(SEER_EINVAL, "random model: %d threads", p->n_threads);
-    if ((rc = prepare(s, p, &v, &tb, &w)))
-        goto done;
-    int64_t max_ne0 = 1;
-    for (int i = 0; i < tb.n; i++)
-        max_ne0 = MAX(max_ne0, tb.t[i].ne[0]);
-    if ((rc = threadpool_create(p->n_threads, &pool)))
-        goto done;
-    /* The slab holds at least one row of the widest tensor (a row is ≤ 2^24 f32 values). */
-    size_t slab_bytes = MAX(SLAB_BYTES, (size_t)max_ne0 * 4);
-    slab = seer_malloc(slab_bytes);
-    scratch = seer_malloc((size_t)p->n_threads * (size_t)max_ne0 * sizeof *scratch);
-    if (!slab || !scratch) {
-        rc = seer_err(SEER_ENOMEM, "random model: no memory for a %zu-byte slab", slab_bytes);
-        goto done;
-    }
-    if ((rc = gguf_writer_begin(w, path)))
-        goto done;
     const double t0 = seer_time_now();
-    for (int i = 0; i < tb.n && rc == SEER_OK; i++) {
-        const struct tspec *t = &tb.t[i];
-        size_t row_bytes;
-        dtype_row_bytes(t->type, t->ne[0], &row_bytes); /* checked by randmodel_check / add_tensor */
-        const int64_t per_slab = MAX(1, (int64_t)(slab_bytes / row_bytes));
-        for (int64_t r0 = 0; r0 < t->ne[1] && rc == SEER_OK; r0 += per_slab) {
-            struct slab_job j = {
-                .t = t, .ti = i, .seed = p->seed, .r0 = r0, .n_rows = MIN(per_slab, t->ne[1] - r0),
-                .row_bytes = row_bytes, .out = slab, .scratch = scratch, .max_ne0 = max_ne0,
-            };
-            threadpool_run(pool, slab_worker, &j);
-            rc = gguf_writer_write(w, slab, (size_t)j.n_rows * row_bytes);
-        }
-    }
-    if (rc == SEER_OK && (rc = gguf_writer_finish(w)) == SEER_OK)
+    if ((rc = prepare(s, p, &v, &tb, &w)) == SEER_OK && (rc = rw_write(w, path, &tb, p->seed, p->n_threads)) == SEER_OK)
         LOG_INFO("randmodel", "%s: %d tensors, %.1f MiB of %s weights in %.1f s", path, tb.n,
                  (double)gguf_writer_file_size(w) / (1 << 20), dtype_name(p->wtype), seer_time_now() - t0);
-done:
     gguf_writer_free(w);
-    threadpool_free(pool);
-    free(slab);
-    free(scratch);
     vocab_free(&v);
-    free(tb.t);
+    rw_table_free(&tb);
     return rc;
 }
