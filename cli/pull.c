@@ -1,6 +1,6 @@
 /* pull.c — models by name: `seer pull NAME...` (download from the Hugging Face hub, api/hub.c),
    `seer list` (what is downloaded), and how -m turns a name into a directory (cli_model_arg,
-   cli_default_model; used by the generation options in cli/run.c). The library reads no
+   cli_default_model; used by the generation options in cli/options.c). The library reads no
    environment, so $SEER_HOME and $SEER_HF_ENDPOINT are read here. */
 #define _GNU_SOURCE
 #include <dirent.h>
