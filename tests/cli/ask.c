@@ -17,7 +17,7 @@
 #include "support/testutil.h"
 #include "tap.h"
 
-static char dir[512], model[700], py[64];
+static char dir[512], model[800], py[64];
 
 static const char *tmp(const char *name)
 {
@@ -46,7 +46,7 @@ static void missing(const char *what, const char *name)
 /* Runs `seer ask ARGS` and parses stdout as one JSON object (NULL when it is not). */
 static json_t *ask_json(const char *args, struct test_run *r)
 {
-    char cmd[4096];
+    char cmd[8192];
     snprintf(cmd, sizeof cmd, "ask %s", args);
     *r = test_seer(cmd);
     return json_loads(r->out, 0, NULL);
@@ -62,7 +62,7 @@ static json_int_t jint(const json_t *o, const char *key)
    `also` when not NULL). */
 static void refused(const char *args, int want, const char *name, const char *also, const char *what)
 {
-    char cmd[4096];
+    char cmd[8192];
     snprintf(cmd, sizeof cmd, "ask %s", args);
     struct test_run r = test_seer(cmd);
     if (!ok(r.status == want && !*r.out && test_count_lines(r.err) == 1 && (!name || strstr(r.err, name)) &&
