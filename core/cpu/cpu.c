@@ -97,6 +97,7 @@ static void cpu_free(backend *be)
 {
     struct cpu_ctx *c = be->ctx;
     threadpool_free(c->pool);
+    free(c->qbuf);
     free(c);
     free(be);
 }
@@ -131,6 +132,7 @@ int backend_cpu_create(int n_threads, backend **out)
         free(c);
         return rc;
     }
+    c->exact = true;
     be->iface = &cpu_iface;
     be->ctx = c;
     be->alignment = CPU_ALIGN;
@@ -138,4 +140,10 @@ int backend_cpu_create(int n_threads, backend **out)
     snprintf(be->description, sizeof be->description, "cpu (%d thread%s)", n_threads, n_threads == 1 ? "" : "s");
     *out = be;
     return SEER_OK;
+}
+
+void backend_cpu_set_exact(backend *be, bool exact)
+{
+    if (be->iface == &cpu_iface)
+        ((struct cpu_ctx *)be->ctx)->exact = exact;
 }

@@ -16,6 +16,10 @@
 
 struct cpu_ctx {
     threadpool *pool;
+    bool exact;        /* matmul keeps f32 activations (backend_cpu_set_exact) */
+    void *qbuf;        /* matmul's rounded activations (qdot.h), grown on demand and kept, so
+                          decode allocates nothing per token */
+    size_t qbuf_bytes;
 };
 
 static inline threadpool *cpu_pool(backend *be) { return ((struct cpu_ctx *)be->ctx)->pool; }

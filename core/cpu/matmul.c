@@ -14,6 +14,7 @@
 #include "core/cpu/cpu_internal.h"
 #include "core/cpu/gemm_f32.h"
 #include "core/cpu/matmul_x86.h"
+#include "core/cpu/qdot.h"
 #include "core/error.h"
 #include "core/quant.h"
 #include "core/util.h"
@@ -344,6 +345,66 @@ static bool matmul_simd(threadpool *pool, tensor *out, const tensor *w, const te
 }
 #endif /* SEER_MM_X86 */
 
+/* ---- rounded-activation matmul (not exact) --------------------------------------------------- */
+
+/* Weight rows per work unit: 16 outputs are one 64-byte line of an output row, so two threads
+   never write the same cache line. */
+#define Q_ROWS 16
+
+struct q_ctx {
+    qdot_fn fn;
+    const tensor *w;
+    const block_q8x *xq; /* N rows of nb blocks */
+    int64_t nb, M, N;
+    float *out;
+};
+
+/* Weight rows of this thread's units, each against every activation row (a weight row stays in
+   L1 while the activation rows pass it). */
+static void q_worker(void *ctx, int ith, int nth)
+{
+    const struct q_ctx *c = ctx;
+    long long lo, hi;
+    threadpool_range((c->M + Q_ROWS - 1) / Q_ROWS, ith, nth, &lo, &hi);
+    for (int64_t m = lo * Q_ROWS; m < MIN(hi * Q_ROWS, c->M); m++) {
+        const char *wr = (const char *)c->w->data + (size_t)m * c->w->nb[1];
+        for (int64_t n = 0; n < c->N; n++)
+            c->out[n * c->M + m] = c->fn(wr, c->xq + n * c->nb, c->nb);
+    }
+}
+
+/* Rounds x once into the backend's kept buffer, then the integer products. Used for decode-sized
+   products of every qdot type, and for all sizes of the types without an f32 SIMD path. Returns
+   false when it does not apply (or the buffer cannot grow: the caller falls back to f32). */
+static bool matmul_qdot(backend *be, tensor *out, const tensor *w, const tensor *x)
+{
+    struct cpu_ctx *cc = be->ctx;
+    const int64_t K = w->ne[0], M = w->ne[1], N = x->ne[1] * x->ne[2] * x->ne[3];
+    if (cc->exact || !qdot_type(w->type) || K % QDOT_BLOCK)
+        return false;
+#ifdef SEER_MM_X86
+    if (N >= GEMM_MIN_N && mm_x86_type(w->type) && mm_x86_available())
+        return false; /* prefill: the blocked SIMD products are faster */
+#endif
+    const int64_t nb = K / QDOT_BLOCK;
+    size_t need;
+    if (!size_mul((size_t)N * (size_t)nb, sizeof(block_q8x), &need))
+        return false;
+    if (need > cc->qbuf_bytes) {
+        void *nbuf = realloc(cc->qbuf, need);
+        if (!nbuf)
+            return false;
+        cc->qbuf = nbuf;
+        cc->qbuf_bytes = need;
+    }
+    block_q8x *xq = cc->qbuf;
+    for (int64_t n = 0; n < N; n++)
+        qdot_quantize(x_row(x, n), xq + n * nb, K);
+    struct q_ctx c = {qdot_kernel(w->type), w, xq, nb, M, N, out->data};
+    cpu_run(be, q_worker, &c, cpu_parallel(be, (double)M * (double)K * (double)N, CPU_PAR_MIN_WORK));
+    return true;
+}
+
 /* ---- op entry ----------------------------------------------------------------------------- */
 
 int cpu_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
@@ -352,6 +413,8 @@ int cpu_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
     if (!w->data || !x->data || !out->data)
         return seer_err(SEER_EINVAL, "op_matmul: a tensor has no host memory (w '%s', x '%s', out '%s')", w->name,
                         x->name, out->name);
+    if (matmul_qdot(be, out, w, x))
+        return SEER_OK;
 #ifdef SEER_MM_X86
     if (matmul_simd(pool, out, w, x))
         return SEER_OK;

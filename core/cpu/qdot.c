@@ -1,0 +1,181 @@
+/* qdot.c — activation rounding, the portable kernels and the run-time choice of qdot.h.
+   Divisions: rounding · portable kernels · choice */
+#include "core/cpu/qdot.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "core/fp16.h"
+#include "core/quant.h"
+
+/* ---- rounding --------------------------------------------------------------------------------- */
+
+void qdot_quantize(const float *x, block_q8x *out, int64_t n)
+{
+    for (int64_t b = 0; b < n / QDOT_BLOCK; b++) {
+        const float *v = x + b * QDOT_BLOCK;
+        float amax = 0;
+        for (int i = 0; i < QDOT_BLOCK; i++)
+            amax = fmaxf(amax, fabsf(v[i]));
+        const float d = amax / 127.0f, inv = amax > 0 ? 127.0f / amax : 0.0f;
+        int sum = 0;
+        for (int i = 0; i < QDOT_BLOCK; i++) {
+            /* nearbyintf: to nearest even under the default rounding mode, as the SIMD converts do */
+            const int q = (int)nearbyintf(v[i] * inv);
+            out[b].qs[i] = (int8_t)(q > 127 ? 127 : q < -127 ? -127 : q);
+            sum += out[b].qs[i];
+        }
+        out[b].d = d;
+        out[b].s = d * (float)sum;
+    }
+}
+
+/* ---- portable kernels ----------------------------------------------------------------------------- */
+
+/* Sub-block j (32 values) of one weight block as w[i] = a·q[i] − b. Q6_K's two 16-value scales
+   are folded into q (|q| ≤ 32·128 fits int16), so a = d there. */
+struct sub32 {
+    int16_t q[QDOT_BLOCK];
+    float a, b;
+};
+
+static void unpack_q8_0(const void *w, int64_t j, struct sub32 *s)
+{
+    const block_q8_0 *blk = (const block_q8_0 *)w + j;
+    for (int i = 0; i < 32; i++)
+        s->q[i] = blk->qs[i];
+    s->a = f16_to_f32(blk->d);
+    s->b = 0;
+}
+
+static void unpack_q4_0(const void *w, int64_t j, struct sub32 *s)
+{
+    const block_q4_0 *blk = (const block_q4_0 *)w + j;
+    for (int i = 0; i < 16; i++) {
+        s->q[i] = blk->qs[i] & 0xF;
+        s->q[i + 16] = blk->qs[i] >> 4;
+    }
+    s->a = f16_to_f32(blk->d);
+    s->b = 8 * s->a; /* x = d·(q − 8) */
+}
+
+/* Q4_K and Q5_K: sub-block j%8 of superblock j/8; 64-value groups share 32 bytes of nibbles. */
+static void unpack_q4_K(const void *w, int64_t j, struct sub32 *s)
+{
+    const block_q4_K *blk = (const block_q4_K *)w + j / 8;
+    const int sub = (int)(j % 8), g = sub / 2;
+    uint8_t sc, m;
+    get_scale_min_k4(sub, blk->scales, &sc, &m);
+    for (int i = 0; i < 32; i++)
+        s->q[i] = sub % 2 ? blk->qs[32 * g + i] >> 4 : blk->qs[32 * g + i] & 0xF;
+    s->a = f16_to_f32(blk->d) * sc;
+    s->b = f16_to_f32(blk->dmin) * m;
+}
+
+static void unpack_q5_K(const void *w, int64_t j, struct sub32 *s)
+{
+    const block_q5_K *blk = (const block_q5_K *)w + j / 8;
+    const int sub = (int)(j % 8), g = sub / 2;
+    uint8_t sc, m;
+    get_scale_min_k4(sub, blk->scales, &sc, &m);
+    for (int i = 0; i < 32; i++) {
+        const int lo = sub % 2 ? blk->qs[32 * g + i] >> 4 : blk->qs[32 * g + i] & 0xF;
+        s->q[i] = (int16_t)(lo | ((blk->qh[i] >> sub) & 1) << 4); /* bit `sub` of qh[i] is bit 4 */
+    }
+    s->a = f16_to_f32(blk->d) * sc;
+    s->b = f16_to_f32(blk->dmin) * m;
+}
+
+/* Q6_K: 128-value halves; in half h, sub-block t takes the low (t < 2) or high nibbles of
+   ql[64h + 32(t%2) + i] and bits 2t..2t+1 of qh[32h + i], minus 32; scale sc[8h + 2t + i/16]. */
+static void unpack_q6_K(const void *w, int64_t j, struct sub32 *s)
+{
+    const block_q6_K *blk = (const block_q6_K *)w + j / 8;
+    const int h = (int)(j % 8) / 4, t = (int)(j % 4);
+    const uint8_t *ql = blk->ql + 64 * h + 32 * (t % 2), *qh = blk->qh + 32 * h;
+    for (int i = 0; i < 32; i++) {
+        const int lo = t < 2 ? ql[i] & 0xF : ql[i] >> 4;
+        const int q = (lo | ((qh[i] >> (2 * t)) & 3) << 4) - 32;
+        s->q[i] = (int16_t)(q * blk->scales[8 * h + 2 * t + i / 16]);
+    }
+    s->a = f16_to_f32(blk->d);
+    s->b = 0;
+}
+
+typedef void (*unpack_fn)(const void *w, int64_t j, struct sub32 *s);
+
+static float dot_generic(unpack_fn unpack, const void *w, const block_q8x *x, int64_t nb)
+{
+    double acc = 0; /* the kernels' reference: one double over the blocks */
+    for (int64_t j = 0; j < nb; j++) {
+        struct sub32 s;
+        int32_t isum = 0;
+        unpack(w, j, &s);
+        for (int i = 0; i < 32; i++)
+            isum += s.q[i] * x[j].qs[i];
+        acc += (double)s.a * x[j].d * isum - (double)s.b * x[j].s;
+    }
+    return (float)acc;
+}
+
+#define PORTABLE(name)                                                                  \
+    static float dot_##name(const void *w, const block_q8x *x, int64_t nb)             \
+    {                                                                                   \
+        return dot_generic(unpack_##name, w, x, nb);                                    \
+    }
+PORTABLE(q8_0)
+PORTABLE(q4_0)
+PORTABLE(q4_K)
+PORTABLE(q5_K)
+PORTABLE(q6_K)
+#undef PORTABLE
+
+static qdot_fn portable_kernel(enum dtype t)
+{
+    switch (t) {
+    case DT_Q8_0: return dot_q8_0;
+    case DT_Q4_0: return dot_q4_0;
+    case DT_Q4_K: return dot_q4_K;
+    case DT_Q5_K: return dot_q5_K;
+    case DT_Q6_K: return dot_q6_K;
+    default: return NULL;
+    }
+}
+
+/* ---- choice ----------------------------------------------------------------------------------- */
+
+bool qdot_type(enum dtype t) { return portable_kernel(t) != NULL; }
+
+qdot_fn qdot_kernel_isa(enum dtype t, enum qdot_isa isa)
+{
+    if (isa == QDOT_PORTABLE)
+        return portable_kernel(t);
+#if defined(__x86_64__) && defined(__GNUC__)
+    return qdot_x86_kernel(t, isa == QDOT_VNNI);
+#else
+    return NULL;
+#endif
+}
+
+/* The best family present, decided once (CPUID traps to the hypervisor in a VM). */
+static enum qdot_isa best_isa(void)
+{
+    static atomic_int state = -1;
+    int s = atomic_load_explicit(&state, memory_order_relaxed);
+    if (s < 0) {
+        s = qdot_kernel_isa(DT_Q8_0, QDOT_VNNI) ? QDOT_VNNI
+            : qdot_kernel_isa(DT_Q8_0, QDOT_AVX2) ? QDOT_AVX2
+                                                   : QDOT_PORTABLE;
+        atomic_store_explicit(&state, s, memory_order_relaxed);
+    }
+    return (enum qdot_isa)s;
+}
+
+qdot_fn qdot_kernel(enum dtype t) { return qdot_kernel_isa(t, best_isa()); }
+
+const char *qdot_isa(void)
+{
+    static const char *const names[] = {"portable", "avx2", "avx512-vnni"};
+    return names[best_isa()];
+}

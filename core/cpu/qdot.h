@@ -1,0 +1,51 @@
+/* qdot.h — matrix-vector products with activations rounded to 8 bits (the non-exact CPU matmul
+   path of core/cpu/matmul.c). Decode reads every weight once per token, so its cost is the weight
+   stream plus the arithmetic to consume it; with f32 activations each quantised weight must be
+   widened to f32 (4 instructions per 8 weights), with 8-bit activations the integer blocks are
+   multiplied as they are (one VPDPBUSD, or VPMADDUBSW+VPMADDWD, per 32 products). This is the
+   scheme of llama.cpp's CPU backend, so its results are compared with llama.cpp's, not with the
+   f32 references (tests/lm/qdot_oracle.c).
+
+   Activations: per 32 consecutive values, d = amax/127 and q = round-to-nearest-even(x/d), so
+   |x − d·q| ≤ d/2 (relative error ≤ 1/254 of the block's largest value); a zero block has d = 0.
+   s = d·Σq is kept for the weight formats with an offset (Q4_0's −8, the K-quants' mins).
+
+   Every weight format is read as 32-value sub-blocks w = a·q − b (Q6_K: a per 16 values) and the
+   block product is a·dx·Σq·xq − b·s, Σq·xq an exact int32. Kernels: AVX-512 VNNI (256-bit
+   VPDPBUSD), AVX2 (VPMADDUBSW), portable C; qdot_kernel() picks one from CPUID once. */
+#ifndef SEER_CORE_CPU_QDOT_H
+#define SEER_CORE_CPU_QDOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/tensor.h"
+
+#define QDOT_BLOCK 32
+
+/* 32 activations: x[i] ≈ d·qs[i]; s = d·Σqs. */
+typedef struct {
+    float d, s;
+    int8_t qs[QDOT_BLOCK];
+} block_q8x;
+
+/* Σ w·x over one row of nb 32-blocks: w in GGUF layout of the kernel's type, x rounded blocks. */
+typedef float (*qdot_fn)(const void *w, const block_q8x *x, int64_t nb);
+
+/* True for the weight types with kernels: Q8_0, Q4_0, Q4_K, Q5_K, Q6_K. */
+bool qdot_type(enum dtype t);
+/* The fastest kernel this CPU runs for type t (qdot_type(t) must hold). */
+qdot_fn qdot_kernel(enum dtype t);
+/* Which kernel family qdot_kernel() chose: "avx512-vnni", "avx2" or "portable". */
+const char *qdot_isa(void);
+/* Rounds n values (a multiple of 32) into n/32 blocks. */
+void qdot_quantize(const float *x, block_q8x *out, int64_t n);
+
+/* ---- the kernel families, for tests that compare them ---- */
+enum qdot_isa { QDOT_PORTABLE, QDOT_AVX2, QDOT_VNNI };
+/* Kernel of family `isa` for type t, NULL when absent on this build or CPU. */
+qdot_fn qdot_kernel_isa(enum dtype t, enum qdot_isa isa);
+/* x86-64 tables (qdot_x86.c): NULL entries where the CPU lacks the ISA. */
+qdot_fn qdot_x86_kernel(enum dtype t, bool vnni);
+
+#endif

@@ -1,0 +1,145 @@
+/* qdot_x86_kern.h — the body of the x86-64 qdot kernels (qdot.h), compiled twice by qdot_x86.c:
+   once for AVX2 and once for AVX-512 VNNI. The two differ only in sum_u8s8() (how four u8×s8
+   products become one int32 lane), so the unpacking of every weight format is written once.
+   Before including, qdot_x86.c defines KTGT (the target attribute), KFN(name) (the suffixed
+   function name) and sum_u8s8. Not a header of its own: include nowhere else. */
+
+#define KINL KTGT __attribute__((always_inline)) static inline
+
+/* Σ of the 8 lanes */
+KINL float KFN(hsum)(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* Signed × signed: |a|·(b with a's sign), the unsigned operand u8s8 products need (|a| ≤ 128
+   fits u8; with AVX2's 16-bit pair sums 2·128·127 < 2^15). */
+KINL __m256i KFN(sum_s8s8)(__m256i a, __m256i b)
+{
+    return sum_u8s8(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a));
+}
+
+KINL __m256i KFN(load32)(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
+
+/* One 32-block: acc += Σq·xq · a (a already holds the weight scale × the activation scale). */
+KINL __m256 KFN(fma_blk)(__m256i isum, float a, __m256 acc)
+{
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(a), acc);
+}
+
+KTGT static float KFN(dot_q8_0)(const void *w, const block_q8x *x, int64_t nb)
+{
+    const block_q8_0 *b = w;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t j = 0; j < nb; j++)
+        acc = KFN(fma_blk)(KFN(sum_s8s8)(KFN(load32)(b[j].qs), KFN(load32)(x[j].qs)), _cvtsh_ss(b[j].d) * x[j].d,
+                           acc);
+    return KFN(hsum)(acc);
+}
+
+KTGT static float KFN(dot_q4_0)(const void *w, const block_q8x *x, int64_t nb)
+{
+    const block_q4_0 *b = w;
+    const __m256i m4 = _mm256_set1_epi8(0xF);
+    __m256 acc = _mm256_setzero_ps();
+    float off = 0;
+    for (int64_t j = 0; j < nb; j++) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)b[j].qs);
+        /* values 0..15 low nibbles, 16..31 high nibbles */
+        const __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), m4);
+        const float d = _cvtsh_ss(b[j].d);
+        acc = KFN(fma_blk)(sum_u8s8(q, KFN(load32)(x[j].qs)), d * x[j].d, acc);
+        off += 8 * d * x[j].s; /* x = d·(q − 8) */
+    }
+    return KFN(hsum)(acc) - off;
+}
+
+/* The 8 scales and mins of a Q4_K/Q5_K superblock as d·sc and dmin·m. */
+KINL void KFN(k_scales)(const uint8_t *scales, float d, float dmin, float *sc, float *mn)
+{
+    for (int s = 0; s < 8; s++) {
+        uint8_t a, m;
+        get_scale_min_k4(s, scales, &a, &m);
+        sc[s] = d * a;
+        mn[s] = dmin * m;
+    }
+}
+
+KTGT static float KFN(dot_q4_K)(const void *w, const block_q8x *x, int64_t nb)
+{
+    const block_q4_K *b = w;
+    const __m256i m4 = _mm256_set1_epi8(0xF);
+    __m256 acc = _mm256_setzero_ps();
+    float mins = 0;
+    for (int64_t i = 0; i < nb / 8; i++, x += 8) {
+        float sc[8], mn[8];
+        KFN(k_scales)(b[i].scales, _cvtsh_ss(b[i].d), _cvtsh_ss(b[i].dmin), sc, mn);
+        for (int g = 0; g < 4; g++) {
+            const __m256i v = KFN(load32)(b[i].qs + 32 * g);
+            const __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+            acc = KFN(fma_blk)(sum_u8s8(lo, KFN(load32)(x[2 * g].qs)), sc[2 * g] * x[2 * g].d, acc);
+            acc = KFN(fma_blk)(sum_u8s8(hi, KFN(load32)(x[2 * g + 1].qs)), sc[2 * g + 1] * x[2 * g + 1].d, acc);
+            mins += mn[2 * g] * x[2 * g].s + mn[2 * g + 1] * x[2 * g + 1].s;
+        }
+    }
+    return KFN(hsum)(acc) - mins;
+}
+
+KTGT static float KFN(dot_q5_K)(const void *w, const block_q8x *x, int64_t nb)
+{
+    const block_q5_K *b = w;
+    const __m256i m4 = _mm256_set1_epi8(0xF), one = _mm256_set1_epi8(1);
+    __m256 acc = _mm256_setzero_ps();
+    float mins = 0;
+    for (int64_t i = 0; i < nb / 8; i++, x += 8) {
+        float sc[8], mn[8];
+        KFN(k_scales)(b[i].scales, _cvtsh_ss(b[i].d), _cvtsh_ss(b[i].dmin), sc, mn);
+        const __m256i qh = KFN(load32)(b[i].qh);
+        for (int g = 0; g < 4; g++) {
+            const __m256i v = KFN(load32)(b[i].qs + 32 * g);
+            /* bit s of qh[k] is bit 4 of sub-block s's value k (16-bit shifts: the bits that cross
+               into a byte from its neighbour are masked off) */
+            const __m256i h0 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), one), 4);
+            const __m256i h1 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g + 1), one), 4);
+            const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, m4), h0);
+            const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), h1);
+            acc = KFN(fma_blk)(sum_u8s8(lo, KFN(load32)(x[2 * g].qs)), sc[2 * g] * x[2 * g].d, acc);
+            acc = KFN(fma_blk)(sum_u8s8(hi, KFN(load32)(x[2 * g + 1].qs)), sc[2 * g + 1] * x[2 * g + 1].d, acc);
+            mins += mn[2 * g] * x[2 * g].s + mn[2 * g + 1] * x[2 * g + 1].s;
+        }
+    }
+    return KFN(hsum)(acc) - mins;
+}
+
+/* Q6_K: in each 128-value half, sub-block t takes the low (t < 2) or high nibbles of ql row t%2 and
+   bits 2t..2t+1 of qh, minus 32; lanes 0–3 of its int32 sums cover values 0..15 (scale 2t),
+   lanes 4–7 values 16..31 (scale 2t+1). */
+KTGT static float KFN(dot_q6_K)(const void *w, const block_q8x *x, int64_t nb)
+{
+    const block_q6_K *b = w;
+    const __m256i m4 = _mm256_set1_epi8(0xF), m2 = _mm256_set1_epi8(3), c32 = _mm256_set1_epi8(32);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb / 8; i++) {
+        const float d = _cvtsh_ss(b[i].d);
+        for (int h = 0; h < 2; h++, x += 4) {
+            const __m256i ql0 = KFN(load32)(b[i].ql + 64 * h), ql1 = KFN(load32)(b[i].ql + 64 * h + 32);
+            const __m256i qh = KFN(load32)(b[i].qh + 32 * h);
+            const int8_t *sc = b[i].scales + 8 * h;
+            for (int t = 0; t < 4; t++) {
+                const __m256i ql = t % 2 ? ql1 : ql0;
+                const __m256i lo = t < 2 ? _mm256_and_si256(ql, m4) : _mm256_and_si256(_mm256_srli_epi16(ql, 4), m4);
+                const __m256i hb = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * t), m2);
+                const __m256i q = _mm256_sub_epi8(_mm256_or_si256(lo, _mm256_slli_epi16(hb, 4)), c32);
+                const float a = d * x[t].d, s0 = a * sc[2 * t], s1 = a * sc[2 * t + 1];
+                const __m256 sv = _mm256_setr_ps(s0, s0, s0, s0, s1, s1, s1, s1);
+                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(KFN(sum_s8s8)(q, KFN(load32)(x[t].qs))), sv, acc);
+            }
+        }
+    }
+    return KFN(hsum)(acc);
+}
+
+#undef KINL

@@ -1,0 +1,197 @@
+/* Tests core/cpu/qdot.c and qdot_x86.c: the activation rounding against its stated bound, every
+   kernel family present on this CPU (portable, AVX2, AVX-512 VNNI) for every weight type against
+   a double product of dequantize_row's weights (core/quant.c, the GGUF reference decoding) and
+   the rounded activations, and op_matmul's rounded path (backend_cpu_set_exact(be, false)) at
+   odd row counts on 1 and 2 threads. Weights are random block bytes (every bit pattern a file
+   may hold, int8 −128 included) with scales set to sane halves. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cpu/cpu.h"
+#include "core/cpu/qdot.h"
+#include "core/error.h"
+#include "core/fp16.h"
+#include "core/ops.h"
+#include "core/quant.h"
+#include "core/util.h"
+#include "support/testutil.h"
+#include "tap.h"
+
+/* Kernel vs the double reference, relative to Σ|w·x| (so cancellation cannot hide an error):
+   the kernels sum exact int32 block products scaled in f32, ≤ K/32 roundings of ~6e-8. */
+#define TOL 1e-5
+
+static const enum dtype types[] = {DT_Q8_0, DT_Q4_0, DT_Q4_K, DT_Q5_K, DT_Q6_K};
+static const int64_t Ks[] = {256, 1024, 3584};
+
+static uint16_t rand_half(float lo, float hi) { return f32_to_f16(test_randf(lo, hi)); }
+
+/* A row of K values of type t: random bytes, then each block's f16 scales overwritten. */
+static void *rand_row(enum dtype t, int64_t K)
+{
+    const struct dtype_info *di = dtype_info(t);
+    const size_t n = (size_t)(K / di->block_elems) * di->block_bytes;
+    uint8_t *p = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)test_rand_u64();
+    for (int64_t b = 0; b < K / di->block_elems; b++) {
+        void *blk = p + (size_t)b * di->block_bytes;
+        switch (t) {
+        case DT_Q8_0: ((block_q8_0 *)blk)->d = rand_half(-0.02f, 0.02f); break;
+        case DT_Q4_0: ((block_q4_0 *)blk)->d = rand_half(-0.02f, 0.02f); break;
+        case DT_Q4_K:
+            ((block_q4_K *)blk)->d = rand_half(0.0f, 0.01f);
+            ((block_q4_K *)blk)->dmin = rand_half(0.0f, 0.01f);
+            break;
+        case DT_Q5_K:
+            ((block_q5_K *)blk)->d = rand_half(0.0f, 0.01f);
+            ((block_q5_K *)blk)->dmin = rand_half(0.0f, 0.01f);
+            break;
+        default: ((block_q6_K *)blk)->d = rand_half(-0.001f, 0.001f); break;
+        }
+    }
+    return p;
+}
+
+/* Σ w·x in double over dequantised weights and rounded activations; *mag = Σ|w·x|. */
+static double ref_dot(enum dtype t, const void *w, const block_q8x *xq, int64_t K, double *mag)
+{
+    float *wf = malloc((size_t)K * sizeof *wf);
+    double s = 0, a = 0;
+    dequantize_row(t, w, wf, K);
+    for (int64_t i = 0; i < K; i++) {
+        const double p = (double)wf[i] * ((double)xq[i / 32].d * xq[i / 32].qs[i % 32]);
+        s += p;
+        a += fabs(p);
+    }
+    free(wf);
+    *mag = a;
+    return s;
+}
+
+static void test_rounding(void)
+{
+    const int64_t K = 1024;
+    float *x = malloc(K * sizeof *x);
+    block_q8x *q = malloc((K / 32) * sizeof *q);
+    test_fill_normal(x, K, 3.0f);
+    memset(x + 64, 0, 32 * sizeof *x); /* one all-zero block */
+    qdot_quantize(x, q, K);
+    double worst = 0;
+    bool sums = true, zero = q[2].d == 0 && q[2].s == 0;
+    for (int64_t b = 0; b < K / 32; b++) {
+        int s = 0;
+        for (int i = 0; i < 32; i++) {
+            const double e = fabs(x[32 * b + i] - (double)q[b].d * q[b].qs[i]);
+            if (q[b].d > 0)
+                worst = fmax(worst, e / q[b].d);
+            s += q[b].qs[i];
+        }
+        sums &= fabsf(q[b].s - q[b].d * (float)s) <= 1e-6f * fabsf(q[b].d * (float)s) + 1e-30f;
+    }
+    /* round to nearest: ≤ half a step, plus f32 rounding of x/d */
+    ok(worst <= 0.5 + 1e-4, "rounding error ≤ d/2 per value (worst %.6f·d)", worst);
+    ok(sums, "s = d·Σq in every block");
+    ok(zero, "an all-zero block has d = 0, s = 0");
+    free(x);
+    free(q);
+}
+
+static void test_kernels(void)
+{
+    static const char *const isa_name[] = {"portable", "avx2", "avx512-vnni"};
+    for (int isa = QDOT_PORTABLE; isa <= QDOT_VNNI; isa++) {
+        for (size_t ti = 0; ti < ARRAY_LEN(types); ti++) {
+            const enum dtype t = types[ti];
+            qdot_fn fn = qdot_kernel_isa(t, (enum qdot_isa)isa);
+            if (!fn) {
+                skip("this CPU or build lacks the ISA", isa_name[isa]);
+                continue;
+            }
+            double worst = 0;
+            for (size_t ki = 0; ki < ARRAY_LEN(Ks); ki++) {
+                const int64_t K = Ks[ki];
+                for (int rep = 0; rep < 4; rep++) {
+                    void *w = rand_row(t, K);
+                    float *x = malloc(K * sizeof *x);
+                    block_q8x *xq = malloc((K / 32) * sizeof *xq);
+                    test_fill_normal(x, K, rep == 3 ? 1e3f : 1.0f);
+                    qdot_quantize(x, xq, K);
+                    double mag;
+                    const double ref = ref_dot(t, w, xq, K, &mag);
+                    const double got = fn(w, xq, K / 32);
+                    worst = fmax(worst, fabs(got - ref) / (mag > 0 ? mag : 1));
+                    free(w);
+                    free(x);
+                    free(xq);
+                }
+            }
+            ok(worst <= TOL, "%s %s: |dot − ref| / Σ|w·x| = %.2e ≤ %.0e (K = 256, 1024, 3584)", isa_name[isa],
+               dtype_info(t)->name, worst, TOL);
+        }
+    }
+}
+
+/* op_matmul not exact: out[n][m] against the portable kernel's own block formula (reference
+   above), for M not a multiple of the 16-row work unit (large enough to be split over threads) and N = 1 (decode) and 5. */
+static void test_matmul(backend *be, const char *what)
+{
+    const int64_t K = 512, M = 301; /* M·K > CPU_PAR_MIN_WORK: 2 threads split the rows */
+    for (size_t ti = 0; ti < ARRAY_LEN(types); ti++) {
+        const enum dtype t = types[ti];
+        const struct dtype_info *di = dtype_info(t);
+        const size_t row = (size_t)(K / di->block_elems) * di->block_bytes;
+        uint8_t *wb = malloc(row * M);
+        for (int64_t m = 0; m < M; m++) {
+            void *r = rand_row(t, K);
+            memcpy(wb + m * row, r, row);
+            free(r);
+        }
+        tensor *w = test_tensor(be, t, K, M, 1, 1, NULL);
+        backend_tensor_set(w, wb, 0, row * M);
+        for (int64_t N = 1; N <= 5; N += 4) {
+            float *x = malloc((size_t)(K * N) * sizeof *x), *ref = malloc((size_t)(M * N) * sizeof *ref);
+            block_q8x *xq = malloc((size_t)(K / 32) * sizeof *xq);
+            test_fill_normal(x, (size_t)(K * N), 1.0f);
+            for (int64_t n = 0; n < N; n++) {
+                qdot_quantize(x + n * K, xq, K);
+                for (int64_t m = 0; m < M; m++) {
+                    double mag;
+                    ref[n * M + m] = (float)ref_dot(t, wb + m * row, xq, K, &mag);
+                }
+            }
+            tensor *xt = test_tensor(be, DT_F32, K, N, 1, 1, x), *ot = test_tensor(be, DT_F32, M, N, 1, 1, NULL);
+            const int rc = op_matmul(be, ot, w, xt);
+            float *got = test_tensor_read(ot);
+            const double e = rel_l2(got, ref, (size_t)(M * N));
+            ok(rc == SEER_OK && e <= TOL, "%s op_matmul %s K=%lld M=%lld N=%lld: rel-L2 %.2e ≤ %.0e", what, di->name,
+               (long long)K, (long long)M, (long long)N, e, TOL);
+            free(got);
+            test_tensor_free(xt);
+            test_tensor_free(ot);
+            free(x);
+            free(ref);
+            free(xq);
+        }
+        test_tensor_free(w);
+        free(wb);
+    }
+}
+
+int main(void)
+{
+    test_seed();
+    diag("qdot kernels chosen here: %s", qdot_isa());
+    test_rounding();
+    test_kernels();
+    for (int nt = 1; nt <= 2; nt++) {
+        backend *be;
+        if (backend_cpu_create(nt, &be) != SEER_OK)
+            return plan_skip_all("cpu backend");
+        backend_cpu_set_exact(be, false);
+        test_matmul(be, nt == 1 ? "1 thread" : "2 threads");
+        backend_free(be);
+    }
+    return done_testing();
+}
