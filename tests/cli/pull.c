@@ -135,6 +135,7 @@ static void download_and_use(void)
     char want[1200];
     snprintf(want, sizeof want, "%s/h1/models/qwen3.5-0.8b\n", work);
     ok(r.status == 0 && !strcmp(r.out, want), "pull: exit 0, the directory on stdout (%d: %s)", r.status, r.err);
+    ok(one_line(r.err) && !strstr(r.err, "%)"), "pull: stderr not a terminal: no progress, one closing line");
     ok(same_files("h1"), "pull: every file byte-identical to the served one");
     ok(log_count("Range") == 0 && log_count("GET /cdn/model.safetensors -") == 1,
        "pull: the LFS file followed its redirect, one request per file");
@@ -173,6 +174,24 @@ static void download_and_use(void)
     r = seer_in("h1", NULL, "pull qwen3.5-1b");
     ok(r.status == 2 && strstr(r.err, "qwen3.5-0.8b"), "pull of an unknown name: usage error listing the known ones");
     test_run_free(&r);
+}
+
+/* On a terminal (script(1) gives it one) the progress line shows each file reaching 100 %. */
+static void progress_on_tty(void)
+{
+    if (sh("command -v script >/dev/null") != 0) {
+        skip("script (util-linux) is unavailable", "progress on a terminal");
+        return;
+    }
+    char cmd[4096], out[1200];
+    snprintf(out, sizeof out, "%s/tty.out", work);
+    snprintf(cmd, sizeof cmd, "SEER_HOME='%s/htty' SEER_HF_ENDPOINT=http://127.0.0.1:%d script -qec \"'%s/seer' pull "
+             "qwen3.5-0.8b\" '%s' >/dev/null 2>&1", work, server_port, SEER_BINARY_DIR, out);
+    int st = sh("%s", cmd);
+    char *s = test_slurp(out);
+    ok(st == 0 && s && strstr(s, "model.safetensors") && strstr(s, "(100%)") && strstr(s, "downloaded and verified"),
+       "on a terminal: a progress line per file, each reaching 100%%");
+    free(s);
 }
 
 static void resume(void)
@@ -302,6 +321,7 @@ int main(void)
         return done_testing();
     }
     ok(start_server(""), "the stand-in hub is up on port %d", server_port);
+    progress_on_tty();
     download_and_use();
     resume();
     faults();
