@@ -14,6 +14,12 @@
 #include "vulkan/vulkan.h"
 #endif
 
+static struct device_test_hooks hooks; /* all zero outside tests */
+
+void device_set_test_hooks(const struct device_test_hooks *h) { hooks = h ? *h : (struct device_test_hooks){0}; }
+
+bool backend_spec_is_auto(const char *spec) { return !spec || !strcmp(spec, "auto"); }
+
 static int cpu_count(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -28,6 +34,8 @@ static int open_vulkan(int index, bool asked, backend **out)
     struct vk_backend_params p = vk_backend_params_default();
     backend *be;
     p.device_index = index;
+    p.fail_alloc_after = hooks.fail_alloc_after;
+    p.lose_device_after = hooks.lose_device_after;
     if (index < 0) {
         struct vk_device_info *list = NULL;
         int n = 0, pick;
@@ -42,7 +50,7 @@ static int open_vulkan(int index, bool asked, backend **out)
         if (pick >= 0)
             p.device_index = list[pick].index;
         vk_device_list_free(list);
-        if (pick < 0 || (cpu_only && !asked))
+        if (pick < 0 || (cpu_only && !asked && !hooks.auto_takes_cpu_devices))
             return SEER_EDEVICE;
     }
     int rc = backend_vulkan_create(&p, &be);
@@ -67,7 +75,7 @@ int backend_open(const char *spec, int n_threads, backend **out)
 {
     if (n_threads <= 0)
         n_threads = cpu_count();
-    if (!spec || !strcmp(spec, "auto")) {
+    if (backend_spec_is_auto(spec)) {
 #ifdef SEER_HAVE_VULKAN
         if (open_vulkan(-1, false, out) == SEER_OK)
             return SEER_OK;

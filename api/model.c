@@ -1,6 +1,7 @@
 /* model.c — the model half of the public API (include/seer.h): loading a model onto the chosen
    device with its tokenizer (tokenizer.json or GGUF metadata, spec §6.1) and chat template
-   (checked against what lm/chat.c can render, spec §6.2), and tokenize / detokenize. */
+   (checked against what lm/chat.c can render, spec §6.2), and tokenize / detokenize. With
+   --device auto, a model the chosen GPU cannot take is loaded on the CPU instead, with a warning. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,16 +59,23 @@ static int32_t required_token(const seer_model *m, const char *s, const char *pa
     return id;
 }
 
-int seer_model_load(const char *path, const seer_model_params *params, seer_model **out)
+/* Frees what load_parts made, keeping m itself. */
+static void free_parts(seer_model *m)
 {
-    seer_model_params p = params ? *params : seer_model_params_default();
-    seer_model *m = seer_calloc(1, sizeof *m);
-    char tpath[4096], *tmpl = NULL;
+    vit_free(m->vit);
+    tok_free(m->tok);
+    qwen35_free(m->lm);
+    backend_free(m->be);
+    memset(m, 0, sizeof *m);
+}
+
+/* Everything but the choice of device: weights onto m->be, tokenizer, special tokens, vision. */
+static int load_parts(seer_model *m, const char *path, const seer_model_params *p)
+{
+    char tpath[4096];
     int rc;
-    if (!m)
-        return seer_err(SEER_ENOMEM, "no memory for a model");
-    if ((rc = backend_open(p.device, p.n_threads, &m->be)) || (rc = qwen35_load(path, m->be, &m->lm)))
-        goto fail;
+    if ((rc = qwen35_load(path, m->be, &m->lm)))
+        return rc;
     const gguf *g = m->lm->gguf_file;
     if (g) {
         rc = tok_load_gguf(g, &m->tok);
@@ -76,14 +84,14 @@ int seer_model_load(const char *path, const seer_model_params *params, seer_mode
         rc = tok_load_hf_json(tpath, &m->tok);
     }
     if (rc)
-        goto fail;
+        return rc;
     m->id_im_end = required_token(m, "<|im_end|>", path, &rc);
     m->id_endoftext = required_token(m, "<|endoftext|>", path, &rc);
     m->id_think_end = required_token(m, "</think>", path, &rc);
     m->id_image_pad = required_token(m, "<|image_pad|>", path, &rc);
     m->id_video_pad = required_token(m, "<|video_pad|>", path, &rc);
-    if (rc || (rc = api_vision_load(m, path, &p)))
-        goto fail;
+    if (rc || (rc = api_vision_load(m, path, p)))
+        return rc;
     /* Rows of the head past the tokenizer's last real token are padding and never sampled (spec
        §2.7); a GGUF lists them as tokens with no text ([PADn], type unused), tokenizer.json not. */
     m->n_vocab_real = (int64_t)tok_n_vocab(m->tok);
@@ -93,11 +101,42 @@ int seer_model_load(const char *path, const seer_model_params *params, seer_mode
             break;
         m->n_vocab_real--;
     }
-    if (m->n_vocab_real > m->lm->cfg.n_vocab) {
-        rc = seer_err(SEER_EFORMAT, "%s: the tokenizer has %lld tokens but the model only %lld rows", path,
-                      (long long)m->n_vocab_real, (long long)m->lm->cfg.n_vocab);
+    if (m->n_vocab_real > m->lm->cfg.n_vocab)
+        return seer_err(SEER_EFORMAT, "%s: the tokenizer has %lld tokens but the model only %lld rows", path,
+                        (long long)m->n_vocab_real, (long long)m->lm->cfg.n_vocab);
+    return SEER_OK;
+}
+
+/* Errors that belong to the device, not the files: a full device (the memory plan, an allocation),
+   a weight type or op it lacks, a device that failed. The CPU may still take the model. */
+static bool device_refused(int rc) { return rc == SEER_ENOMEM || rc == SEER_EUNSUPPORTED || rc == SEER_EDEVICE; }
+
+int seer_model_load(const char *path, const seer_model_params *params, seer_model **out)
+{
+    seer_model_params p = params ? *params : seer_model_params_default();
+    seer_model *m = seer_calloc(1, sizeof *m);
+    char *tmpl = NULL;
+    int rc;
+    if (!m)
+        return seer_err(SEER_ENOMEM, "no memory for a model");
+    if ((rc = backend_open(p.device, p.n_threads, &m->be)))
         goto fail;
+    rc = load_parts(m, path, &p);
+    if (rc && device_refused(rc) && backend_spec_is_auto(p.device) && strcmp(m->be->iface->name, "cpu")) {
+        /* auto promised the best device that works, so a GPU that cannot take this model is a
+           warning, not a failure; the reason is the device's own one-line error */
+        LOG_WARN("device", "%s: cannot use %s (%s); using the CPU instead", path, m->be->description,
+                 seer_last_error());
+        free_parts(m);
+        seer_err_clear();
+        if ((rc = backend_open("cpu", p.n_threads, &m->be)) == SEER_OK)
+            rc = load_parts(m, path, &p);
     }
+    /* The files were read (or their bytes copied to the device) while loading: a file rewritten or
+       truncated meanwhile would give a model that is neither the old nor the new one. */
+    if (rc || (rc = io_check_all()))
+        goto fail;
+    const gguf *g = m->lm->gguf_file;
     m->tmpl_info = (chat_template_info){0};
     if (template_text(path, g, &tmpl) && chat_template_check(tmpl, &m->tmpl_info) != SEER_OK)
         /* Reported, never silently ignored: the built-in Qwen3.5 rendering is used instead. */
@@ -114,10 +153,7 @@ void seer_model_free(seer_model *m)
 {
     if (!m)
         return;
-    vit_free(m->vit);
-    tok_free(m->tok);
-    qwen35_free(m->lm);
-    backend_free(m->be);
+    free_parts(m);
     free(m);
 }
 

@@ -62,4 +62,13 @@ const char *cli_default_model(void);
 /* Prints "seer: <last error>" to stderr and returns CLI_FAIL. */
 int cli_fail(int rc);
 
+/* Faults (cli/faults.c, docs/RELIABILITY.md): cli_faults_install sets SIGBUS to name the model
+   file that shrank while mapped (exit 1) and SIGPIPE to its default (a quiet end). After a result
+   was written, cli_faults_after_output is CLI_FAIL, with one line, when stdout could not take it
+   or a mapped file changed meanwhile; else CLI_OK. cli_stdout_failed records a failed write's
+   errno (the first one is reported). */
+void cli_faults_install(void);
+int cli_faults_after_output(void);
+void cli_stdout_failed(int e);
+
 #endif

@@ -110,6 +110,7 @@ int main(int argc, char **argv)
 {
     int i = 1;
     seer_log_level level = SEER_LOG_WARN;
+    cli_faults_install();
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (log_flag(argv[i], &level))
             continue;

@@ -100,8 +100,8 @@ int gen_stream_stdout(const char *text, size_t len, void *user)
 {
     (void)user;
     progress_clear();
-    fwrite(text, 1, len, stdout);
-    fflush(stdout);
+    if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
+        return cli_stdout_failed(errno), 1; /* a full disk: stop generating what cannot be delivered */
     return g_signal != 0;
 }
 
@@ -146,6 +146,8 @@ int gen_finish(const struct gen_opts *o, const seer_result *r)
         fprintf(stderr, "seer: interrupted; what was generated is printed\n");
     if (cli_log_level >= SEER_LOG_WARN)
         gen_print_timings(r);
+    if (cli_faults_after_output() != CLI_OK) /* the answer did not arrive whole, or came from changed weights */
+        return CLI_FAIL;
     return g_signal ? CLI_INTERRUPTED : CLI_OK;
 }
 
@@ -166,7 +168,8 @@ static int print_json(const struct gen_opts *o, const seer_model *m, const seer_
     if (!s)
         return fprintf(stderr, "seer: could not build the JSON output\n"), CLI_FAIL;
     printf("%s\n", s);
-    fflush(stdout);
+    if (fflush(stdout) != 0)
+        cli_stdout_failed(errno);
     free(s);
     return CLI_OK;
 }

@@ -1,17 +1,22 @@
 /* io.c — read-only file mapping and whole-file reads (see io.h). Every system call goes through
    one of the sys_* wrappers below, which consult the fault-injection countdown first, so tests
-   can fail the Nth open/fstat/mmap/read (io_fail_after). */
+   can fail the Nth open/fstat/mmap/read (io_fail_after). Each live mapping is listed in a table
+   with its still-open descriptor, size and modification time (io_map_check, io_fault_describe).
+   Divisions: system calls with fault injection; the table of live mappings; helpers; public. */
 #define _POSIX_C_SOURCE 200809L
 #include "core/io.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "core/util.h"
 
 /* ---- system calls with fault injection ---------------------------------------------------- */
@@ -36,10 +41,101 @@ static void *sys_mmap(size_t n, int fd)
 }
 static ssize_t sys_read(int fd, void *buf, size_t n) { return inject() ? -1 : read(fd, buf, n); }
 
+/* ---- the table of live mappings ----------------------------------------------------------- */
+
+/* One entry per live mapping. A SIGBUS handler may read an entry at any moment, in any thread, so
+   an entry is published by storing `base` last (release) and withdrawn by clearing `base` first;
+   readers load `base` (acquire) before anything else. Taking and returning entries is under
+   watch_lock, which the signal handler never takes. The descriptor stays open while mapped: fstat
+   on it sees the mapped file itself, even after the path is renamed over or removed. */
+struct watch {
+    _Atomic(const uint8_t *) base;
+    size_t size;
+    int fd;
+    struct timespec mtime;
+    char path[1024]; /* truncated (with "...") when longer: only ever printed */
+};
+static struct watch watches[IO_WATCH_MAX];
+static bool watch_used[IO_WATCH_MAX];
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Lists a new mapping; returns 1 + its entry, or 0 when the table is full (then the caller closes
+   fd: the mapping works, it is only not checked). */
+static unsigned watch_add(const char *path, const uint8_t *base, size_t size, int fd, struct timespec mtime)
+{
+    unsigned got = 0;
+    pthread_mutex_lock(&watch_lock);
+    for (unsigned i = 0; i < IO_WATCH_MAX && !got; i++)
+        if (!watch_used[i])
+            watch_used[i] = true, got = i + 1;
+    pthread_mutex_unlock(&watch_lock);
+    if (!got) {
+        LOG_DEBUG("io", "%s: more than %d files mapped at once; this one is not watched for changes", path,
+                  IO_WATCH_MAX);
+        return 0;
+    }
+    struct watch *w = &watches[got - 1];
+    w->size = size, w->fd = fd, w->mtime = mtime;
+    size_t n = strlen(path);
+    if (n < sizeof w->path) {
+        memcpy(w->path, path, n + 1);
+    } else {
+        memcpy(w->path, path, sizeof w->path - 4);
+        memcpy(w->path + sizeof w->path - 4, "...", 4);
+    }
+    atomic_store_explicit(&w->base, base, memory_order_release);
+    return got;
+}
+
+static void watch_remove(unsigned id)
+{
+    struct watch *w = &watches[id - 1];
+    atomic_store_explicit(&w->base, NULL, memory_order_release);
+    close(w->fd);
+    pthread_mutex_lock(&watch_lock);
+    watch_used[id - 1] = false;
+    pthread_mutex_unlock(&watch_lock);
+}
+
+static int watch_check(const struct watch *w)
+{
+    struct stat st;
+    if (fstat(w->fd, &st) != 0)
+        return seer_err(SEER_EIO, "%s: cannot stat the file in use: %s", w->path, strerror(errno));
+    if ((uint64_t)st.st_size != (uint64_t)w->size)
+        return seer_err(SEER_EIO, "%s: the file changed size while in use (was %zu bytes, now %lld)", w->path,
+                        w->size, (long long)st.st_size);
+    if (st.st_mtim.tv_sec != w->mtime.tv_sec || st.st_mtim.tv_nsec != w->mtime.tv_nsec)
+        return seer_err(SEER_EIO, "%s: the file was modified while in use (same size, new modification time)",
+                        w->path);
+    return SEER_OK;
+}
+
+/* Async-signal-safe appends for io_fault_describe (snprintf is not on POSIX's list). */
+static size_t put_str(char *buf, size_t size, size_t at, const char *s)
+{
+    while (*s && at + 1 < size)
+        buf[at++] = *s++;
+    return at;
+}
+
+static size_t put_u64(char *buf, size_t size, size_t at, uint64_t v)
+{
+    char d[24];
+    int n = 0;
+    do
+        d[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n > 0 && at + 1 < size)
+        buf[at++] = d[--n];
+    return at;
+}
+
 /* ---- helpers ------------------------------------------------------------------------------- */
 
-/* Opens path and checks it is a regular file whose size fits size_t. */
-static int open_regular(const char *path, int *fd_out, size_t *size_out)
+/* Opens path and checks it is a regular file whose size fits size_t; *mtime (may be NULL) gets
+   its modification time. */
+static int open_regular(const char *path, int *fd_out, size_t *size_out, struct timespec *mtime)
 {
     int fd = sys_open(path);
     if (fd < 0)
@@ -64,6 +160,8 @@ static int open_regular(const char *path, int *fd_out, size_t *size_out)
     }
     *fd_out = fd;
     *size_out = (size_t)st.st_size;
+    if (mtime)
+        *mtime = st.st_mtim;
     return SEER_OK;
 }
 
@@ -73,7 +171,8 @@ int io_map(const char *path, struct io_map *m)
 {
     int fd;
     size_t size;
-    int rc = open_regular(path, &fd, &size);
+    struct timespec mtime;
+    int rc = open_regular(path, &fd, &size, &mtime);
     if (rc != SEER_OK)
         return rc;
     void *p = NULL;
@@ -85,7 +184,9 @@ int io_map(const char *path, struct io_map *m)
             return seer_err(SEER_EIO, "%s: cannot map %zu bytes: %s", path, size, strerror(e));
         }
     }
-    close(fd); /* the mapping keeps the file referenced */
+    m->watch = p ? watch_add(path, p, size, fd, mtime) : 0;
+    if (!m->watch)
+        close(fd); /* the mapping keeps the file referenced */
     m->data = p;
     m->size = size;
     return SEER_OK;
@@ -93,17 +194,68 @@ int io_map(const char *path, struct io_map *m)
 
 void io_unmap(struct io_map *m)
 {
+    if (m->watch)
+        watch_remove(m->watch); /* first: a fault in the range is no longer this file's */
     if (m->data)
         munmap((void *)m->data, m->size);
     m->data = NULL;
     m->size = 0;
+    m->watch = 0;
+}
+
+int io_map_check(const struct io_map *m)
+{
+    return m->watch ? watch_check(&watches[m->watch - 1]) : SEER_OK;
+}
+
+int io_check_all(void)
+{
+    int rc = SEER_OK;
+    pthread_mutex_lock(&watch_lock);
+    for (unsigned i = 0; i < IO_WATCH_MAX && rc == SEER_OK; i++)
+        if (watch_used[i] && atomic_load_explicit(&watches[i].base, memory_order_acquire))
+            rc = watch_check(&watches[i]);
+    pthread_mutex_unlock(&watch_lock);
+    return rc;
+}
+
+size_t io_fault_describe(const void *addr, char *buf, size_t size)
+{
+    const uint8_t *a = addr;
+    for (unsigned i = 0; i < IO_WATCH_MAX; i++) {
+        const struct watch *w = &watches[i];
+        const uint8_t *base = atomic_load_explicit(&w->base, memory_order_acquire);
+        if (!base || a < base || a >= base + w->size)
+            continue;
+        struct stat st;
+        size_t n = put_str(buf, size, 0, w->path);
+        if (fstat(w->fd, &st) == 0 && (uint64_t)st.st_size != (uint64_t)w->size) {
+            n = put_str(buf, size, n, ": the file changed size while in use (was ");
+            n = put_u64(buf, size, n, w->size);
+            n = put_str(buf, size, n, " bytes, now ");
+            n = put_u64(buf, size, n, (uint64_t)st.st_size);
+            n = put_str(buf, size, n, ")");
+        } else {
+            /* same size (or unknown): the storage under the mapping failed, e.g. a network file */
+            n = put_str(buf, size, n, ": could not be read at byte ");
+            n = put_u64(buf, size, n, (uint64_t)(a - base));
+            n = put_str(buf, size, n, " of the mapped file (");
+            n = put_u64(buf, size, n, w->size);
+            n = put_str(buf, size, n, " bytes): an I/O error under the mapping");
+        }
+        n = put_str(buf, size, n, "\n");
+        if (size)
+            buf[n] = '\0';
+        return n;
+    }
+    return 0;
 }
 
 int io_read_file(const char *path, size_t max_bytes, char **data, size_t *size)
 {
     int fd;
     size_t n;
-    int rc = open_regular(path, &fd, &n);
+    int rc = open_regular(path, &fd, &n, NULL);
     if (rc != SEER_OK)
         return rc;
     if (n > max_bytes) {
@@ -140,7 +292,7 @@ int io_file_size(const char *path, uint64_t *size)
 {
     int fd;
     size_t n;
-    int rc = open_regular(path, &fd, &n);
+    int rc = open_regular(path, &fd, &n, NULL);
     if (rc != SEER_OK)
         return rc;
     close(fd);

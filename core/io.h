@@ -2,7 +2,10 @@
    read a small file whole, ask a path's size or kind. All of it funnels into four system calls
    (open, fstat, mmap, read), each of which a test can make fail on the Nth call with
    io_fail_after(), so the readers' error paths are testable (sqlite's aSyscall idea).
-   Errors set seer_last_error() to "PATH: problem" and return SEER_EIO (or SEER_ENOMEM). */
+   Errors set seer_last_error() to "PATH: problem" and return SEER_EIO (or SEER_ENOMEM).
+   Every live mapping is also listed in a table, so a file that shrinks or changes while mapped is
+   told apart from a bug: io_map_check at well-defined points, io_fault_describe from a SIGBUS
+   handler (docs/RELIABILITY.md). */
 #ifndef SEER_CORE_IO_H
 #define SEER_CORE_IO_H
 
@@ -14,13 +17,39 @@
 struct io_map {
     const uint8_t *data; /* first byte of the file; the pages are PROT_READ, never write */
     size_t size;         /* bytes in the file */
+    unsigned watch;      /* 1 + its entry in the table of live mappings; 0 = not listed (an empty
+                            file, or more than IO_WATCH_MAX mappings at once) */
 };
+
+/* Live mappings the table can list at once (model shards, one input image each); more are still
+   mapped, only not checked or described. */
+#define IO_WATCH_MAX 256
 
 /* Maps `path` read-only (private, shared pages). On failure *m is untouched. Directories and
    non-regular files are refused (SEER_EIO, "is a directory" / "is not a regular file"). */
 int io_map(const char *path, struct io_map *m);
 /* Unmaps and zeroes *m; a zeroed map is fine. */
 void io_unmap(struct io_map *m);
+
+/* Whether the file behind m still has the size and modification time it had when it was mapped.
+   A file that shrank makes the lost pages raise SIGBUS when read; one rewritten in place changes
+   the bytes under the mapping. SEER_OK, or SEER_EIO with "PATH: the file changed size while in use
+   (was N bytes, now M)" or "PATH: the file was modified while in use (same size, new modification
+   time)". An unlisted map is SEER_OK. */
+int io_map_check(const struct io_map *m);
+/* io_map_check on every live mapping of the process, the first change reported. Called where a
+   model has finished loading (its bytes have been copied or checked) and by the CLI after a
+   generation, so an answer computed from changed weights is not reported as a success. */
+int io_check_all(void);
+
+/* For a SIGBUS handler (the library installs none: process signals belong to the program).
+   When addr lies in a live mapping, writes "PATH: the file changed size while in use (was N bytes,
+   now M)" — or, when the size did not change, "PATH: could not be read at byte K of the mapped
+   file (N bytes): an I/O error under the mapping" — plus a newline into buf (NUL-terminated,
+   truncated to size) and returns its length; else returns 0.
+   Async-signal-safe: only atomic loads, fstat and plain memory writes — no locks, no malloc,
+   no stdio. */
+size_t io_fault_describe(const void *addr, char *buf, size_t size);
 
 /* Reads a whole regular file into a NUL-terminated buffer (release with seer_free). Files larger
    than max_bytes are refused with SEER_EFORMAT ("larger than N bytes"): callers read only small

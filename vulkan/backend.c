@@ -132,6 +132,8 @@ int backend_vulkan_create(const struct vk_backend_params *params, backend **out)
     atomic_init(&vk->validation_errors, 0);
     vk->force_staging = p.force_staging;
     vk->memory_limit = p.memory_limit_override;
+    vk->fail_alloc_after = p.fail_alloc_after;
+    vk->lose_device_after = p.lose_device_after;
     int rc = SEER_OK;
     if (p.pipeline_cache_path && !(vk->pipeline_cache_path = seer_strdup(p.pipeline_cache_path)))
         rc = seer_err(SEER_ENOMEM, "vulkan: no memory for the pipeline cache path");

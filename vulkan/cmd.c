@@ -132,7 +132,7 @@ int vk_cmd_submit(struct vk_ctx *vk)
     if (r == VK_SUCCESS) {
         VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &c->cb};
         call = "vkQueueSubmit";
-        r = vkQueueSubmit(vk->queue, 1, &si, c->fence);
+        r = vk_inject(&vk->lose_device_after) ? VK_ERROR_DEVICE_LOST : vkQueueSubmit(vk->queue, 1, &si, c->fence);
     }
     if (r == VK_SUCCESS) {
         call = "vkWaitForFences";
@@ -151,7 +151,7 @@ int vk_cmd_submit(struct vk_ctx *vk)
     if (r != VK_SUCCESS) {
         /* What ran is unknown: refuse further work rather than compute on stale data. */
         vk->lost = 1;
-        return vk_fail(r, call);
+        return vk_fail_on(vk, r, call);
     }
     return SEER_OK;
 }

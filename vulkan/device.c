@@ -37,6 +37,18 @@ int vk_fail(VkResult r, const char *call)
     return seer_err(code, "vulkan: %s failed: %s (%d)", call, vk_result_name(r), (int)r);
 }
 
+int vk_fail_on(const struct vk_ctx *vk, VkResult r, const char *what)
+{
+    const char *name = vk->info.name[0] ? vk->info.name : "(unnamed device)";
+    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+        return seer_err(SEER_ENOMEM, "vulkan: %s: out of %s memory (%s) in %s", name,
+                        r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "device" : "host", vk_result_name(r), what);
+    if (r == VK_ERROR_DEVICE_LOST)
+        return seer_err(SEER_EDEVICE, "vulkan: %s: the device was lost (%s) in %s; nothing more runs on it", name,
+                        vk_result_name(r), what);
+    return seer_err(SEER_EDEVICE, "vulkan: %s: %s failed: %s (%d)", name, what, vk_result_name(r), (int)r);
+}
+
 /* ---- instance ---------------------------------------------------------------------------- */
 
 static const char validation_layer[] = "VK_LAYER_KHRONOS_validation";

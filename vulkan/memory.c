@@ -4,6 +4,7 @@
    THE SPLITTING RULE: a window always holds whole rows of every tensor it serves — a row never
    straddles two windows — so a kernel never needs to know it runs on a piece (vk_split).
    Divisions: memory types and buffers; staging and copies; row walks and windows. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,9 @@ static int alloc_memory(struct vk_ctx *vk, const VkMemoryRequirements *req, cons
 {
     VkResult last = VK_ERROR_OUT_OF_DEVICE_MEMORY;
     bool tried[VK_MAX_MEMORY_TYPES] = {false};
+    const bool injected = vk_inject(&vk->fail_alloc_after); /* tests: a full device, every type */
+    char what[96];
+    snprintf(what, sizeof what, "vkAllocateMemory of %llu bytes", (unsigned long long)req->size);
     for (int p = 0; p < n_prefs; p++) {
         for (uint32_t i = 0; i < vk->mem.memoryTypeCount; i++) {
             VkMemoryPropertyFlags f = vk->mem.memoryTypes[i].propertyFlags;
@@ -38,7 +42,7 @@ static int alloc_memory(struct vk_ctx *vk, const VkMemoryRequirements *req, cons
             VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
                                        .allocationSize = req->size,
                                        .memoryTypeIndex = i};
-            last = vkAllocateMemory(vk->device, &ai, NULL, out);
+            last = injected ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vkAllocateMemory(vk->device, &ai, NULL, out);
             if (last == VK_SUCCESS) {
                 *flags = f;
                 *heap = vk->mem.memoryTypes[i].heapIndex;
@@ -47,10 +51,10 @@ static int alloc_memory(struct vk_ctx *vk, const VkMemoryRequirements *req, cons
             }
             /* a full heap is not fatal: the next preferred type may live in another heap */
             if (last != VK_ERROR_OUT_OF_DEVICE_MEMORY && last != VK_ERROR_OUT_OF_HOST_MEMORY)
-                return vk_fail(last, "vkAllocateMemory");
+                return vk_fail_on(vk, last, what);
         }
     }
-    return vk_fail(last, "vkAllocateMemory");
+    return vk_fail_on(vk, last, what);
 }
 
 int vk_buffer_create(struct vk_ctx *vk, VkDeviceSize size, bool staging, struct vk_buffer *out)

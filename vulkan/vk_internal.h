@@ -158,6 +158,7 @@ struct vk_ctx {
     uint64_t allocated_bytes[VK_MAX_MEMORY_HEAPS]; /* what this backend holds, per heap (memory.c) */
     bool force_staging;
     uint64_t memory_limit;              /* vk_backend_params.memory_limit_override; 0 = none */
+    long fail_alloc_after, lose_device_after; /* vk_backend_params' test injection countdowns */
     struct vk_buffer staging;           /* host-visible bounce buffer; vk_staging_deinit */
     struct vk_cmd cmd;
     VkPipelineCache pipeline_cache;     /* vk_pipelines_init; vk_pipelines_destroy */
@@ -176,6 +177,12 @@ const char *vk_result_name(VkResult r);
 /* Sets last-error "vulkan: <call>: <VK_ERROR_…>" and returns SEER_EDEVICE (SEER_ENOMEM for the
    out-of-memory results, so callers can tell a full device from a broken one). */
 int vk_fail(VkResult r, const char *call);
+/* The same for a call on an open device, naming it and what was being done: "vulkan: <device>:
+   out of device memory (VK_ERROR_OUT_OF_DEVICE_MEMORY) in <what>" or "… the device was lost …". */
+int vk_fail_on(const struct vk_ctx *vk, VkResult r, const char *what);
+/* Test injection (vk_backend_params.fail_alloc_after / lose_device_after): counts *countdown down
+   and is true when it reaches zero on this call. */
+static inline bool vk_inject(long *countdown) { return *countdown > 0 && --*countdown == 0; }
 int vk_device_open(struct vk_ctx *vk, const struct vk_backend_params *p);
 void vk_device_close(struct vk_ctx *vk);
 

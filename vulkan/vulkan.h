@@ -29,6 +29,12 @@ struct vk_backend_params {
                                           when its header matches the device (anything else is
                                           ignored with a warning) and rewritten at free, so compiled
                                           pipelines survive between runs. Copied; may be freed after. */
+    /* Fault injection, for tests only (tests/vulkan/faults.c): the Nth vkAllocateMemory from now
+       (1 = the next) fails with VK_ERROR_OUT_OF_DEVICE_MEMORY in every memory type, and the Nth
+       vkQueueSubmit returns VK_ERROR_DEVICE_LOST without submitting; 0 = never. The backend then
+       takes the same paths as for a real full or lost device. */
+    long fail_alloc_after;
+    long lose_device_after;
 };
 
 /* Defaults: auto device, device limits, no validation, direct mapping where possible. */
