@@ -12,6 +12,8 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "lm/grammar.h"
+#include "lm/json_schema.h"
 #include "lm/sampler.h"
 
 /* ---- contexts ------------------------------------------------------------------------------- */
@@ -97,6 +99,7 @@ void seer_context_free(seer_context *c)
     free(c->pending);
     free(c->fed);
     free(c->logits);
+    grammar_vocab_free(c->gvocab);
     qwen35_state_free(c->st);
     free(c);
 }
@@ -413,6 +416,50 @@ static int prefill_text(seer_context *c, const int32_t *feed, size_t n, const se
     return SEER_OK;
 }
 
+/* Structured output (p->grammar or p->json_schema): compiles the grammar and starts a matcher over
+   the context's token trie (built once per context: sorting 248k pieces costs tens of ms).
+   Special tokens and the think tags are never part of the output; the end-of-turn ids are allowed
+   exactly when the output is complete. *gm stays NULL when nothing is asked. */
+static int grammar_start(seer_context *c, const seer_generate_params *p, grammar **g, grammar_matcher **gm)
+{
+    const seer_model *m = c->m;
+    char *text = NULL;
+    int rc;
+    if (!p->grammar && !p->json_schema)
+        return SEER_OK;
+    if (p->grammar && p->json_schema)
+        return seer_err(SEER_EINVAL, "a grammar and a JSON schema cannot both constrain one answer");
+    if (p->json_schema && (rc = json_schema_to_gbnf(p->json_schema, strlen(p->json_schema), &text)))
+        return rc;
+    rc = grammar_parse(text ? text : p->grammar, strlen(text ? text : p->grammar),
+                       p->grammar ? "the grammar" : "the JSON schema's grammar", g);
+    free(text);
+    if (rc)
+        return rc;
+    if (!c->gvocab) {
+        size_t n = (size_t)m->n_vocab_real;
+        const char **pieces = seer_calloc(n ? n : 1, sizeof *pieces);
+        size_t *lens = seer_calloc(n ? n : 1, sizeof *lens);
+        int32_t think_start = tok_token_to_id(m->tok, "<think>", 7);
+        if (!pieces || !lens)
+            rc = seer_err(SEER_ENOMEM, "no memory for the grammar's vocabulary");
+        for (size_t i = 0; !rc && i < n; i++)
+            if (!tok_is_special(m->tok, (int32_t)i) && (int32_t)i != m->id_think_end && (int32_t)i != think_start)
+                pieces[i] = tok_piece(m->tok, (int32_t)i, &lens[i]);
+        if (!rc)
+            rc = grammar_vocab_create(pieces, lens, n, &c->gvocab);
+        free(pieces), free(lens);
+    }
+    const int32_t ends[2] = {m->id_im_end, m->id_endoftext};
+    if (!rc)
+        rc = grammar_matcher_create(*g, c->gvocab, ends, ends[1] >= 0 && ends[1] != ends[0] ? 2 : 1, gm);
+    if (rc) {
+        grammar_free(*g);
+        *g = NULL;
+    }
+    return rc;
+}
+
 /* Feeds `prompt` (after any pending tokens), then samples until a stop. `think_open`: the prompt
    opened a think block (its text goes to result->thinking, and to the answer only with
    show_thinking). `fused` (or NULL): the images whose expanded placeholders the prompt holds. */
@@ -423,6 +470,10 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
     const int64_t V = m->lm->cfg.n_vocab;
     int32_t *feed = NULL;
     sampler *smp = NULL;
+    grammar *gram = NULL;
+    grammar_matcher *gm = NULL; /* constrains the answer (after </think> when thinking) */
+    uint32_t *free_mask = NULL; /* while reasoning under a grammar: every id but the end of turn */
+    bool g_on = !think_open;
     tok_stream ts;
     struct visible vis = {.p = p, .reasoning = think_open, .hiding = think_open && !p->show_thinking,
                           .strip_lead = true};
@@ -457,8 +508,21 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
     sp.presence_penalty = p->sampling.presence_penalty;
     sp.seed = p->sampling.seed;
     sp.n_vocab_valid = (int32_t)m->n_vocab_real;
-    if ((rc = sampler_create(&sp, (int32_t)V, &smp)) || (rc = sampler_accept_prompt(smp, feed, n_feed)))
+    if ((rc = sampler_create(&sp, (int32_t)V, &smp)) || (rc = sampler_accept_prompt(smp, feed, n_feed)) ||
+        (rc = grammar_start(c, p, &gram, &gm)))
         goto done;
+    if (gm && !g_on) {
+        /* The turn may not end inside the reasoning: an answer is owed, and it must be complete. */
+        size_t n_words = ((size_t)V + 31) / 32;
+        if (!(free_mask = seer_malloc(n_words * sizeof *free_mask))) {
+            rc = seer_err(SEER_ENOMEM, "no memory for the grammar's mask");
+            goto done;
+        }
+        memset(free_mask, 0xFF, n_words * sizeof *free_mask);
+        free_mask[m->id_im_end >> 5] &= ~(1u << (m->id_im_end & 31));
+        if (m->id_endoftext >= 0)
+            free_mask[m->id_endoftext >> 5] &= ~(1u << (m->id_endoftext & 31));
+    }
 
     double t0 = seer_time_now();
     size_t n_done = n_feed;
@@ -488,7 +552,15 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
             r->stop = SEER_STOP_LENGTH;
             break;
         }
+        if (gm) {
+            const uint32_t *mask = free_mask;
+            if (g_on && (rc = grammar_matcher_mask(gm, &mask)))
+                goto done;
+            sampler_set_allowed(smp, mask);
+        }
         if ((rc = sampler_sample(smp, c->logits, &id)))
+            goto done;
+        if (gm && g_on && (rc = grammar_matcher_accept(gm, id)))
             goto done;
         if (id == m->id_im_end || id == m->id_endoftext) {
             r->stop = SEER_STOP_EOS;
@@ -517,6 +589,7 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
             vis.reasoning = false;
             v = visible_add(&vis, piece, plen, false);
             vis.hiding = false;
+            g_on = true;
         } else {
             v = visible_add(&vis, piece, plen, false);
         }
@@ -559,6 +632,9 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
         rc = seer_err(SEER_ENOMEM, "no memory");
 done:
     tok_stream_deinit(&ts);
+    grammar_matcher_free(gm);
+    grammar_free(gram);
+    free(free_mask);
     sampler_free(smp);
     free(feed);
     free(vis.text.s);

@@ -49,6 +49,7 @@ struct seer_context {
     size_t fed_len;
     struct api_images images; /* decoded images of messages not yet fed, in order */
     struct api_videos videos; /* videos of messages not yet fed, in order (decoded when fed) */
+    struct grammar_vocab *gvocab; /* token trie for structured output (lm/grammar.h), built on first use */
 };
 
 #endif

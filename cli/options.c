@@ -22,10 +22,10 @@
 enum {
     G_MODEL = 1, G_DEVICE, G_THREADS, G_CTX, G_UBATCH, G_PREDICT, G_TEMP, G_TOP_K, G_TOP_P, G_MIN_P, G_REPEAT,
     G_PRESENCE, G_SEED, G_STOP, G_THINK, G_NO_THINK, G_SHOW_THINKING, G_SYSTEM, G_PROGRESS,
+    G_JSON_SCHEMA, G_GRAMMAR, G_FORMAT,
 };
 
-/* Rows are printed in this order by --help. The structured-output flags (-j/--json-schema,
-   --grammar, --format) are rows of this table too, added with the constrained sampler. */
+/* Rows are printed in this order by --help. */
 const struct cli_opt gen_opts_table[] = {
     {{"-m", "--model"}, "MODEL", "GGUF text model, Hugging Face model directory, or a name from seer pull (default: qwen3.5-0.8b once pulled)", G_MODEL},
     {{"--device"}, "D", "auto (default; or $SEER_DEVICE), cpu, vulkan, vulkan:N", G_DEVICE},
@@ -49,6 +49,9 @@ const struct cli_opt gen_opts_table[] = {
     {{"-sys", "--system-prompt", "--system"}, "TEXT", "a system message (plain text, like every message)",
      G_SYSTEM},
     {{"--progress"}, NULL, "show prompt progress on stderr even when it is not a terminal", G_PROGRESS},
+    {{"-j", "--json-schema"}, "SCHEMA", "the answer is JSON valid under SCHEMA (inline JSON, or @FILE)", G_JSON_SCHEMA},
+    {{"--grammar"}, "FILE", "the answer follows a llama.cpp GBNF grammar (its rule 'root')", G_GRAMMAR},
+    {{"--format"}, "json", "the answer is one JSON value (any shape)", G_FORMAT},
 };
 const size_t gen_opts_table_len = sizeof gen_opts_table / sizeof gen_opts_table[0];
 
@@ -139,6 +142,34 @@ void gen_opts_init(struct gen_opts *o)
     o->gp.sampling.seed = random_seed();
 }
 
+/* -j SCHEMA / -j @FILE, --grammar FILE, --format json: one of them per command line. The text is
+   kept for the process's life (the generate params point at it). */
+static int structured_opt(int key, const char *nm, const char *v, struct gen_opts *o)
+{
+    char *text = NULL;
+    size_t len;
+    if (o->gp.grammar || o->gp.json_schema)
+        return fprintf(stderr, "seer: %s: only one of -j/--json-schema, --grammar and --format may be given\n", nm), -1;
+    if (key == G_FORMAT) {
+        if (strcmp(v, "json"))
+            return fprintf(stderr, "seer: --format takes only 'json', got '%s'\n", v), -1;
+        o->gp.json_schema = "{}";
+        return 1;
+    }
+    const char *file = key == G_GRAMMAR ? v : v[0] == '@' ? v + 1 : NULL;
+    if (file && cli_read_file(file, &text, &len))
+        return fprintf(stderr, "seer: %s: %s\n", nm, seer_last_error()), -1;
+    if (file && strlen(text) != len) {
+        free(text);
+        return fprintf(stderr, "seer: %s: %s holds a NUL byte\n", nm, file), -1;
+    }
+    if (key == G_GRAMMAR)
+        o->gp.grammar = text;
+    else
+        o->gp.json_schema = file ? text : v;
+    return 1;
+}
+
 int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_stop)
 {
     const char *a = argv[*i], *v;
@@ -185,6 +216,10 @@ int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_s
     case G_NO_THINK: o->gp.think = 0; break;
     case G_SHOW_THINKING: o->gp.show_thinking = 1; break;
     case G_PROGRESS: o->progress = true; break;
+    case G_JSON_SCHEMA:
+    case G_GRAMMAR:
+    case G_FORMAT:
+        return structured_opt(opt->key, nm, v, o);
     }
 #undef NUM
     /* values the number parser took must be whole where the field is an integer */

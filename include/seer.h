@@ -165,6 +165,13 @@ typedef struct seer_generate_params {
        seer_chat_generate then forgets the state and the unanswered message (the next call feeds the
        conversation again). Gets user_data. */
     int (*on_progress)(int64_t prompt_done, int64_t prompt_total, int64_t generated, void *user_data);
+    /* optional structured output, enforced token by token whatever the model prefers (at most one
+       of the two): a llama.cpp GBNF grammar's text, or a JSON schema's text (json_schema "{}" is
+       any JSON value). With think, the constraint starts after </think>. The turn ends as soon as
+       the output is complete; a stop by max_tokens or the context leaves it incomplete. A grammar
+       or schema that cannot be enforced fails with SEER_EINVAL / SEER_EUNSUPPORTED. */
+    const char *grammar;
+    const char *json_schema;
 } seer_generate_params;
 
 SEER_API seer_generate_params seer_generate_params_default(void);

@@ -33,6 +33,7 @@ struct sampler {
     float *work;    /* [n_vocab] penalised logits of the valid ids */
     int32_t *ids;   /* [n_vocab] candidate ids; the survivors end up in front */
     float *probs;   /* [n_vocab] final probabilities of ids[0..n) */
+    const uint32_t *allow; /* [(n_vocab + 31) / 32] ids that may be picked, or NULL (sampler_set_allowed) */
 };
 
 /* ---- RNG: xoshiro256**, seeded through splitmix64 (so that nearby seeds give unrelated streams) --- */
@@ -372,6 +373,13 @@ static int build(sampler *s, const float *logits, size_t *n_out)
             if (!(w[i] < INFINITY))
                 return seer_err(SEER_EINVAL, "sampler: logit of token %d is %s", (int)i, isnan(w[i]) ? "NaN" : "+inf");
     }
+    if (s->allow) { /* a grammar's mask: what it forbids is −inf before any filter sees it */
+        lmax = -INFINITY;
+        for (int32_t i = 0; i < nv; i++) {
+            w[i] = s->allow[i >> 5] >> (i & 31) & 1 ? w[i] : -INFINITY;
+            lmax = w[i] > lmax ? w[i] : lmax;
+        }
+    }
     if (s->track && s->n_present > 0) { /* penalties may move the max anywhere: look again */
         penalize(s, w, nv);
         lmax = -INFINITY;
@@ -443,6 +451,8 @@ static int build(sampler *s, const float *logits, size_t *n_out)
     *n_out = n;
     return SEER_OK;
 }
+
+void sampler_set_allowed(sampler *s, const uint32_t *allow) { s->allow = allow; }
 
 int sampler_distribution(sampler *s, const float *logits, const int32_t **ids, const float **probs, size_t *n)
 {

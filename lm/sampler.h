@@ -58,6 +58,11 @@ void sampler_reset(sampler *s);
 /* Applies the penalties in place to logits[n_vocab] (nothing else changes). */
 void sampler_penalize(const sampler *s, float *logits);
 
+/* Restricts the next picks to the ids whose bit is set in allow[(n_vocab + 31) / 32] (bit i of
+   word i/32: a grammar's mask, lm/grammar.h); NULL lifts the restriction. Other ids are treated as
+   −inf logits before every filter. The mask is borrowed until the next call of this function. */
+void sampler_set_allowed(sampler *s, const uint32_t *allow);
+
 /* Picks the next token from logits[n_vocab] (not modified). Does not record it: call sampler_accept.
    SEER_EINVAL when a logit is NaN or +inf, or when no valid id has a finite logit. */
 int sampler_sample(sampler *s, const float *logits, int32_t *out_id);
