@@ -233,6 +233,8 @@ int cli_chat(int argc, char **argv)
         printf("\n");
         fflush(stdout);
         used += r.prompt_tokens + (int64_t)r.n_tokens;
+        if (o.cp.n_ctx > 0) /* the last token sampled is not fed yet */
+            used = MIN(used, o.cp.n_ctx);
         if (!r.prompt_cut) {
             transcript_add(&t, "user", text, NULL);
             transcript_add(&t, "assistant", r.text, r.thinking);

@@ -65,8 +65,10 @@ static void progress_clear(void)
 static int on_progress(int64_t done, int64_t total, int64_t generated, void *user)
 {
     (void)user;
-    if (g_signal)
+    if (g_signal) {
+        progress_clear();
         return 1;
+    }
     if (generated > 0 || done >= total) {
         progress_clear();
         return 0;
@@ -299,6 +301,8 @@ int cli_run(int argc, char **argv)
     status = CLI_FAIL;
     if (!o.json)
         o.gp.on_text = gen_stream_stdout;
+    else
+        o.gp.show_thinking = 0; /* --json has the reasoning apart, as "thinking" */
     if ((rc = seer_model_load(o.model, &o.mp, &m)) || (rc = seer_context_create(m, &o.cp, &ctx))) {
         status = cli_fail(rc);
         goto done;
