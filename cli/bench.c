@@ -19,6 +19,7 @@
 
 #include "api/device.h"
 #include "cli/cli.h"
+#include "core/cpu/cpu.h"
 #include "core/error.h"
 #include "core/io.h"
 #include "core/log.h"
@@ -45,6 +46,8 @@ static void usage(FILE *f)
             "  --warmup N      untimed decode steps before each decode test (default 2)\n"
             "  -ub N           tokens per forward micro-batch in prefill (default 512)\n"
             "  --device D      auto (default; or $SEER_DEVICE), cpu, vulkan or vulkan:N\n"
+            "  --exact         CPU: f32 activations in every matmul (default: 8-bit rounded, as llama.cpp)\n"
+            "  --cache-type T  KV cache f16 (default) or f32\n"
             "  --json          print one JSON object instead of the table\n"
             "  seer bench --tokenizer -m MODEL [-f FILE]: encoding speed instead (--help there)\n"
             "  seer bench --video FILE -m MODEL: one video's time by stage instead (--help there)\n"
@@ -63,6 +66,8 @@ struct opts {
     int reps, warmup;
     const char *device;
     bool json;
+    bool exact;
+    enum dtype cache_type;
 };
 
 struct result {
@@ -126,7 +131,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     *o = (struct opts){
         .dtype = DT_Q8_0, .seed = 1, .threads = cpus > 0 && cpus < 1024 ? (int)cpus : 1,
         .prompts = {512, 2048}, .n_prompts = 2, .n_decode = 128, .n_ubatch = 512, .reps = 3, .warmup = 2,
-        .device = cli_default_device(),
+        .cache_type = DT_F16, .device = cli_default_device(),
     };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -137,6 +142,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
             return CLI_OK;
         } else if (!strcmp(a, "--json")) {
             o->json = true;
+            takes = false;
+        } else if (!strcmp(a, "--exact")) {
+            o->exact = true;
             takes = false;
         } else if (!v) {
             ok = false;
@@ -168,6 +176,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
             ok = parse_i64(v, 1, 1 << 16, &o->n_ubatch);
         } else if (!strcmp(a, "--device")) {
             o->device = v;
+        } else if (!strcmp(a, "--cache-type")) {
+            ok = parse_dtype(v, &o->cache_type) && (o->cache_type == DT_F16 || o->cache_type == DT_F32);
         } else {
             fprintf(stderr, "seer bench: unknown option '%s'\n", a);
             usage(stderr);
@@ -330,7 +340,8 @@ static void print_results(const struct opts *o, const char *path, const qwen35_m
     printf("model     %s\n", path);
     printf("shape     qwen35, %lld layers, hidden %lld, vocab %lld, %s weights, %.1f MiB\n", (long long)c->n_layer,
            (long long)c->n_embd, (long long)c->n_vocab, wt, (double)file_bytes / (1 << 20));
-    printf("device    %s, micro-batch %lld\n", m->be->description, (long long)o->n_ubatch);
+    printf("device    %s, micro-batch %lld, KV cache %s%s\n", m->be->description, (long long)o->n_ubatch,
+           dtype_name(o->cache_type), o->exact ? ", exact" : "");
     printf("%-8s %10s %8s %10s %10s %5s\n", "test", "tokens/s", "+-", "min", "max", "reps");
     for (int k = 0; k < n_res; k++) {
         const struct stats s = stats_of(&res[k]);
@@ -404,8 +415,10 @@ int cli_bench(int argc, char **argv)
         rc = io_file_size(path, &file_bytes);
     if (rc == SEER_OK)
         rc = backend_open(o.device, o.threads, &be);
-    if (rc == SEER_OK)
+    if (rc == SEER_OK) {
+        backend_cpu_set_exact(be, o.exact);
         rc = qwen35_load(path, be, &m);
+    }
     if (rc)
         goto done;
 
@@ -437,7 +450,7 @@ int cli_bench(int argc, char **argv)
         snprintf(res[n_res].test, sizeof res[n_res].test, "tg%lld", (long long)o.n_decode);
         n_res++;
     }
-    if ((rc = qwen35_state_create(m, n_ctx, o.n_ubatch, &st)) ||
+    if ((rc = qwen35_state_create_kv(m, n_ctx, o.n_ubatch, o.cache_type, &st)) ||
         (rc = run_tests(m, st, &o, res, n_res, prompt, logits)))
         goto done;
     print_results(&o, path, m, file_bytes, res, n_res);

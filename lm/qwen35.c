@@ -31,12 +31,12 @@ static uint64_t scratch_bytes(const struct qwen35_config *c, int64_t n_ubatch, s
     return (uint64_t)(per_tok * n_ubatch) * 4 + 64 * (uint64_t)alignment;
 }
 
-void qwen35_state_bytes(const struct qwen35_config *c, int64_t n_ubatch, size_t alignment,
-                        struct qwen35_state_bytes *out)
+void qwen35_state_bytes_kv(const struct qwen35_config *c, enum dtype kv_type, int64_t n_ubatch, size_t alignment,
+                           struct qwen35_state_bytes *out)
 {
     const uint64_t n_attn = (uint64_t)qwen35_n_attn_layers(c), n_gdn = (uint64_t)c->n_layer - n_attn;
     const uint64_t ub = (uint64_t)n_ubatch, a = (uint64_t)alignment;
-    out->kv_per_1k = n_attn * 2 * (uint64_t)(c->n_head_kv * c->head_dim) * 4 * 1024;
+    out->kv_per_1k = n_attn * 2 * (uint64_t)(c->n_head_kv * c->head_dim) * dtype_info(kv_type)->block_bytes * 1024;
     out->gdn = n_gdn * ((uint64_t)(c->ssm_n_v_heads * c->ssm_d_k * c->ssm_d_v) +
                         (uint64_t)(qwen35_conv_dim(c) * (c->ssm_conv_kernel - 1))) * 4;
     /* the arena, then x, logits, ids and pos (each its own buffer, rounded to the alignment) */
@@ -44,10 +44,16 @@ void qwen35_state_bytes(const struct qwen35_config *c, int64_t n_ubatch, size_t 
                    (uint64_t)c->n_vocab * MIN(ub, LOGIT_ROWS) * 4 + ub * 4 + ub * 12 + 4 * a;
 }
 
+void qwen35_state_bytes(const struct qwen35_config *c, int64_t n_ubatch, size_t alignment,
+                        struct qwen35_state_bytes *out)
+{
+    qwen35_state_bytes_kv(c, DT_F32, n_ubatch, alignment, out);
+}
+
 static double mib(uint64_t b) { return (double)b / (1024.0 * 1024.0); }
 
 /* Refuses, before anything is allocated, a state larger than the backend's free memory. */
-static int state_fits(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch)
+static int state_fits(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch, enum dtype kv_type)
 {
     struct qwen35_state_bytes b;
     uint64_t free_bytes, total_bytes;
@@ -55,7 +61,7 @@ static int state_fits(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch)
         seer_err_clear(); /* a backend that cannot tell is not refused */
         return SEER_OK;
     }
-    qwen35_state_bytes(&m->cfg, n_ubatch, m->be->alignment, &b);
+    qwen35_state_bytes_kv(&m->cfg, kv_type, n_ubatch, m->be->alignment, &b);
     const uint64_t need = b.kv_per_1k * (((uint64_t)n_ctx + 1023) / 1024) + b.gdn + b.scratch;
     if (need <= free_bytes)
         return SEER_OK;
@@ -110,9 +116,9 @@ static int layer_state(const qwen35_model *m, qwen35_state *st, int64_t il)
     const struct qwen35_config *c = &m->cfg;
     int rc;
     if (m->layers[il].is_attn) {
-        if ((rc = state_tensor(st, m->be, &st->k_cache[il], c->head_dim, c->n_head_kv, st->n_ctx, DT_F32)))
+        if ((rc = state_tensor(st, m->be, &st->k_cache[il], c->head_dim, c->n_head_kv, st->n_ctx, st->kv_type)))
             return rc;
-        return state_tensor(st, m->be, &st->v_cache[il], c->head_dim, c->n_head_kv, st->n_ctx, DT_F32);
+        return state_tensor(st, m->be, &st->v_cache[il], c->head_dim, c->n_head_kv, st->n_ctx, st->kv_type);
     }
     if ((rc = state_tensor(st, m->be, &st->conv_state[il], qwen35_conv_dim(c), c->ssm_conv_kernel - 1, 1, DT_F32)))
         return rc;
@@ -121,13 +127,21 @@ static int layer_state(const qwen35_model *m, qwen35_state *st, int64_t il)
 
 int qwen35_state_create(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch, qwen35_state **out)
 {
+    return qwen35_state_create_kv(m, n_ctx, n_ubatch, DT_F32, out);
+}
+
+int qwen35_state_create_kv(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch, enum dtype kv_type,
+                           qwen35_state **out)
+{
     const struct qwen35_config *c = &m->cfg;
+    if (kv_type != DT_F32 && kv_type != DT_F16)
+        return seer_err(SEER_EUNSUPPORTED, "KV cache type %s is not supported (f16 or f32)", dtype_name(kv_type));
     /* positions travel as i32 (spec §3.2), so no sequence is longer than INT32_MAX */
     if (n_ctx < 1 || n_ctx > INT32_MAX || n_ubatch < 1)
         return seer_err(SEER_EINVAL, "context size %lld (1..%d) and micro-batch %lld (≥ 1) are out of range",
                         (long long)n_ctx, INT32_MAX, (long long)n_ubatch);
     n_ubatch = MIN(n_ubatch, n_ctx);
-    int rc = state_fits(m, n_ctx, n_ubatch);
+    int rc = state_fits(m, n_ctx, n_ubatch, kv_type);
     if (rc)
         return rc;
     qwen35_state *st = seer_calloc(1, sizeof *st);
@@ -136,6 +150,7 @@ int qwen35_state_create(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch, 
         return seer_err(SEER_ENOMEM, "no memory for a sequence state");
     st->n_ctx = n_ctx;
     st->n_ubatch = n_ubatch;
+    st->kv_type = kv_type;
     st->k_cache = seer_calloc(L, sizeof(tensor));
     st->v_cache = seer_calloc(L, sizeof(tensor));
     st->conv_state = seer_calloc(L, sizeof(tensor));

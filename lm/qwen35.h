@@ -74,7 +74,8 @@ typedef struct qwen35_state {
     int64_t n_past;      /* tokens processed so far */
     int64_t pos_next;    /* MRoPE position of the next token (n_past + rope_delta, spec §3.2) */
     int64_t n_ubatch;    /* tokens per micro-batch */
-    tensor *k_cache, *v_cache;    /* per layer (attention layers only): f32 {hd, nkv, n_ctx} */
+    enum dtype kv_type;           /* of the KV cache: F32 or F16 (qwen35_state_create_kv) */
+    tensor *k_cache, *v_cache;    /* per layer (attention layers only): kv_type {hd, nkv, n_ctx} */
     tensor *conv_state;           /* per layer (GDN layers only): f32 {conv_dim, K−1} */
     tensor *ssm_state;            /* per layer (GDN layers only): f32 {dv, dk, Hv} */
     tensor x;                     /* residual stream f32 {H, n_ubatch} */
@@ -97,17 +98,26 @@ void qwen35_free(qwen35_model *m);
 /* What a sequence state occupies on the device (qwen35_state_create allocates exactly these;
    lm/plan.c adds them up with the weights). */
 struct qwen35_state_bytes {
-    uint64_t kv_per_1k;  /* K and V of every attention layer for 1024 tokens (f32, spec §2.6) */
+    uint64_t kv_per_1k;  /* K and V of every attention layer for 1024 tokens (spec §2.6), in the
+                            cache type asked for */
     uint64_t gdn;        /* recurrent state [Hv, dk, dv] + conv window of every GDN layer (f32, §2.5) */
     uint64_t scratch;    /* per-layer arena, residual stream, logits rows, ids and positions */
 };
-/* Sizes for micro-batches of n_ubatch tokens on a backend aligning tensors to `alignment`. */
+/* Sizes for micro-batches of n_ubatch tokens on a backend aligning tensors to `alignment`, with
+   an f32 KV cache (qwen35_state_create's) or one of kv_type (qwen35_state_create_kv's). */
 void qwen35_state_bytes(const struct qwen35_config *c, int64_t n_ubatch, size_t alignment,
                         struct qwen35_state_bytes *out);
+void qwen35_state_bytes_kv(const struct qwen35_config *c, enum dtype kv_type, int64_t n_ubatch, size_t alignment,
+                           struct qwen35_state_bytes *out);
 
 /* n_ctx: KV capacity; n_ubatch: tokens per forward micro-batch (≥ 1). SEER_ENOMEM with the numbers,
    before anything is allocated, when the state does not fit the backend's free memory. */
 int qwen35_state_create(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch, qwen35_state **out);
+/* The same with the KV cache in kv_type: F32 (what the fidelity tests use), F16 (half the memory;
+   keys and values rounded to 11 significant bits, as llama.cpp's default cache) — both read by
+   every backend's attention op in place. Other types: SEER_EUNSUPPORTED. */
+int qwen35_state_create_kv(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch, enum dtype kv_type,
+                           qwen35_state **out);
 void qwen35_state_free(qwen35_state *st);
 /* Back to an empty sequence (zero recurrent and conv state, n_past = 0). */
 int qwen35_state_reset(const qwen35_model *m, qwen35_state *st);
