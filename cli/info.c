@@ -403,8 +403,8 @@ int cli_info(int argc, char **argv)
             fprintf(stderr, "seer: info: one PATH only\n");
             usage(stderr);
             return CLI_USAGE;
-        } else {
-            path = argv[i];
+        } else if (cli_model_arg(argv[i], &path)) { /* a name from `seer pull` → its directory */
+            return CLI_FAIL;
         }
     }
     if (!path) {

@@ -150,8 +150,10 @@ int cli_tokenize(int argc, char **argv)
                 return CLI_USAGE;
             }
             text = argv[i];
-        } else if (!strcmp(argv[i], "-m") && i + 1 < argc)
-            model = argv[++i];
+        } else if (!strcmp(argv[i], "-m") && i + 1 < argc) {
+            if (cli_model_arg(argv[++i], &model)) /* a name from `seer pull` → its directory */
+                return CLI_FAIL;
+        }
         else if (!strcmp(argv[i], "-f") && i + 1 < argc)
             file = argv[++i];
         else if (!strcmp(argv[i], "--json"))

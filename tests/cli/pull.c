@@ -164,6 +164,12 @@ static void download_and_use(void)
     r = seer_in("h1", NULL, "run --device cpu -t 2 -p hello -n 2 --temp 0");
     ok(r.status == 0, "run without -m uses qwen3.5-0.8b (%s)", r.err);
     test_run_free(&r);
+    r = seer_in("h1", NULL, "info qwen3.5-0.8b");
+    ok(r.status == 0 && strstr(r.out, "/h1/models/qwen3.5-0.8b"), "info NAME reads the pulled directory (%s)", r.err);
+    test_run_free(&r);
+    r = seer_in("h1", NULL, "tokenize -m qwen3.5-0.8b hello");
+    ok(r.status == 0 && r.out[0], "tokenize -m NAME uses the pulled tokenizer (%s)", r.err);
+    test_run_free(&r);
     r = seer_in("h1", NULL, "run -m qwen3.5-2b -p hello");
     ok(r.status != 0 && one_line(r.err) && strstr(r.err, "seer pull qwen3.5-2b") && strstr(r.err, "-m"),
        "-m with a name not pulled: one line saying how to pull it or use a local model (%s)", r.err);
