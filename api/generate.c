@@ -26,13 +26,13 @@ seer_context_params seer_context_params_default(void)
 /* n_ctx 0: the model's trained context (4096 when the file does not say), lowered to what the
    device's free memory holds after the recurrent state and scratch, less an eighth kept free for
    the backend's own allocations (a margin, not a measured number), in whole 256-token steps. */
-static int64_t context_auto(const seer_model *m, int64_t n_ubatch)
+static int64_t context_auto(const seer_model *m, int64_t n_ubatch, enum dtype kv_type)
 {
     const qwen35_model *lm = m->lm;
     int64_t n = lm->cfg.n_ctx_train > 0 ? lm->cfg.n_ctx_train : 4096;
     uint64_t free_bytes, total;
     struct qwen35_state_bytes sb;
-    qwen35_state_bytes(&lm->cfg, n_ubatch, lm->be->alignment, &sb);
+    qwen35_state_bytes_kv(&lm->cfg, kv_type, n_ubatch, lm->be->alignment, &sb);
     if (backend_memory(lm->be, &free_bytes, &total) == SEER_OK && sb.kv_per_1k > 0) {
         uint64_t usable = free_bytes - free_bytes / 8, fixed = sb.gdn + sb.scratch;
         uint64_t fit = usable > fixed ? (usable - fixed) / sb.kv_per_1k * 1024 : 0;
@@ -47,8 +47,13 @@ static int64_t context_auto(const seer_model *m, int64_t n_ubatch)
 int seer_context_create(seer_model *m, const seer_context_params *params, seer_context **out)
 {
     seer_context_params p = params ? *params : seer_context_params_default();
+    enum dtype kv_type = DT_F16;
+    if (p.cache_type && strcmp(p.cache_type, "f16"))
+        kv_type = !strcmp(p.cache_type, "f32") ? DT_F32 : DT_COUNT;
+    if (kv_type == DT_COUNT)
+        return seer_err(SEER_EINVAL, "seer_context_create: cache type '%s' is not f16 or f32", p.cache_type);
     if (p.n_ctx == 0 && p.n_batch >= 1)
-        p.n_ctx = context_auto(m, p.n_batch);
+        p.n_ctx = context_auto(m, p.n_batch, kv_type);
     /* checked before anything n_ctx-sized is allocated, so a bad value is EINVAL, not ENOMEM
        (positions travel as i32, spec §3.2) */
     if (p.n_ctx < 1 || p.n_ctx > INT32_MAX || p.n_batch < 1)
@@ -67,7 +72,7 @@ int seer_context_create(seer_model *m, const seer_context_params *params, seer_c
         free(c);
         return seer_err(SEER_ENOMEM, "no memory for logits");
     }
-    if ((rc = qwen35_state_create(m->lm, p.n_ctx, p.n_batch, &c->st))) {
+    if ((rc = qwen35_state_create_kv(m->lm, p.n_ctx, p.n_batch, kv_type, &c->st))) {
         free(c->logits);
         free(c->fed);
         free(c);

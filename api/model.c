@@ -9,6 +9,7 @@
 
 #include "api/device.h"
 #include "api/internal.h"
+#include "core/cpu/cpu.h"
 #include "core/error.h"
 #include "core/gguf.h"
 #include "core/io.h"
@@ -121,6 +122,7 @@ int seer_model_load(const char *path, const seer_model_params *params, seer_mode
         return seer_err(SEER_ENOMEM, "no memory for a model");
     if ((rc = backend_open(p.device, p.n_threads, &m->be)))
         goto fail;
+    backend_cpu_set_exact(m->be, p.exact != 0);
     rc = load_parts(m, path, &p);
     if (rc && device_refused(rc) && backend_spec_is_auto(p.device) && strcmp(m->be->iface->name, "cpu")) {
         /* auto promised the best device that works, so a GPU that cannot take this model is a
@@ -129,8 +131,10 @@ int seer_model_load(const char *path, const seer_model_params *params, seer_mode
                  seer_last_error());
         free_parts(m);
         seer_err_clear();
-        if ((rc = backend_open("cpu", p.n_threads, &m->be)) == SEER_OK)
+        if ((rc = backend_open("cpu", p.n_threads, &m->be)) == SEER_OK) {
+            backend_cpu_set_exact(m->be, p.exact != 0);
             rc = load_parts(m, path, &p);
+        }
     }
     /* The files were read (or their bytes copied to the device) while loading: a file rewritten or
        truncated meanwhile would give a model that is neither the old nor the new one. */

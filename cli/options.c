@@ -22,7 +22,7 @@
 enum {
     G_MODEL = 1, G_DEVICE, G_THREADS, G_CTX, G_UBATCH, G_PREDICT, G_TEMP, G_TOP_K, G_TOP_P, G_MIN_P, G_REPEAT,
     G_PRESENCE, G_SEED, G_STOP, G_THINK, G_NO_THINK, G_SHOW_THINKING, G_SYSTEM, G_PROGRESS,
-    G_JSON_SCHEMA, G_GRAMMAR, G_FORMAT,
+    G_JSON_SCHEMA, G_GRAMMAR, G_FORMAT, G_EXACT, G_CACHE_TYPE,
 };
 
 /* Rows are printed in this order by --help. */
@@ -30,6 +30,8 @@ const struct cli_opt gen_opts_table[] = {
     {{"-m", "--model"}, "MODEL", "GGUF text model, Hugging Face model directory, or a name from seer pull (default: qwen3.5-0.8b once pulled)", G_MODEL},
     {{"--device"}, "D", "auto (default; or $SEER_DEVICE), cpu, vulkan, vulkan:N", G_DEVICE},
     {{"-t", "--threads"}, "N", "CPU threads (default: all cores)", G_THREADS},
+    {{"--exact"}, NULL, "CPU: f32 activations in every matmul (default: 8-bit, as llama.cpp; faster)", G_EXACT},
+    {{"--cache-type"}, "T", "KV cache f16 (default) or f32", G_CACHE_TYPE},
     {{"-c", "--ctx-size"}, "N", "context size in tokens (default 4096; 0 = the model's, as memory allows)", G_CTX},
     {{"-ub", "--ubatch-size", "-b"}, "N", "prompt tokens per forward micro-batch (default 512; -b is an alias)",
      G_UBATCH},
@@ -216,6 +218,12 @@ int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_s
     case G_NO_THINK: o->gp.think = 0; break;
     case G_SHOW_THINKING: o->gp.show_thinking = 1; break;
     case G_PROGRESS: o->progress = true; break;
+    case G_EXACT: o->mp.exact = 1; break;
+    case G_CACHE_TYPE:
+        if (strcmp(v, "f16") && strcmp(v, "f32"))
+            return fprintf(stderr, "seer: --cache-type must be f16 or f32, got '%s'\n", v), -1;
+        o->cp.cache_type = v;
+        break;
     case G_JSON_SCHEMA:
     case G_GRAMMAR:
     case G_FORMAT:

@@ -90,6 +90,10 @@ typedef struct seer_model_params {
     int64_t max_image_pixels; /* decoded images larger than this are refused before their pixels are
                            allocated; 0 (default) = 178956970 (PIL's decompression-bomb limit) */
     double pdf_dpi;     /* PDF pages are rasterised at this resolution; 0 (default) = 200 */
+    int exact;          /* CPU: 1 = every matmul keeps f32 activations (the path the reference tests
+                           check); 0 (default) = with quantised weights, activations are rounded to 8
+                           bits per 32 values and multiplied in integers, as llama.cpp does (faster
+                           decode; logits differ slightly from the exact ones) */
 } seer_model_params;
 
 SEER_API seer_model_params seer_model_params_default(void);
@@ -115,6 +119,7 @@ typedef struct seer_context_params {
     int64_t n_ctx;   /* tokens the conversation may hold (default 4096); 0 = the model's trained
                         context, lowered to what the device's free memory holds */
     int64_t n_batch; /* prompt tokens per forward micro-batch (default 512) */
+    const char *cache_type; /* KV cache element type: "f16" (default, also NULL) or "f32" */
 } seer_context_params;
 
 SEER_API seer_context_params seer_context_params_default(void);
