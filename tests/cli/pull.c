@@ -240,6 +240,29 @@ static void resume(void)
        "the next pull resumes at byte %ld and fetches no verified file again (%s)", have, r.err);
     test_run_free(&r);
     stop_server();
+
+    /* a server that ignores Range: the .part is started again from the whole file it sends */
+    clear_log();
+    ok(start_server("--cut model.safetensors:100"), "server up (cut always)");
+    r = seer_in("h11", NULL, "pull qwen3.5-0.8b");
+    test_run_free(&r);
+    stop_server();
+    clear_log();
+    ok(start_server("--no-range"), "server up (ignores Range)");
+    r = seer_in("h11", NULL, "pull qwen3.5-0.8b");
+    ok(r.status == 0 && same_files("h11") && log_count("/cdn/model.safetensors bytes=") == 1,
+       "a server answering a Range request with the whole file: the .part restarts, the result is exact (%s)", r.err);
+    test_run_free(&r);
+
+    /* a second pull of the same name while one runs: refused, the first one's files untouched */
+    char lock[1200];
+    snprintf(lock, sizeof lock, "%s/h13/models", work);
+    sh("mkdir -p '%s' && (flock '%s/.qwen3.5-0.8b.lock' sleep 3 &) && sleep 0.5", lock, lock);
+    r = seer_in("h13", NULL, "pull qwen3.5-0.8b");
+    ok(r.status == 1 && one_line(r.err) && strstr(r.err, "another seer pull") && !complete("h13"),
+       "a pull while another of the same name runs: one line, exit 1 (%s)", r.err);
+    test_run_free(&r);
+    stop_server();
 }
 
 /* A pull against a server started with `faults` fails: exit 1, one line holding `msg` and

@@ -19,6 +19,7 @@ Faults (each FILE may be given with several options):
   --bad-sum FILE    list a wrong checksum for FILE (last hex digit changed)
   --missing FILE    list FILE but answer 404 for it
   --extra NAME      list one more file called NAME (e.g. "../x.safetensors"), with valid fields
+  --no-range        ignore Range headers: always 200 with the whole file, as some mirrors do
 Every request is appended to --log as "METHOD PATH RANGE" (RANGE "-" when none). The port the
 server listens on is written to --port-file once it accepts connections.
 """
@@ -53,6 +54,7 @@ def main():
     ap.add_argument("--bad-sum", action="append", default=[])
     ap.add_argument("--missing", action="append", default=[])
     ap.add_argument("--extra", action="append", default=[])
+    ap.add_argument("--no-range", action="store_true")
     a = ap.parse_args()
 
     cuts = {}
@@ -109,7 +111,7 @@ def main():
                 return self.send(404, b"Entry not found", "text/plain")
             data = open(os.path.join(a.root, name), "rb").read()
             start = 0
-            if rng and rng.startswith("bytes=") and rng.endswith("-"):
+            if rng and rng.startswith("bytes=") and rng.endswith("-") and not a.no_range:
                 start = int(rng[6:-1])
             body = data[start:]
             self.send_response(206 if start else 200)
