@@ -1,10 +1,12 @@
 /* Tests `seer pull` and `seer list` (cli/pull.c, api/hub.c) against a local stand-in for the hub
    (tests/support/hub_server.py, which computes the listed SHA-256 and Git blob ids itself with
    Python's hashlib) serving a tiny random Qwen3.5 made by gen_tiny.py: a download is byte-identical
-   and loads by name (-m qwen3.5-0.8b, and with no -m at all); a second pull sends no request; a
-   connection cut mid-file is resumed with Range, within one pull and across pulls; a wrong
-   checksum (SHA-256 and Git SHA-1), a 404, a stalled server, no server at all, and a file name
-   that is a path each fail with one clear line and leave no models/NAME directory. */
+   and loads by name (-m qwen3.5-0.8b, info NAME, tokenize -m NAME, and with no -m at all); progress
+   appears only on a terminal; a second pull sends no request and needs no network; a connection
+   cut mid-file is resumed with Range, within one pull and across pulls, and a server ignoring Range
+   restarts the .part; a wrong checksum (SHA-256 and Git SHA-1), a 404, a stalled server, a file
+   name that is a path, a disk too small, a concurrent pull of the same name and no server at all
+   each fail with one clear line and leave no models/NAME directory. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE
 #include <signal.h>
