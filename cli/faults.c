@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +21,11 @@
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
+    /* Worker threads reading the same lost pages fault together: one line, from the first. */
+    static atomic_flag taken = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&taken))
+        for (;;)
+            pause(); /* until the first one's _exit ends the process */
     static const char pre[] = "seer: ";
     char line[1200];
     memcpy(line, pre, sizeof pre - 1);
