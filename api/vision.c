@@ -175,14 +175,8 @@ int api_image_measure_rgb(int64_t min_pixels, int64_t max_pixels, int32_t w, int
 
 int api_images_push(struct api_images *q, struct image_rgb8 *im)
 {
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? 2 * q->cap : 4;
-        struct image_rgb8 *t = seer_realloc(q->img, cap * sizeof *t);
-        if (!t)
-            return seer_err(SEER_ENOMEM, "no memory for the image queue");
-        q->img = t;
-        q->cap = cap;
-    }
+    if (!seer_grow(&q->img, &q->cap, q->n + 1, sizeof *q->img, 4))
+        return seer_err(SEER_ENOMEM, "no memory for the image queue");
     q->img[q->n++] = *im;
     *im = (struct image_rgb8){0};
     return SEER_OK;
