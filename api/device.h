@@ -9,6 +9,7 @@
 #define SEER_API_DEVICE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "core/backend.h"
 
@@ -19,12 +20,14 @@ int backend_open(const char *spec, int n_threads, backend **out);
 bool backend_spec_is_auto(const char *spec);
 
 /* Test hooks (tests/vulkan/faults.c only; not thread-safe, never set by the library or the CLI):
-   Vulkan backends opened from now on get these fault-injection countdowns
-   (vk_backend_params.fail_alloc_after, lose_device_after), and auto may choose a CPU-type Vulkan
-   device (lavapipe), so the fallback is testable on machines without a GPU. NULL resets. */
+   Vulkan backends opened from now on get these fault-injection countdowns and memory limit
+   (vk_backend_params.fail_alloc_after, lose_device_after, memory_limit_override), and auto may
+   choose a CPU-type Vulkan device (lavapipe), so the fallback is testable on machines without a
+   GPU. NULL resets. */
 struct device_test_hooks {
     bool auto_takes_cpu_devices;
     long fail_alloc_after, lose_device_after;
+    uint64_t memory_limit;
 };
 void device_set_test_hooks(const struct device_test_hooks *h);
 

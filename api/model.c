@@ -127,8 +127,7 @@ int seer_model_load(const char *path, const seer_model_params *params, seer_mode
     if (rc && device_refused(rc) && backend_spec_is_auto(p.device) && strcmp(m->be->iface->name, "cpu")) {
         /* auto promised the best device that works, so a GPU that cannot take this model is a
            warning, not a failure; the reason is the device's own one-line error */
-        LOG_WARN("device", "%s: cannot use %s (%s); using the CPU instead", path, m->be->description,
-                 seer_last_error());
+        LOG_WARN("device", "cannot use the GPU: %s; loading the model on the CPU instead", seer_last_error());
         free_parts(m);
         seer_err_clear();
         if ((rc = backend_open("cpu", p.n_threads, &m->be)) == SEER_OK) {
