@@ -22,6 +22,7 @@
 #include "lm/plan.h"
 #include "seer.h"
 #include "vision/config.h"
+#include "vision/vit.h"
 
 #define REAL_DIGITS 7 /* f32 values print with 7 significant digits: enough to read them back */
 
@@ -108,6 +109,16 @@ static json_t *vision_json(const struct vit_config *c)
         json_object_set_new(o, "image_size", json_integer(c->image_size));
     json_object_set_new(o, "layer_norm_eps", json_real(c->eps));
     json_object_set_new(o, "rope_theta", json_real(c->rope_theta));
+    /* The tower's peak scratch for one image of 1K, 4K and 16K merged tokens (the HF default
+       maximum), as vit_encode will take it; the weights are the file's bytes above. */
+    json_t *scratch = json_object();
+    for (int64_t tokens = 1024; scratch && tokens <= 16384; tokens *= 4) {
+        char key[32];
+        snprintf(key, sizeof key, "%lld_tokens", (long long)tokens);
+        size_t b = vit_scratch_bytes(c, tokens * c->merge_size * c->merge_size, 256);
+        json_object_set_new(scratch, key, b == SIZE_MAX ? json_string("too large") : json_integer((json_int_t)b));
+    }
+    json_object_set_new(o, "scratch_bytes_per_image", scratch);
     json_object_set_new(o, "image_mean", rgb(c->image_mean));
     json_object_set_new(o, "image_std", rgb(c->image_std));
     return o;
