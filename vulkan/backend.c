@@ -141,6 +141,13 @@ int backend_vulkan_create(const struct vk_backend_params *params, backend **out)
         rc = vk_device_open(vk, &p);
     if (rc == SEER_OK && p.plain_kernels)
         vk->caps.subgroup_arith = false;
+    if (rc == SEER_OK && p.max_shared_override) {
+        if (p.max_shared_override < VK_MIN_SHARED_BYTES)
+            rc = seer_err(SEER_EINVAL, "vulkan: max_shared_override %u is below the minimum %u", p.max_shared_override,
+                          VK_MIN_SHARED_BYTES);
+        else
+            vk->caps.shared_bytes = MIN(vk->caps.shared_bytes, p.max_shared_override);
+    }
     if (rc == SEER_OK)
         rc = vk_cmd_init(vk);
     if (rc == SEER_OK)

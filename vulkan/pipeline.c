@@ -148,32 +148,42 @@ static bool supports_gdn_chunk(const struct vk_caps *c)
 /* attention: variant v holds head dims up to 64 << v. 128 invocations; per head-dim class the
    largest row tile BR and key block BK whose shared arrays fit the device (at most 48 KiB, so
    several workgroups stay resident), with each invocation holding ≤ 32 output dims and ≤ 8
-   scores (attention.comp). */
+   scores (attention.comp). Each class's last tile fits the 16 KiB every Vulkan device
+   guarantees (maxComputeSharedMemorySize minimum; many mobile GPUs have no more): head dim 256
+   in 4 rows × 8 keys is 12.3 KiB, 128 in 8 × 16 is 12.8 KiB. Four rows is also exactly one
+   decode step of a kv head shared by four query heads (the 0.8B–9B models' GQA). */
 static uint32_t attn_shared_bytes(uint32_t hdm, uint32_t br, uint32_t bk)
 {
     return 4 * (br * hdm + bk * (hdm + 1) + br * (bk + 1) + 5 * br + bk + 2);
 }
 
+#define ATTN_TILES 4
+static const uint32_t attn_tiles[3][ATTN_TILES][2] = {{{32, 32}, {16, 16}, {16, 16}, {16, 16}},
+                                                       {{32, 32}, {32, 16}, {16, 16}, {8, 16}},
+                                                       {{16, 16}, {16, 8}, {8, 16}, {4, 8}}};
+
 static uint32_t spec_attention(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
 {
-    static const uint32_t cand[3][3][2] = {{{32, 32}, {16, 16}, {16, 16}},
-                                           {{32, 32}, {32, 16}, {16, 16}},
-                                           {{16, 16}, {16, 8}, {8, 16}}};
     const uint32_t hdm = 64u << variant, budget = MIN(c->shared_bytes, 48u << 10);
+    const uint32_t(*cand)[2] = attn_tiles[variant];
     uint32_t k = 0;
-    while (k < 2 && attn_shared_bytes(hdm, cand[variant][k][0], cand[variant][k][1]) > budget)
+    while (k < ATTN_TILES - 1 && attn_shared_bytes(hdm, cand[k][0], cand[k][1]) > budget)
         k++;
     spec[VK_SPEC_WG] = 128;
     spec[VK_SPEC_ATTN_HDM] = hdm;
-    spec[VK_SPEC_ATTN_BR] = cand[variant][k][0];
-    spec[VK_SPEC_ATTN_BK] = cand[variant][k][1];
+    spec[VK_SPEC_ATTN_BR] = cand[k][0];
+    spec[VK_SPEC_ATTN_BK] = cand[k][1];
     return 4;
 }
 
 static bool supports_attention(const struct vk_caps *c)
 {
-    /* the smallest tile of the largest head-dim class (spec_attention) */
-    return c->shared_bytes >= attn_shared_bytes(256, 8, 16);
+    /* every class's smallest tile (spec_attention) */
+    for (uint32_t v = 0; v < 3; v++)
+        if (c->shared_bytes < attn_shared_bytes(64u << v, attn_tiles[v][ATTN_TILES - 1][0],
+                                                attn_tiles[v][ATTN_TILES - 1][1]))
+            return false;
+    return true;
 }
 
 /* attention_combine: one workgroup per row, invocations over the head dims. */

@@ -20,6 +20,9 @@
 #include "core/backend.h"
 #include "vulkan/vulkan.h"
 
+/* maxComputeSharedMemorySize every Vulkan device offers (the spec's required minimum). */
+#define VK_MIN_SHARED_BYTES 16384u
+
 /* ---- caps: device limits and features, read once at creation (device.c) ----------------- */
 struct vk_caps {
     uint32_t api_version;
@@ -32,7 +35,7 @@ struct vk_caps {
     uint32_t max_wg_invocations;
     uint32_t max_wg_size[3];
     uint32_t max_wg_count[3];
-    uint32_t shared_bytes;
+    uint32_t shared_bytes;           /* maxComputeSharedMemorySize, or the (smaller) override */
     uint64_t max_alloc;              /* maxMemoryAllocationSize */
     uint32_t device_id;
     uint8_t cache_uuid[VK_UUID_SIZE];  /* pipelineCacheUUID: a saved cache must match it */

@@ -23,6 +23,9 @@ struct vk_backend_params {
                                           memory plan's refusal can be exercised */
     bool plain_kernels;                /* use only the kernels that need no optional feature (tests
                                           run both paths on devices that have the fast ones) */
+    uint32_t max_shared_override;      /* 0 = the device's maxComputeSharedMemorySize; a smaller value
+                                          (>= 16384, the Vulkan minimum; tests) makes kernels pick the
+                                          tiles a small-memory device gets */
     bool force_staging;                /* copy through a staging buffer even where device memory can
                                           be mapped (UMA, lavapipe): exercises the discrete-GPU path */
     const char *pipeline_cache_path;   /* NULL: none. Else a VkPipelineCache file, loaded at create

@@ -11,7 +11,9 @@
         that differ from the CPU in summation order and in the shaders' exp/erf/sin/cos, which
         stay near 1e-6): the default kernels (subgroup arithmetic where the device has it); the
         plain kernels (vk_backend_params.plain_kernels) for the cases of ops with a
-        feature-dependent kernel (OPC_PLAIN) and every row's first case; 32 KiB and 256 KiB
+        feature-dependent kernel (OPC_PLAIN) and every row's first case; 16 KiB of shared memory
+        (vk_backend_params.max_shared_override, the Vulkan minimum: the small-device attention
+        tiles) for OPC_SHARED16 cases and every row's first case; 32 KiB and 256 KiB
         storage windows for the cases sized to split across them (OPC_SPLIT, OPC_SPLIT256). The
         validation layer is on: zero errors. OPC_CPU_ONLY cases probe the CPU kernel's own
         blocking and do not run on Vulkan.
@@ -36,11 +38,13 @@ static backend *cpu_be, *cpu1_be, *cpu3_be; /* the CPU compared with everything;
 
 #define VK_TOL 1e-4 /* relative L2, Vulkan vs CPU and vs the reference (see the header) */
 
-enum { VK_DEFAULT, VK_PLAIN, VK_WINDOW, VK_WINDOW256, VK_CONFIGS };
-static const char *const vk_config_name[VK_CONFIGS] = {"vulkan", "vulkan plain kernels", "vulkan 32 KiB window",
-                                                       "vulkan 256 KiB window"};
-/* The cases a configuration runs: the windows take the cases sized for them, the others the rest. */
-static const unsigned vk_config_cases[VK_CONFIGS] = {0, 0, OPC_SPLIT, OPC_SPLIT256};
+enum { VK_DEFAULT, VK_PLAIN, VK_SHARED16, VK_WINDOW, VK_WINDOW256, VK_CONFIGS };
+static const char *const vk_config_name[VK_CONFIGS] = {"vulkan", "vulkan plain kernels", "vulkan 16 KiB shared",
+                                                       "vulkan 32 KiB window", "vulkan 256 KiB window"};
+/* The cases a configuration runs: the windows take the cases sized for them, the others the rest;
+   plain and 16 KiB shared also only the cases flagged for them, and every row's first. */
+static const unsigned vk_config_cases[VK_CONFIGS] = {0, 0, 0, OPC_SPLIT, OPC_SPLIT256};
+static const unsigned vk_config_only[VK_CONFIGS] = {0, OPC_PLAIN, OPC_SHARED16, 0, 0};
 static backend *vk_be[VK_CONFIGS];
 static const char *vk_missing; /* why there is no Vulkan backend, or NULL */
 static unsigned vk_skip_said;  /* configurations whose missing backend the current row has reported */
@@ -210,7 +214,7 @@ static void run_case(const struct op_row *r, const struct op_case *c, bool first
             break;
         if ((c->flags & (OPC_SPLIT | OPC_SPLIT256)) != vk_config_cases[v])
             continue;
-        if (v == VK_PLAIN && !(c->flags & OPC_PLAIN) && !first)
+        if (vk_config_only[v] && !(c->flags & vk_config_only[v]) && !first)
             continue;
         if (!vk_be[v]) { /* once per row and configuration */
             if (!(vk_skip_said & 1u << v)) {
@@ -281,6 +285,9 @@ static void open_vulkan(void)
     }
     diag("%s", vk_be[VK_DEFAULT]->description);
     vk_be[VK_PLAIN] = vk_test_backend_with(0, true);
+    p.max_shared_override = 16 << 10;
+    if (!ok(backend_vulkan_create(&p, &vk_be[VK_SHARED16]) == SEER_OK, "vulkan backend with 16 KiB of shared memory"))
+        vk_be[VK_SHARED16] = NULL;
     vk_be[VK_WINDOW] = vk_test_backend(32 << 10);
     vk_be[VK_WINDOW256] = vk_test_backend(256 << 10);
 #else
@@ -317,9 +324,10 @@ int main(int argc, char **argv)
                 first &= (r->cases[k].flags & (OPC_CPU_ONLY | OPC_SPLIT | OPC_SPLIT256)) != 0;
                 n++;
             }
-            diag("%s: %zu cases; CPU seconds: reference %.1f, cpu %.1f, vulkan %.1f, plain %.1f, windows %.1f",
-                 r->name, n, t_spent[T_REF], t_spent[T_CPU], t_spent[T_VK + VK_DEFAULT],
-                 t_spent[T_VK + VK_PLAIN], t_spent[T_VK + VK_WINDOW] + t_spent[T_VK + VK_WINDOW256]);
+            diag("%s: %zu cases; CPU seconds: reference %.1f, cpu %.1f, vulkan %.1f, plain %.1f, 16 KiB shared %.1f, "
+                 "windows %.1f", r->name, n, t_spent[T_REF], t_spent[T_CPU], t_spent[T_VK + VK_DEFAULT],
+                 t_spent[T_VK + VK_PLAIN], t_spent[T_VK + VK_SHARED16],
+                 t_spent[T_VK + VK_WINDOW] + t_spent[T_VK + VK_WINDOW256]);
         }
     if (!only)
         op_checks();

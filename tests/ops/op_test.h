@@ -46,6 +46,9 @@
                              boundaries): not run on Vulkan, whose kernels block differently and
                              have their own cases in the row */
 #define OPC_SPLIT256 32u /* as OPC_SPLIT, for the 256 KiB window (one that holds a GDN chunk's scratch) */
+#define OPC_SHARED16 512u /* also on the backend limited to 16 KiB of shared memory (the Vulkan minimum,
+                            vk_backend_params.max_shared_override): for kernels whose tiles come from
+                            maxComputeSharedMemorySize (attention). Every row's first case runs there. */
 
 struct op_case {
     int64_t ne[4];   /* the main shape */
