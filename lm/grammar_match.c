@@ -493,7 +493,12 @@ static int walk_trie(grammar_matcher *m, int32_t st, uint32_t *mask)
     memset(mask, 0, m->n_words * sizeof *mask);
     m->walk[0] = st;
     for (size_t i = 0; i < v->n_nodes;) {
-        int32_t to = step(m, m->walk[v->depth[i] - 1], v->byte[i]);
+        /* the cached transition inline (the hot path: one load per node), step() when not known */
+        int32_t from = m->walk[v->depth[i] - 1];
+        const int32_t *nx = m->set[from].next;
+        int32_t to = nx ? nx[v->byte[i]] : T_UNKNOWN;
+        if (to == T_UNKNOWN)
+            to = step(m, from, v->byte[i]);
         if (to == -3)
             return SEER_ENOMEM;
         if (to < 0) {

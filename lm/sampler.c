@@ -375,9 +375,18 @@ static int build(sampler *s, const float *logits, size_t *n_out)
     }
     if (s->allow) { /* a grammar's mask: what it forbids is −inf before any filter sees it */
         lmax = -INFINITY;
-        for (int32_t i = 0; i < nv; i++) {
-            w[i] = s->allow[i >> 5] >> (i & 31) & 1 ? w[i] : -INFINITY;
-            lmax = w[i] > lmax ? w[i] : lmax;
+        for (int32_t i0 = 0; i0 < nv; i0 += 32) { /* by 32-id words: most are all-off or all-on */
+            const uint32_t word = s->allow[i0 >> 5];
+            const int32_t i1 = i0 + 32 < nv ? i0 + 32 : nv;
+            if (word == 0) {
+                for (int32_t i = i0; i < i1; i++)
+                    w[i] = -INFINITY;
+                continue;
+            }
+            for (int32_t i = i0; i < i1; i++) {
+                w[i] = word >> (i - i0) & 1 ? w[i] : -INFINITY;
+                lmax = w[i] > lmax ? w[i] : lmax;
+            }
         }
     }
     if (s->track && s->n_present > 0) { /* penalties may move the max anywhere: look again */
