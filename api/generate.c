@@ -491,8 +491,8 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
     if (n_feed == 0)
         return seer_err(SEER_EINVAL, "nothing to generate from: the prompt is empty");
     if (c->st->n_past + (int64_t)n_feed > c->st->n_ctx)
-        return seer_err(SEER_EINVAL, "the prompt needs %lld context tokens (%zu new after %lld used) but the context "
-                        "holds %lld: raise -c (n_ctx) to at least %lld, or start over",
+        return seer_err(SEER_EINVAL, "the prompt does not fit: it needs %lld context tokens (%zu new after %lld used) "
+                        "but the context holds %lld: raise -c (n_ctx) to at least %lld, or start over",
                         (long long)c->st->n_past + (long long)n_feed, n_feed, (long long)c->st->n_past,
                         (long long)c->st->n_ctx, (long long)c->st->n_past + (long long)n_feed);
     feed = seer_malloc(n_feed * sizeof *feed);

@@ -186,7 +186,7 @@ static void check_controls(seer_model *m)
     ok(rc == SEER_EINVAL && strstr(seer_last_error(), "does not fit"), "over-long prompt: %s", seer_last_error());
     seer_context_free(c);
     /* sizes are checked before anything is allocated: EINVAL, not ENOMEM, and no context */
-    static const int64_t bad_ctx[] = {0, -1, (int64_t)1 << 40, INT64_MAX};
+    static const int64_t bad_ctx[] = {-1, (int64_t)1 << 40, INT64_MAX}; /* 0 = the model's context */
     for (size_t i = 0; i < sizeof bad_ctx / sizeof bad_ctx[0]; i++) {
         cp.n_ctx = bad_ctx[i];
         c = (seer_context *)0x1;
