@@ -6,9 +6,11 @@
    scheme of llama.cpp's CPU backend, so its results are compared with llama.cpp's, not with the
    f32 references (tests/lm/qdot_oracle.c).
 
-   Activations: per 32 consecutive values, d = amax/127 and q = round-to-nearest-even(x/d), so
-   |x − d·q| ≤ d/2 (relative error ≤ 1/254 of the block's largest value); a zero block has d = 0.
-   s = d·Σq is kept for the weight formats with an offset (Q4_0's −8, the K-quants' mins).
+   Activations: per 32 consecutive values, q = round-to-nearest-even(127·x/amax) and d = amax/127
+   rounded to f16 — llama.cpp's Q8_0 activation blocks, so on Q8_0 and Q4_0 files both engines
+   multiply the same integers — hence |x − d·q| ≤ d·(1/2 + 127·2^-11) (about 1/225 of the block's
+   largest value); a zero block has d = 0. s = d·Σq is kept for the weight formats with an offset
+   (Q4_0's −8, the K-quants' mins).
 
    Every weight format is read as 32-value sub-blocks w = a·q − b (Q6_K: a per 16 values) and the
    block product is a·dx·Σq·xq − b·s, Σq·xq an exact int32. Kernels: AVX-512 VNNI (256-bit
