@@ -162,6 +162,8 @@ void seer_model_free(seer_model *m)
 
 const char *seer_model_device(const seer_model *m) { return m->be->description; }
 
+size_t seer_fault_describe(const void *addr, char *buf, size_t size) { return io_fault_describe(addr, buf, size); }
+
 int seer_tokenize(const seer_model *m, const char *text, size_t len, int parse_special, int32_t **ids,
                   size_t *n_ids)
 {

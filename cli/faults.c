@@ -3,7 +3,7 @@
    file and both sizes, exit 1), a reader that closes the pipe (SIGPIPE's default: a quiet end,
    status 141 in the shell), and an answer that could not be written or was computed from a file
    that changed meanwhile (exit 1, never a success). The library installs no signal handlers; it
-   only keeps the table this handler reads (core/io.h). */
+   only keeps the table of mapped files this handler asks (seer_fault_describe, core/io.h). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <signal.h>
@@ -29,7 +29,7 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
     static const char pre[] = "seer: ";
     char line[1200];
     memcpy(line, pre, sizeof pre - 1);
-    size_t n = io_fault_describe(si->si_addr, line + sizeof pre - 1, sizeof line - (sizeof pre - 1));
+    size_t n = seer_fault_describe(si->si_addr, line + sizeof pre - 1, sizeof line - (sizeof pre - 1));
     if (n) {
         ssize_t w = write(STDERR_FILENO, line, sizeof pre - 1 + n);
         (void)w;

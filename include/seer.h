@@ -260,6 +260,19 @@ typedef struct seer_video_input {
 SEER_API int seer_chat_add_media(seer_context *ctx, const char *role, const seer_image_input *images,
                                  size_t n_images, const seer_video_input *videos, size_t n_videos, const char *text);
 
+/* ---- faults ------------------------------------------------------------------------------ */
+/* On the CPU, weights are read in place from a read-only mapping of the model file. A file that
+   is truncated while mapped (rewritten by a download, a network file system failing) makes the
+   read of a lost page raise SIGBUS. The library installs no signal handlers: a program that wants
+   to say what happened calls this from its own SIGBUS handler (sigaction with SA_SIGINFO, passing
+   info->si_addr). When addr lies in a file the library has mapped, it writes one line, "PATH: the
+   file changed size while in use (was N bytes, now M)" or "PATH: could not be read at byte K of
+   the mapped file (N bytes): an I/O error under the mapping", plus a newline into buf
+   (NUL-terminated, truncated to size) and returns its length; else 0 (not the library's: restore
+   the default action). Async-signal-safe. The lost pages cannot be read again, so the handler
+   should write the line and _exit (docs/RELIABILITY.md). */
+SEER_API size_t seer_fault_describe(const void *addr, char *buf, size_t size);
+
 /* ---- memory ------------------------------------------------------------------------------ */
 /* Frees memory that the API documents as "release with seer_free". NULL is fine. */
 SEER_API void seer_free(void *p);
