@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "support/testutil.h"
 #include "tap.h"
@@ -362,6 +363,27 @@ static void test_sigint(const char *dir)
     }
 }
 
+/* A second SIGINT exits at once: both arrive inside one long micro-batch (24k prompt tokens, one
+   forward call: seconds even on a fast machine), so a run that waited for the first to be seen
+   would print its JSON object; exiting at once prints nothing. */
+static void test_second_sigint(const char *dir)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "python3 -c \"print('word ' * 8000)\" > '%s/huge.txt'", dir);
+    if (system(cmd) != 0)
+        return;
+    snprintf(cmd, sizeof cmd,
+             "( '%s/seer' run -m '%s/model-f32.gguf' -f '%s/huge.txt' -ub 65536 -c 30000 --json -v 2>'%s/sig2.err' & p=$!; "
+             "i=0; until grep -q 'seer: seed' '%s/sig2.err' 2>/dev/null || [ $i -gt 600 ]; do sleep 0.05; i=$((i+1)); done; "
+             "sleep 0.3; kill -INT $p; sleep 0.2; kill -INT $p; wait $p )",
+             SEER_BINARY_DIR, dir, dir, dir, dir);
+    double t0 = (double)time(NULL);
+    struct test_run r = test_run_cmd(cmd);
+    ok(r.status == 130 && !*r.out, "a second SIGINT exits at once (exit %d, %zu bytes on stdout, %.0f s)", r.status,
+       strlen(r.out), (double)time(NULL) - t0);
+    test_run_free(&r);
+}
+
 /* --progress: a prompt progress line on stderr when it is not a terminal; without it, none. */
 static void test_progress(const char *dir)
 {
@@ -434,6 +456,7 @@ int main(void)
     test_thinking_budget(dir);
     test_progress(dir);
     test_sigint(dir);
+    test_second_sigint(dir);
 
     /* the model's own chat template: the generated one is Qwen3.5-family (no warning); a plain
        ChatML one is reported once on stderr, and the built-in format is used */
