@@ -149,15 +149,17 @@ int main(int argc, char **argv)
     }
     if (rc)
         return fprintf(stderr, "grammar_bench: %s\n", seer_last_error()), 1;
-    size_t n_tok = tok_n_vocab(tok), n = n_pad > n_tok ? n_pad : n_tok + 1;
+    size_t n_tok = tok_n_vocab(tok), n = n_pad > n_tok ? n_pad : n_tok;
+    int32_t end = tok_token_to_id(tok, "<|im_end|>", 10);
+    if (end < 0 && n == n_tok)
+        n++; /* a tokenizer without it: one more id stands in */
     const char **pieces = calloc(n, sizeof *pieces);
     size_t *lens = calloc(n, sizeof *lens), total = 0, n_real = 0;
     for (size_t i = 0; i < n_tok; i++)
         if (!tok_is_special(tok, (int32_t)i) && (pieces[i] = tok_piece(tok, (int32_t)i, &lens[i])))
             total += lens[i], n_real++;
-    int32_t end = tok_token_to_id(tok, "<|im_end|>", 10);
     if (end < 0)
-        end = (int32_t)n - 1; /* a tokenizer without it: the last (padding) id stands in */
+        end = (int32_t)n - 1;
     pieces[end] = NULL;
     double t0 = seer_time_now();
     grammar_vocab *v;
