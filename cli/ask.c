@@ -338,6 +338,8 @@ int cli_ask(int argc, char **argv)
     status = CLI_FAIL;
     if (!o.g.json)
         o.g.gp.on_text = gen_stream_stdout;
+    else
+        o.g.gp.show_thinking = 0; /* --json has the reasoning apart, as "thinking" */
     if ((rc = seer_model_load(o.g.model, &o.g.mp, &m)) || (rc = seer_context_create(m, &o.g.cp, &ctx)))
         goto fail;
     gen_start(&o.g); /* Ctrl-C stops the answer and keeps it; prompt progress */

@@ -197,7 +197,10 @@ typedef struct seer_result {
 /* Releases what a result holds and zeroes it; NULL is fine. */
 SEER_API void seer_result_clear(seer_result *result);
 
-/* Appends a message ("system", "user", "assistant" or "tool") to the conversation. */
+/* Appends a message ("system", "user", "assistant" or "tool") to the conversation. The content is
+   plain text: special tokens written in it (<|im_end|>, <|im_start|>, <|image_pad|>, <think>) are
+   tokenized as the characters they are, never as the template's markup, so a message cannot close
+   its turn or open another (seer_generate_text is the way to write them). */
 SEER_API int seer_chat_add(seer_context *ctx, const char *role, const char *content);
 /* Renders the conversation with the chat template, feeds only what the context has not seen yet
    (earlier turns are never re-processed), generates the assistant's reply and appends it to the
