@@ -48,6 +48,7 @@ static void usage(FILE *f)
             "  --device D      auto (default; or $SEER_DEVICE), cpu, vulkan or vulkan:N\n"
             "  --exact         CPU: f32 activations in every matmul (default: 8-bit rounded, as llama.cpp)\n"
             "  --cache-type T  KV cache f16 (default) or f32\n"
+            "  -d N            decode tests start after N prompt tokens (untimed; default 0)\n"
             "  --json          print one JSON object instead of the table\n"
             "  seer bench --tokenizer -m MODEL [-f FILE]: encoding speed instead (--help there)\n"
             "  seer bench --video FILE -m MODEL: one video's time by stage instead (--help there)\n"
@@ -62,7 +63,7 @@ struct opts {
     int threads;
     int64_t prompts[MAX_PROMPTS];
     int n_prompts;
-    int64_t n_decode, n_ubatch;
+    int64_t n_decode, n_ubatch, depth;
     int reps, warmup;
     const char *device;
     bool json;
@@ -71,7 +72,7 @@ struct opts {
 };
 
 struct result {
-    char test[32];
+    char test[48];
     bool prefill;
     int64_t n_tokens;
     double *secs; /* per repetition */
@@ -172,6 +173,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--warmup")) {
             ok = parse_i64(v, 0, 1000, &x);
             o->warmup = (int)x;
+        } else if (!strcmp(a, "-d")) {
+            ok = parse_i64(v, 0, 1 << 24, &o->depth);
         } else if (!strcmp(a, "-ub")) {
             ok = parse_i64(v, 1, 1 << 16, &o->n_ubatch);
         } else if (!strcmp(a, "--device")) {
@@ -246,6 +249,10 @@ static int run_tests(const qwen35_model *m, qwen35_state *st, const struct opts 
             if ((rc = qwen35_state_reset(m, st)))
                 return rc;
             tok = prompt[0];
+            /* decode at depth: the KV cache holds o->depth tokens before the timed steps */
+            if (!r->prefill && o->depth > 0 &&
+                (rc = qwen35_eval(m, st, prompt, o->depth, QWEN35_LOGITS_LAST, logits, true)))
+                return rc;
             if (!r->prefill && (rc = decode_steps(m, st, &tok, o->warmup, logits)))
                 return rc;
             const double t0 = seer_time_now();
@@ -425,7 +432,8 @@ int cli_bench(int argc, char **argv)
     int64_t max_p = 0;
     for (int i = 0; i < o.n_prompts; i++)
         max_p = MAX(max_p, o.prompts[i]);
-    const int64_t n_ctx = MAX(max_p, 1 + o.warmup + o.n_decode) + 1;
+    const int64_t n_ctx = MAX(max_p, o.depth + 1 + o.warmup + o.n_decode) + 1;
+    max_p = MAX(max_p, o.depth);
     secs = calloc((size_t)(MAX_PROMPTS + 1) * (size_t)o.reps, sizeof *secs);
     prompt = malloc((size_t)MAX(max_p, 1) * sizeof *prompt);
     logits = malloc((size_t)m->cfg.n_vocab * sizeof *logits);
@@ -447,7 +455,11 @@ int cli_bench(int argc, char **argv)
     if (o.n_decode > 0) {
         res[n_res] = (struct result){.prefill = false, .n_tokens = o.n_decode, .reps = o.reps,
                                      .secs = secs + (size_t)n_res * (size_t)o.reps};
-        snprintf(res[n_res].test, sizeof res[n_res].test, "tg%lld", (long long)o.n_decode);
+        if (o.depth > 0)
+            snprintf(res[n_res].test, sizeof res[n_res].test, "tg%lld@d%lld", (long long)o.n_decode,
+                     (long long)o.depth);
+        else
+            snprintf(res[n_res].test, sizeof res[n_res].test, "tg%lld", (long long)o.n_decode);
         n_res++;
     }
     if ((rc = qwen35_state_create_kv(m, n_ctx, o.n_ubatch, o.cache_type, &st)) ||
