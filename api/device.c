@@ -37,6 +37,7 @@ static int open_vulkan(int index, bool asked, backend **out)
     p.fail_alloc_after = hooks.fail_alloc_after;
     p.lose_device_after = hooks.lose_device_after;
     p.memory_limit_override = hooks.memory_limit;
+    p.force_staging = hooks.force_staging;
     if (index < 0) {
         struct vk_device_info *list = NULL;
         int n = 0, pick;

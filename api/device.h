@@ -20,14 +20,16 @@ int backend_open(const char *spec, int n_threads, backend **out);
 bool backend_spec_is_auto(const char *spec);
 
 /* Test hooks (tests/vulkan/faults.c only; not thread-safe, never set by the library or the CLI):
-   Vulkan backends opened from now on get these fault-injection countdowns and memory limit
-   (vk_backend_params.fail_alloc_after, lose_device_after, memory_limit_override), and auto may
+   Vulkan backends opened from now on get these fault-injection countdowns, memory limit and
+   staging switch (vk_backend_params.fail_alloc_after, lose_device_after, memory_limit_override,
+   force_staging: uploads submit copies, as on a discrete GPU), and auto may
    choose a CPU-type Vulkan device (lavapipe), so the fallback is testable on machines without a
    GPU. NULL resets. */
 struct device_test_hooks {
     bool auto_takes_cpu_devices;
     long fail_alloc_after, lose_device_after;
     uint64_t memory_limit;
+    bool force_staging;
 };
 void device_set_test_hooks(const struct device_test_hooks *h);
 
