@@ -7,7 +7,6 @@
    Divisions: FFmpeg's log · opening (file or memory) · the demux pass · reading frames. */
 #define _DEFAULT_SOURCE
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "media/av_log.h"
 #include "video/video.h"
 
 /* Largest decoded frame accepted by default (PIL's bomb limit, as media/ uses for images): checked
@@ -60,28 +60,14 @@ static int64_t g_max_pixels = MAX_FRAME_PIXELS;
 void video_set_threads(int n) { g_threads = n < 0 ? 0 : n; }
 void video_set_max_frame_pixels(int64_t n) { g_max_pixels = n > 0 && n <= MAX_FRAME_PIXELS ? n : MAX_FRAME_PIXELS; }
 
-/* ---- FFmpeg's log: kept per thread for the next error message, never printed ------------------ */
-
-static _Thread_local char av_last_msg[256];
-
-static void av_capture(void *avcl, int level, const char *fmt, va_list vl)
-{
-    (void)avcl;
-    if (level > AV_LOG_ERROR)
-        return;
-    vsnprintf(av_last_msg, sizeof av_last_msg, fmt, vl);
-    size_t n = strlen(av_last_msg);
-    while (n && (av_last_msg[n - 1] == '\n' || av_last_msg[n - 1] == ' '))
-        av_last_msg[--n] = '\0';
-}
-static pthread_once_t capture_once = PTHREAD_ONCE_INIT;
-static void av_log_install(void) { av_log_set_callback(av_capture); }
+/* ---- FFmpeg's log: media/av_log.h captures it for all of seer (one process-wide callback) ----- */
 
 static int av_fail(const video_file *v, int code, const char *what, int err)
 {
     char e[AV_ERROR_MAX_STRING_SIZE];
     av_strerror(err, e, sizeof e);
-    return seer_err(code, "%s: %s: %s", v->name, what, av_last_msg[0] ? av_last_msg : e);
+    const char *last = media_av_log_last();
+    return seer_err(code, "%s: %s: %s", v->name, what, last[0] ? last : e);
 }
 
 /* ---- opening ---------------------------------------------------------------------------------- */
@@ -174,8 +160,7 @@ static int seek_to(video_file *v, int64_t ts);
 static int open_common(video_file *v, const char *path)
 {
     int err;
-    pthread_once(&capture_once, av_log_install);
-    av_last_msg[0] = '\0';
+    media_av_log_capture();
     if ((err = avformat_open_input(&v->fmt, path, NULL, NULL)) < 0)
         return av_fail(v, SEER_EDECODE, "not a video FFmpeg can open", err);
     if ((err = avformat_find_stream_info(v->fmt, NULL)) < 0)
@@ -324,7 +309,7 @@ static int demux_pass(video_file *v)
     }
     if (err != AVERROR_EOF)
         LOG_DEBUG("video", "%s: the demux pass stopped early (%s): %lld frames kept", v->name,
-                  av_last_msg[0] ? av_last_msg : "read error", (long long)n);
+                  media_av_log_last()[0] ? media_av_log_last() : "read error", (long long)n);
     if (n == 0)
         return seer_err(SEER_EDECODE, "%s: its video stream has no frames", v->name);
     qsort(v->ts, (size_t)n, sizeof *v->ts, cmp_i64);
@@ -565,7 +550,7 @@ int video_read_frames(video_file *v, const struct video_plan *p, int64_t first, 
         if (idx < 0 || idx >= v->info.n_frames)
             return seer_err(SEER_EINVAL, "%s: frame %lld is past the last (%lld)", v->name, (long long)idx,
                             (long long)v->info.n_frames);
-        av_last_msg[0] = '\0';
+        media_av_log_capture(); /* this thread's last line cleared */
         int r = goto_frame(v, idx);
         if (r < 0)
             return r;
