@@ -524,6 +524,8 @@ int cli_describe(int argc, char **argv)
             free(ch[i].text);
         free(ch);
     }
+    if (cli_faults_after_output() != CLI_OK) /* stdout lost the descriptions, or the model file changed */
+        failed = o.n_videos;
     seer_context_free(ctx);
     seer_model_free(m);
     if (gen_interrupted())

@@ -5,7 +5,8 @@
      elsewhere the check after the answer finds it;
    - the model file's modification time changed mid-run (rewritten in place): exit 1, one line;
    - the reader of stdout gone (`| head -c 10`): a quiet end by SIGPIPE (status 141), nothing on
-     stderr; stdout on a full disk (/dev/full): exit 1 with the errno's text, streaming and --json;
+     stderr; stdout on a full disk (/dev/full): exit 1 with the errno's text (run streaming and
+     --json, describe);
    - SIGINT mid-answer: exit 130 and the answer is not reported as complete;
    - the library pieces directly: io_map_check and io_fault_describe on a file truncated under a
      mapping, and nothing described outside a live mapping.
@@ -243,6 +244,15 @@ static void test_stdout(void)
             diag("stderr: %s", r.err);
         test_run_free(&r);
     }
+    /* seer describe streams each chunk's text the same way */
+    snprintf(cmd, sizeof cmd, "('%s/seer' -q describe -m '%s/model-f32.gguf' -n 20 --device cpu '%s' >/dev/full)",
+             SEER_BINARY_DIR, g_dir, test_src_path("samples/shapes.mp4"));
+    r = test_run_cmd(cmd);
+    ok(r.status == 1 && strstr(r.err, "seer: could not write the output to stdout: No space left on device\n"),
+       "describe > /dev/full: exit 1 (got %d) with the errno's text", r.status);
+    if (r.status != 1)
+        diag("stderr: %s", r.err);
+    test_run_free(&r);
 }
 
 /* ---- the library pieces the handler relies on -------------------------------------------------- */
