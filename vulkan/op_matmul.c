@@ -13,9 +13,6 @@
 #include "vulkan/push.h"
 #include "vulkan/vk_internal.h"
 
-/* x rows the matvec kernel takes at once (NMAX in matvec.comp). */
-#define MATVEC_MAX_N 8
-
 
 struct weight_kind {
     enum vk_kernel matvec, matmul, get_rows, matvec_sg;
@@ -57,22 +54,26 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
     if (rc == SEER_OK)
         rc = vk_rows_check(be, &outr, 4, "op_matmul");
     const int64_t M = w->ne[1], N = tensor_nrows(x);
-    const bool mv = N <= MATVEC_MAX_N;
+    const bool mv = N <= VK_MATVEC_MAX_N;
     const struct vk_pipeline *pl;
     if (rc == SEER_OK)
-        rc = vk_pipeline_get(vk, !mv ? wk.matmul : vk->caps.subgroup_arith ? wk.matvec_sg : wk.matvec, 0, &pl);
+        rc = vk_pipeline_get(vk, !mv ? wk.matmul : vk->caps.subgroup_arith ? wk.matvec_sg : wk.matvec,
+                             mv ? (uint32_t)N - 1 : 0, &pl); /* matvec: the build for N x rows */
     if (rc)
         return rc;
     /* rows of w per workgroup along grid x, rows of x per workgroup along grid y (matvec: all) */
     const uint32_t BM = mv ? pl->spec[VK_SPEC_MV_NR] : pl->spec[VK_SPEC_MM_BM];
-    const uint32_t BN = mv ? MATVEC_MAX_N : pl->spec[VK_SPEC_MM_BN];
+    const uint32_t BN = mv ? VK_MATVEC_MAX_N : pl->spec[VK_SPEC_MM_BN];
     const int64_t max_m = mv ? (int64_t)vk_grid_max(vk) * BM : (int64_t)vk->caps.max_wg_count[0] * BM;
-    const int64_t max_n = mv ? MATVEC_MAX_N : (int64_t)vk->caps.max_wg_count[1] * BN;
+    const int64_t max_n = mv ? VK_MATVEC_MAX_N : (int64_t)vk->caps.max_wg_count[1] * BN;
     const struct vk_rows x_and_out[2] = {xr, outr}; /* they share the row index */
     const uint32_t w_stride = vk_stride(w->nb[1], wk.unit);
     struct vk_binding b[3];
     for (int64_t r0 = 0, r1; r0 < N; r0 = r1) {
         if ((rc = vk_split(vk, x_and_out, 2, r0, N, max_n, &r1, "op_matmul")))
+            return rc;
+        /* matvec: the build for this piece's x rows (a window may cut the call's N) */
+        if (mv && (rc = vk_pipeline_get(vk, vk->caps.subgroup_arith ? wk.matvec_sg : wk.matvec, (uint32_t)(r1 - r0 - 1), &pl)))
             return rc;
         b[1] = vk_bind(vk, &xr, r0, r1, 4, false);
         b[2] = vk_bind(vk, &outr, r0, r1, 4, true);

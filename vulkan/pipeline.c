@@ -31,16 +31,19 @@ static uint32_t wg_1d(const struct vk_caps *c, uint32_t want)
     return pow2_floor(MIN(want, MIN(c->max_wg_size[0], c->max_wg_invocations)));
 }
 
-/* matvec: NR = 2 weight rows per workgroup of 64 invocations, each invocation one 8-element
-   chunk at a time: a 1024-wide row is 128 chunks, two per invocation, so no invocation idles
-   at the model's common widths, and the shared reduction (NR·8·WG floats, 4 KiB) fits every
-   device's guaranteed 16 KiB. */
+/* matvec: NR = 8 weight rows per workgroup of max(32, subgroup size) invocations, each
+   invocation one 8-element chunk at a time: a 1024-wide row is 128 chunks, four per invocation
+   (of 32), and each chunk of x, read once, serves the 8 rows. The shared reduction (NR·NX·WG
+   floats, at most 8 KiB at 32 invocations) fits every device's guaranteed 16 KiB. Measured on
+   lavapipe (docs/PERFORMANCE.md): 8 rows × 32 beat 2 × 64 by 1.5–2× per weight; fewer, longer
+   workgroups also cut the 248320-row vocabulary head to 31040 of them, still thousands per
+   compute unit on any GPU. Variant v is the build for N = v + 1 x rows (NX). */
 static uint32_t spec_matvec(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
 {
-    (void)variant;
-    spec[VK_SPEC_WG] = wg_1d(c, 64);
-    spec[VK_SPEC_MV_NR] = 2;
-    return 2;
+    spec[VK_SPEC_WG] = wg_1d(c, MIN(MAX(32u, c->subgroup_size), 128u));
+    spec[VK_SPEC_MV_NR] = 8;
+    spec[VK_SPEC_MV_NX] = variant + 1;
+    return 3;
 }
 
 /* matmul: BM×BN output tile per workgroup, BK-deep slices through shared memory, each
@@ -209,8 +212,9 @@ struct vk_kernel_desc {
 
 /* Weight kernels: one row per family; the blob comes from weight_blobs below. */
 static const struct vk_kernel_desc families[VK_FAM_COUNT] = {
-    [VK_FAM_MATVEC] = {"matvec", NULL, NULL, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, NULL},
-    [VK_FAM_MATVEC_SG] = {"matvec_sg", NULL, NULL, 3, sizeof(struct vk_push_matmul), 1, spec_matvec, supports_subgroup_arith},
+    [VK_FAM_MATVEC] = {"matvec", NULL, NULL, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, NULL},
+    [VK_FAM_MATVEC_SG] = {"matvec_sg", NULL, NULL, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec,
+                          supports_subgroup_arith},
     [VK_FAM_MATMUL] = {"matmul", NULL, NULL, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
     [VK_FAM_GET_ROWS] = {"get_rows", NULL, NULL, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
 };

@@ -107,11 +107,12 @@ static inline enum vk_kernel vk_weight_kernel(enum vk_family family, enum dtype 
    offers at least that many storage buffers per stage (Vulkan's minimum is 4). */
 #define VK_MAX_BINDINGS 8
 #define VK_MAX_SPEC 8
-#define VK_MAX_VARIANTS 8 /* unary.comp: 6 unary ops + scale */
+#define VK_MAX_VARIANTS 8 /* unary.comp: 6 unary ops + scale; matvec: N = 1..8 */
+#define VK_MATVEC_MAX_N 8 /* x rows the matvec kernel takes (one build per count); more: matmul */
 
 /* Specialization constant ids; each shader declares the ones it uses with these constant_ids. */
 enum { VK_SPEC_WG = 0, VK_SPEC_MM_BM = 1, VK_SPEC_MM_BN = 2, VK_SPEC_MM_BK = 3, VK_SPEC_BINARY_OP = 1 };
-enum { VK_SPEC_MV_NR = 1, VK_SPEC_NORM_MODE = 1, VK_SPEC_UNARY_OP = 1, VK_SPEC_CPY_DST = 1 };
+enum { VK_SPEC_MV_NR = 1, VK_SPEC_MV_NX = 2, VK_SPEC_NORM_MODE = 1, VK_SPEC_UNARY_OP = 1, VK_SPEC_CPY_DST = 1 };
 enum { VK_SPEC_CONV_TB = 1, VK_SPEC_GDN_RPL = 1, VK_SPEC_ATTN_HDM = 1, VK_SPEC_ATTN_BR = 2, VK_SPEC_ATTN_BK = 3 };
 
 struct vk_pipeline {

@@ -52,7 +52,11 @@ vec2 w_load2(uint i) { return vec2(w_f32[i], w_f32[i + 1u]); }
 
 void w_chunk8(uint row, uint k0, uint K, out float v[8])
 {
-    for (uint i = 0u; i < 8u; i++)
-        v[i] = k0 + i < K ? w_load(row + k0 + i) : 0.0;
+    // loads in bounds, then a select: no branch around a load (SIMD-lane implementations such
+    // as lavapipe run both sides of every branch under a mask)
+    for (uint i = 0u; i < 8u; i++) {
+        const float w = w_load(row + min(k0 + i, K - 1u));
+        v[i] = k0 + i < K ? w : 0.0;
+    }
 }
 #endif
