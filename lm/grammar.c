@@ -410,6 +410,8 @@ static int repeat(struct builder *b, int32_t r, size_t from, long m, long mx)
 {
     struct balt *a = &b->r[r].alts[b->r[r].n_alt - 1];
     size_t n = a->n - from;
+    if (n == 0) /* ""* repeats nothing: nothing to add (and no ε-loop rule) */
+        return SEER_OK;
     grammar_elem sym[64];
     grammar_elem *s = n <= 64 ? sym : seer_malloc(n * sizeof *s);
     int rc = SEER_OK;

@@ -4,9 +4,10 @@
    place commas right whatever optional properties are left out. Integer bounds become decimal
    digit-range rules (the ranges split by digit count, then by leading digit); number bounds add
    fractions only where k.xxx or −k.xxx stays inside the bounds. Patterns are translated from the
-   regex subset to grammar expressions over the string's JSON-escaped text.
-   Divisions: text buffer · common rules · numbers · patterns · schemas · entry points. */
+   regex subset to grammar expressions over the string's JSON-escaped text (lm/json_schema_regex.c).
+   Divisions: text buffer · common rules · numbers · schemas · entry points. */
 #include "lm/json_schema.h"
+#include "lm/json_schema_internal.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -20,19 +21,11 @@
 #include "core/error.h"
 #include "core/util.h"
 
-#define MAX_DEPTH 64
-#define MAX_LEN 10000                 /* longest string / array generated (grammar repetition cap) */
 #define NUM_MAX 999999999999999.0     /* 15 digits: exact in a double, and a finite number of tokens */
 
 /* ---- text buffer -------------------------------------------------------------------------------- */
 
-struct sb {
-    char *s;
-    size_t n, cap;
-    bool oom;
-};
-
-static void SEER_PRINTF(2, 3) sb_printf(struct sb *b, const char *fmt, ...)
+void js_printf(struct sb *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -49,34 +42,22 @@ static void SEER_PRINTF(2, 3) sb_printf(struct sb *b, const char *fmt, ...)
 }
 
 /* Appends bytes[n] as a GBNF string literal. */
-static void sb_lit(struct sb *b, const char *bytes, size_t n)
+void js_lit(struct sb *b, const char *bytes, size_t n)
 {
-    sb_printf(b, "\"");
+    js_printf(b, "\"");
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)bytes[i];
         if (c == '"' || c == '\\')
-            sb_printf(b, "\\%c", c);
+            js_printf(b, "\\%c", c);
         else if (c < 0x20 || c == 0x7F)
-            sb_printf(b, "\\x%02X", c);
+            js_printf(b, "\\x%02X", c);
         else
-            sb_printf(b, "%c", c);
+            js_printf(b, "%c", c);
     }
-    sb_printf(b, "\" ");
+    js_printf(b, "\" ");
 }
 
-struct js {
-    struct sb out;          /* the rules */
-    json_t *doc;            /* the whole schema, for $ref */
-    int n_rule, depth;
-    struct {
-        const json_t *schema;
-        int rule;
-    } refs[256];            /* $ref targets already given a rule */
-    size_t n_refs;
-    int rc;                 /* the first error */
-};
-
-static int refuse(struct js *j, const char *path, const char *what)
+int js_refuse(struct js *j, const char *path, const char *what)
 {
     if (!j->rc)
         j->rc = seer_err(SEER_EUNSUPPORTED, "the JSON schema at %s: %s", path, what);
@@ -109,7 +90,7 @@ static void digits_between(struct sb *e, const char *l, const char *h, int n)
     if (n == 0)
         return;
     if (l[0] == h[0]) {
-        sb_printf(e, "\"%c\" ", l[0]);
+        js_printf(e, "\"%c\" ", l[0]);
         digits_between(e, l + 1, h + 1, n - 1);
         return;
     }
@@ -120,24 +101,24 @@ static void digits_between(struct sb *e, const char *l, const char *h, int n)
     memset(nines, '9', sizeof nines), memset(zeros, '0', sizeof zeros);
     char from = l[0], to = h9 ? h[0] : (char)(h[0] - 1);
     const char *sep = "";
-    sb_printf(e, "( ");
+    js_printf(e, "( ");
     if (!l0) {
-        sb_printf(e, "\"%c\" ", l[0]);
+        js_printf(e, "\"%c\" ", l[0]);
         digits_between(e, l + 1, nines, n - 1);
         from++;
         sep = "| ";
     }
     if (from <= to) {
-        sb_printf(e, "%s[%c-%c] ", sep, from, to);
+        js_printf(e, "%s[%c-%c] ", sep, from, to);
         if (n > 1)
-            sb_printf(e, "[0-9]{%d} ", n - 1);
+            js_printf(e, "[0-9]{%d} ", n - 1);
         sep = "| ";
     }
     if (!h9) {
-        sb_printf(e, "%s\"%c\" ", sep, h[0]);
+        js_printf(e, "%s\"%c\" ", sep, h[0]);
         digits_between(e, zeros, h + 1, n - 1);
     }
-    sb_printf(e, ") ");
+    js_printf(e, ") ");
 }
 
 static int n_digits(int64_t x)
@@ -154,7 +135,7 @@ static void nonneg_range(struct sb *e, int64_t a, int64_t b)
 {
     int64_t p = 1;
     const char *sep = "";
-    sb_printf(e, "( ");
+    js_printf(e, "( ");
     for (int d = 1; d <= n_digits(b); d++, p *= 10) {
         int64_t lo = d == 1 ? 0 : p, hi = p * 10 - 1;
         lo = lo > a ? lo : a, hi = hi < b ? hi : b;
@@ -163,26 +144,26 @@ static void nonneg_range(struct sb *e, int64_t a, int64_t b)
         char l[40], h[40];
         snprintf(l, sizeof l, "%0*lld", d & 31, (long long)lo);
         snprintf(h, sizeof h, "%0*lld", d & 31, (long long)hi);
-        sb_printf(e, "%s", sep);
+        js_printf(e, "%s", sep);
         digits_between(e, l, h, d);
         sep = "| ";
     }
-    sb_printf(e, ") ");
+    js_printf(e, ") ");
 }
 
 /* Integers in [lo, hi] (−0 is never written). */
 static void int_range(struct sb *e, int64_t lo, int64_t hi)
 {
-    sb_printf(e, "( ");
+    js_printf(e, "( ");
     if (lo < 0) {
-        sb_printf(e, "\"-\" ");
+        js_printf(e, "\"-\" ");
         nonneg_range(e, hi < 0 ? -hi : 1, -lo);
     }
     if (hi >= 0) {
-        sb_printf(e, "%s", lo < 0 ? "| " : "");
+        js_printf(e, "%s", lo < 0 ? "| " : "");
         nonneg_range(e, lo > 0 ? lo : 0, hi);
     }
-    sb_printf(e, ") ");
+    js_printf(e, ") ");
 }
 
 /* The bounds as integers: non-integer or exclusive bounds move inwards (k.xxx fractions are added
@@ -195,7 +176,7 @@ static int bounds(struct js *j, const json_t *s, const char *path, bool *any, in
     *any = mn || mx || json_is_number(xmn) || json_is_number(xmx);
     if ((mn && !json_is_number(mn)) || (mx && !json_is_number(mx)) ||
         (xmn && !json_is_number(xmn) && !json_is_boolean(xmn)) || (xmx && !json_is_number(xmx) && !json_is_boolean(xmx)))
-        return refuse(j, path, "minimum/maximum/exclusiveMinimum/exclusiveMaximum must be numbers");
+        return js_refuse(j, path, "minimum/maximum/exclusiveMinimum/exclusiveMaximum must be numbers");
     if (mn)
         l = json_is_true(xmn) ? floor(json_number_value(mn)) + 1 : ceil(json_number_value(mn));
     if (json_is_number(xmn))
@@ -205,10 +186,10 @@ static int bounds(struct js *j, const json_t *s, const char *path, bool *any, in
     if (json_is_number(xmx))
         h = fmin(h, ceil(json_number_value(xmx)) - 1);
     if (l > NUM_MAX || h < -NUM_MAX)
-        return refuse(j, path, "bounds beyond ±10^15 cannot be generated");
+        return js_refuse(j, path, "bounds beyond ±10^15 cannot be generated");
     l = fmax(l, -NUM_MAX), h = fmin(h, NUM_MAX);
     if (l > h)
-        return refuse(j, path, "no integer lies within minimum/maximum (seer rounds non-integer bounds inwards)");
+        return js_refuse(j, path, "no integer lies within minimum/maximum (seer rounds non-integer bounds inwards)");
     *lo = (int64_t)l, *hi = (int64_t)h;
     return SEER_OK;
 }
@@ -220,438 +201,27 @@ static void number_expr(struct js *j, const json_t *s, const char *path, bool in
     if (bounds(j, s, path, &any, &lo, &hi))
         return;
     if (!any) {
-        sb_printf(e, integer ? "integer " : "number ");
+        js_printf(e, integer ? "integer " : "number ");
         return;
     }
-    sb_printf(e, "( ");
+    js_printf(e, "( ");
     int_range(e, lo, hi);
     if (!integer) {
         /* k.xxx lies in [k, k+1): inside when lo ≤ k and k+1 ≤ hi; −m.xxx in (−m−1, −m]. */
         int64_t a = lo > 0 ? lo : 0, b = hi - 1;
         if (a <= b) {
-            sb_printf(e, "| ");
+            js_printf(e, "| ");
             nonneg_range(e, a, b);
-            sb_printf(e, "\".\" [0-9]{1,15} ");
+            js_printf(e, "\".\" [0-9]{1,15} ");
         }
         int64_t ma = hi < 0 ? -hi : 0, mb = -lo - 1;
         if (mb >= 0 && ma <= mb) {
-            sb_printf(e, "| \"-\" ");
+            js_printf(e, "| \"-\" ");
             nonneg_range(e, ma, mb);
-            sb_printf(e, "\".\" [0-9]{1,15} ");
+            js_printf(e, "\".\" [0-9]{1,15} ");
         }
     }
-    sb_printf(e, ") ");
-}
-
-/* ---- patterns ------------------------------------------------------------------------------------ */
-
-/* Code-point ranges of a regex class; what a JSON string can hold unescaped is cut out at the end
-   (the quote and backslash are then written as their escapes). */
-struct cls {
-    struct {
-        uint32_t lo, hi;
-    } r[160];
-    int n;
-    bool ascii; /* it used \d \w \s or their negations: keep it to ASCII (see cls_escape) */
-};
-
-static void cls_add(struct cls *c, uint32_t lo, uint32_t hi)
-{
-    if (c->n < 160)
-        c->r[c->n].lo = lo, c->r[c->n].hi = hi, c->n++;
-}
-
-static int cmp_u32pair(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
-static void cls_norm(struct cls *c)
-{
-    qsort(c->r, (size_t)c->n, sizeof c->r[0], cmp_u32pair);
-    int k = 0;
-    for (int i = 0; i < c->n; i++) {
-        if (k && c->r[i].lo <= c->r[k - 1].hi + 1) {
-            if (c->r[i].hi > c->r[k - 1].hi)
-                c->r[k - 1].hi = c->r[i].hi;
-        } else {
-            c->r[k++] = c->r[i];
-        }
-    }
-    c->n = k;
-}
-
-static void cls_negate(struct cls *c)
-{
-    struct cls o = {.n = 0, .ascii = c->ascii};
-    uint32_t next = 0;
-    cls_norm(c);
-    for (int i = 0; i < c->n; i++) {
-        if (c->r[i].lo > next)
-            cls_add(&o, next, c->r[i].lo - 1);
-        next = c->r[i].hi + 1;
-    }
-    if (next <= 0x10FFFF)
-        cls_add(&o, next, 0x10FFFF);
-    *c = o;
-}
-
-static bool cls_has(const struct cls *c, uint32_t x)
-{
-    for (int i = 0; i < c->n; i++)
-        if (x >= c->r[i].lo && x <= c->r[i].hi)
-            return true;
-    return false;
-}
-
-/* \d \w \s and their negations with their ASCII meanings. Python's re (the validator's) gives them
-   Unicode meanings, which agree on ASCII only: \W or [^\d] must not write 'é' or '٣', so a class
-   that uses one is cut to ASCII when written. */
-static void cls_escape(struct cls *c, char k)
-{
-    c->ascii = true;
-    struct cls t = {.n = 0};
-    char lower = (char)(k | 0x20);
-    if (lower == 'd')
-        cls_add(&t, '0', '9');
-    else if (lower == 'w')
-        cls_add(&t, '0', '9'), cls_add(&t, 'A', 'Z'), cls_add(&t, 'a', 'z'), cls_add(&t, '_', '_');
-    else
-        cls_add(&t, ' ', ' '), cls_add(&t, '\t', '\r');
-    if (k != lower)
-        cls_negate(&t);
-    for (int i = 0; i < t.n; i++)
-        cls_add(c, t.r[i].lo, t.r[i].hi);
-}
-
-/* The class as a grammar expression over JSON text: the characters a JSON string holds as they
-   are, plus \" and \\ when the class has them (control characters are left out: a subset). */
-static void cls_emit(struct js *j, const char *path, struct cls *c, struct sb *e)
-{
-    cls_norm(c);
-    bool q = cls_has(c, '"'), bs = cls_has(c, '\\'), any = false;
-    struct cls plain = {.n = 0};
-    for (int i = 0; i < c->n; i++) {
-        uint32_t lo = c->r[i].lo < 0x20 ? 0x20 : c->r[i].lo, hi = c->ascii && c->r[i].hi > 0x7E ? 0x7E : c->r[i].hi;
-        for (uint32_t cut = 0; cut < 2; cut++) { /* split around '"' (0x22) and '\\' (0x5C) */
-            uint32_t x = cut ? '\\' : '"';
-            if (lo <= x && x <= hi) {
-                if (lo < x)
-                    cls_add(&plain, lo, x - 1);
-                lo = x + 1;
-            }
-        }
-        if (lo >= 0xD800 && lo <= 0xDFFF) /* surrogates are no characters */
-            lo = 0xE000;
-        if (hi >= 0xD800 && hi <= 0xDFFF)
-            hi = 0xD7FF;
-        if (lo <= hi)
-            cls_add(&plain, lo, hi);
-    }
-    sb_printf(e, "( ");
-    if (plain.n) {
-        sb_printf(e, "[");
-        for (int i = 0; i < plain.n; i++) {
-            sb_printf(e, "\\U%08X", (unsigned)plain.r[i].lo);
-            if (plain.r[i].hi != plain.r[i].lo)
-                sb_printf(e, "-\\U%08X", (unsigned)plain.r[i].hi);
-        }
-        sb_printf(e, "] ");
-        any = true;
-    }
-    if (q)
-        sb_printf(e, "%s\"\\\\\\\"\" ", any ? "| " : ""), any = true;
-    if (bs)
-        sb_printf(e, "%s\"\\\\\\\\\" ", any ? "| " : ""), any = true;
-    sb_printf(e, ") ");
-    if (!any)
-        refuse(j, path, "the pattern has a class of control characters only, which seer does not write");
-}
-
-struct rx {
-    struct js *j;
-    const char *path, *p, *end;
-    int depth;
-};
-
-static int rx_fail(struct rx *x, const char *what)
-{
-    char msg[160];
-    snprintf(msg, sizeof msg, "pattern: %s", what);
-    return refuse(x->j, x->path, msg);
-}
-
-/* One code point of the pattern (UTF-8), or 0 bytes at a broken sequence. */
-static int rx_utf8(struct rx *x, uint32_t *cp)
-{
-    const unsigned char *s = (const unsigned char *)x->p;
-    int n = s[0] < 0x80 ? 1 : s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC0 ? 2 : 0;
-    if (!n || x->end - x->p < n)
-        return 0;
-    uint32_t c = n == 1 ? s[0] : s[0] & (0x7Fu >> n);
-    for (int i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        c = c << 6 | (s[i] & 0x3F);
-    }
-    static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (c < min[n] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-        return 0;
-    *cp = c;
-    x->p += n;
-    return n;
-}
-
-/* An escape after '\': a class (\d …) goes into *c and returns 1; a character into *cp, 0. */
-static int rx_escape(struct rx *x, uint32_t *cp, struct cls *c)
-{
-    if (x->p >= x->end)
-        return rx_fail(x, "it ends with '\\'"), -1;
-    char k = *x->p++;
-    if (strchr("dDwWsS", k)) {
-        cls_escape(c, k);
-        return 1;
-    }
-    if (strchr("bBkpP123456789", k))
-        return rx_fail(x, "word boundaries, back-references and \\p classes are not supported"), -1;
-    const char *simple = "n\nt\tr\rf\fv\v0";
-    const char *hit = strchr("ntrfv0", k);
-    if (hit) {
-        *cp = k == '0' ? 0 : (uint32_t)simple[(hit - "ntrfv0") * 2 + 1];
-        return 0;
-    }
-    if (k == 'x' || k == 'u') {
-        int nd = k == 'x' ? 2 : 4;
-        uint32_t v = 0;
-        for (int i = 0; i < nd; i++) {
-            char h = x->p < x->end ? *x->p++ : 0;
-            int d = h >= '0' && h <= '9' ? h - '0' : (h | 0x20) >= 'a' && (h | 0x20) <= 'f' ? (h | 0x20) - 'a' + 10 : -1;
-            if (d < 0)
-                return rx_fail(x, "a \\x or \\u escape needs hex digits"), -1;
-            v = v << 4 | (uint32_t)d;
-        }
-        if (v >= 0xD800 && v <= 0xDFFF)
-            return rx_fail(x, "surrogate escapes are not supported"), -1;
-        *cp = v;
-        return 0;
-    }
-    if ((k >= 'a' && k <= 'z') || (k >= 'A' && k <= 'Z'))
-        return rx_fail(x, "an unknown escape"), -1;
-    *cp = (uint32_t)(unsigned char)k;
-    return 0;
-}
-
-/* One character as JSON string text. */
-static void rx_char(struct sb *e, uint32_t c)
-{
-    char b[8];
-    if (c == '"' || c == '\\') {
-        b[0] = '\\', b[1] = (char)c;
-        sb_lit(e, b, 2);
-    } else if (c < 0x20) {
-        const char *named = c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r" : c == '\b' ? "\\b" : c == '\f' ? "\\f" : NULL;
-        if (!named)
-            snprintf(b, sizeof b, "\\u%04x", (unsigned)c), named = b;
-        sb_lit(e, named, strlen(named));
-    } else {
-        int n = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
-        for (int i = n - 1; i > 0; i--)
-            b[i] = (char)(0x80 | (c & 0x3F)), c >>= 6;
-        b[0] = (char)(n == 1 ? c : ((0xF00u >> n) & 0xF0) | c);
-        sb_lit(e, b, (size_t)n);
-    }
-}
-
-static int rx_alt(struct rx *x, struct sb *e);
-
-static int rx_class(struct rx *x, struct sb *e)
-{
-    struct cls c = {.n = 0};
-    bool neg = false;
-    x->p++; /* '[' */
-    if (x->p < x->end && *x->p == '^')
-        neg = true, x->p++;
-    bool first = true;
-    while (x->p < x->end && (*x->p != ']' || first)) {
-        uint32_t lo, hi;
-        first = false;
-        if (*x->p == '\\') {
-            x->p++;
-            int k = rx_escape(x, &lo, &c);
-            if (k < 0)
-                return -1;
-            if (k == 1)
-                continue;
-        } else if (!rx_utf8(x, &lo)) {
-            return rx_fail(x, "invalid UTF-8");
-        }
-        hi = lo;
-        if (x->end - x->p >= 2 && x->p[0] == '-' && x->p[1] != ']') {
-            x->p++;
-            if (*x->p == '\\') {
-                struct cls dummy = {.n = 0};
-                x->p++;
-                if (rx_escape(x, &hi, &dummy) != 0)
-                    return rx_fail(x, "a class range ends in a class escape");
-            } else if (!rx_utf8(x, &hi)) {
-                return rx_fail(x, "invalid UTF-8");
-            }
-            if (hi < lo)
-                return rx_fail(x, "a class range runs backwards");
-        }
-        cls_add(&c, lo, hi);
-    }
-    if (x->p >= x->end)
-        return rx_fail(x, "a class is not closed");
-    x->p++;
-    if (neg)
-        cls_negate(&c);
-    cls_emit(x->j, x->path, &c, e);
-    return x->j->rc;
-}
-
-static int rx_atom(struct rx *x, struct sb *e)
-{
-    char ch = *x->p;
-    if (ch == '(') {
-        x->p++;
-        if (x->p < x->end && *x->p == '?') {
-            if (x->end - x->p < 2 || x->p[1] != ':')
-                return rx_fail(x, "lookarounds and named groups are not supported");
-            x->p += 2;
-        }
-        if (++x->depth > MAX_DEPTH)
-            return rx_fail(x, "groups nest too deep");
-        sb_printf(e, "( ");
-        if (rx_alt(x, e))
-            return -1;
-        x->depth--;
-        if (x->p >= x->end || *x->p != ')')
-            return rx_fail(x, "a group is not closed");
-        x->p++;
-        sb_printf(e, ") ");
-        return SEER_OK;
-    }
-    if (ch == '[')
-        return rx_class(x, e);
-    if (ch == '.') { /* any character but line terminators (ECMA-262) */
-        struct cls c = {.n = 0};
-        x->p++;
-        cls_add(&c, '\n', '\n'), cls_add(&c, '\r', '\r'), cls_add(&c, 0x2028, 0x2029);
-        cls_negate(&c);
-        cls_emit(x->j, x->path, &c, e);
-        return x->j->rc;
-    }
-    if (ch == '^' || ch == '$')
-        return rx_fail(x, "'^' and '$' are supported only at the very start and end");
-    if (strchr("*+?{", ch))
-        return rx_fail(x, "a quantifier follows nothing");
-    uint32_t cp;
-    if (ch == '\\') {
-        struct cls c = {.n = 0};
-        x->p++;
-        int k = rx_escape(x, &cp, &c);
-        if (k < 0)
-            return -1;
-        if (k == 1) {
-            cls_emit(x->j, x->path, &c, e);
-            return x->j->rc;
-        }
-    } else if (!rx_utf8(x, &cp)) {
-        return rx_fail(x, "invalid UTF-8");
-    }
-    rx_char(e, cp);
-    return SEER_OK;
-}
-
-static int rx_seq(struct rx *x, struct sb *e)
-{
-    sb_printf(e, "( \"\" ");
-    while (x->p < x->end && *x->p != '|' && *x->p != ')') {
-        struct sb a = {0};
-        int rc = rx_atom(x, &a);
-        if (!rc && x->p < x->end && strchr("*+?{", *x->p)) {
-            char q = *x->p++;
-            if (q == '{') {
-                long m = 0, n = -1;
-                char *end;
-                m = strtol(x->p, &end, 10);
-                if (end == x->p || m < 0 || m > MAX_LEN)
-                    rc = rx_fail(x, "a {m,n} quantifier needs counts up to 10000");
-                x->p = end;
-                n = m;
-                if (!rc && x->p < x->end && *x->p == ',') {
-                    x->p++;
-                    n = -1;
-                    if (x->p < x->end && *x->p != '}') {
-                        n = strtol(x->p, &end, 10);
-                        if (end == x->p || n < m || n > MAX_LEN)
-                            rc = rx_fail(x, "a {m,n} quantifier needs m <= n <= 10000");
-                        x->p = end;
-                    }
-                }
-                if (!rc && (x->p >= x->end || *x->p != '}'))
-                    rc = rx_fail(x, "a {m,n} quantifier is not closed");
-                x->p++;
-                if (!rc && a.s) {
-                    sb_printf(e, "( %s)", a.s);
-                    if (n < 0)
-                        sb_printf(e, "{%ld,} ", m);
-                    else
-                        sb_printf(e, "{%ld,%ld} ", m, n);
-                }
-            } else if (!rc && a.s) {
-                sb_printf(e, "( %s)%c ", a.s, q);
-            }
-            if (x->p < x->end && *x->p == '?') /* lazy: the same strings */
-                x->p++;
-        } else if (!rc && a.s) {
-            sb_printf(e, "%s", a.s);
-        }
-        free(a.s);
-        if (rc || a.oom)
-            return rc ? rc : (e->oom = true, SEER_ENOMEM);
-    }
-    sb_printf(e, ") ");
-    return SEER_OK;
-}
-
-static int rx_alt(struct rx *x, struct sb *e)
-{
-    if (rx_seq(x, e))
-        return -1;
-    while (x->p < x->end && *x->p == '|') {
-        x->p++;
-        sb_printf(e, "| ");
-        if (rx_seq(x, e))
-            return -1;
-    }
-    return SEER_OK;
-}
-
-/* A string matching `pattern`. JSON Schema searches for the pattern anywhere in the string; the
-   string written is always exactly one match (a subset: free text around an unanchored pattern
-   would let a model wander and never reach the match). */
-static void pattern_expr(struct js *j, const char *path, const char *pat, struct sb *e)
-{
-    size_t n = strlen(pat);
-    bool a0 = n && pat[0] == '^', a1 = false;
-    if (n - a0 > 0 && pat[n - 1] == '$') {
-        size_t bs = 0; /* an escaped '$' is a character */
-        while (bs + 2 <= n && pat[n - 2 - bs] == '\\')
-            bs++;
-        a1 = bs % 2 == 0;
-    }
-    struct rx x = {.j = j, .path = path, .p = pat + a0, .end = pat + n - a1};
-    sb_printf(e, "\"\\\"\" ( ");
-    if (rx_alt(&x, e))
-        return;
-    if (x.p != x.end) {
-        rx_fail(&x, "an unmatched ')'");
-        return;
-    }
-    sb_printf(e, ") \"\\\"\" ");
+    js_printf(e, ") ");
 }
 
 /* ---- schemas ------------------------------------------------------------------------------------- */
@@ -715,11 +285,11 @@ static void enum_expr(struct js *j, const json_t *s, const char *path, struct sb
     if (k) {
         char msg[160];
         snprintf(msg, sizeof msg, "'%s' next to enum/const is not supported", k);
-        refuse(j, path, msg);
+        js_refuse(j, path, msg);
         return;
     }
     if (vals && cv) {
-        refuse(j, path, "enum and const together are not supported");
+        js_refuse(j, path, "enum and const together are not supported");
         return;
     }
     json_t *one = cv ? json_pack("[O]", cv) : NULL;
@@ -731,12 +301,12 @@ static void enum_expr(struct js *j, const json_t *s, const char *path, struct sb
         vals = one;
     if (!json_is_array(vals) || !json_array_size(vals)) {
         json_decref(one);
-        refuse(j, path, "enum must be a non-empty array");
+        js_refuse(j, path, "enum must be a non-empty array");
         return;
     }
     size_t i, n = 0;
     json_t *v;
-    sb_printf(e, "( ");
+    js_printf(e, "( ");
     json_array_foreach(vals, i, v) {
         bool fits = !type;
         if (json_is_string(type))
@@ -750,14 +320,14 @@ static void enum_expr(struct js *j, const json_t *s, const char *path, struct sb
             e->oom = true;
             break;
         }
-        sb_printf(e, "%s", n++ ? "| " : "");
-        sb_lit(e, txt, strlen(txt));
+        js_printf(e, "%s", n++ ? "| " : "");
+        js_lit(e, txt, strlen(txt));
         free(txt);
     }
-    sb_printf(e, ") ");
+    js_printf(e, ") ");
     json_decref(one);
     if (!n)
-        refuse(j, path, "no enum/const value has the schema's type");
+        js_refuse(j, path, "no enum/const value has the schema's type");
 }
 
 static int64_t count_kw(struct js *j, const json_t *s, const char *path, const char *kw, int64_t dflt)
@@ -768,7 +338,7 @@ static int64_t count_kw(struct js *j, const json_t *s, const char *path, const c
     if (!json_is_integer(v) || json_integer_value(v) < 0) {
         char msg[96];
         snprintf(msg, sizeof msg, "%s must be a non-negative integer", kw);
-        refuse(j, path, msg);
+        js_refuse(j, path, msg);
         return dflt;
     }
     return json_integer_value(v);
@@ -780,23 +350,23 @@ static void string_expr(struct js *j, const json_t *s, const char *path, struct 
     int64_t mn = count_kw(j, s, path, "minLength", 0), mx = count_kw(j, s, path, "maxLength", -1);
     if (pat) {
         if (!json_is_string(pat))
-            refuse(j, path, "pattern must be a string");
+            js_refuse(j, path, "pattern must be a string");
         else if (json_object_get(s, "minLength") || json_object_get(s, "maxLength"))
-            refuse(j, path, "pattern together with minLength/maxLength is not supported");
+            js_refuse(j, path, "pattern together with minLength/maxLength is not supported");
         else
-            pattern_expr(j, path, json_string_value(pat), e);
+            js_pattern(j, path, json_string_value(pat), e);
         return;
     }
     if (mn > MAX_LEN)
-        refuse(j, path, "minLength above 10000 is not supported");
+        js_refuse(j, path, "minLength above 10000 is not supported");
     else if (mx >= 0 && mx < mn)
-        refuse(j, path, "maxLength is below minLength");
+        js_refuse(j, path, "maxLength is below minLength");
     else if (mn == 0 && mx < 0)
-        sb_printf(e, "string ");
+        js_printf(e, "string ");
     else if (mx < 0)
-        sb_printf(e, "\"\\\"\" char{%lld,} \"\\\"\" ", (long long)mn);
+        js_printf(e, "\"\\\"\" char{%lld,} \"\\\"\" ", (long long)mn);
     else
-        sb_printf(e, "\"\\\"\" char{%lld,%lld} \"\\\"\" ", (long long)mn, (long long)(mx < MAX_LEN ? mx : MAX_LEN));
+        js_printf(e, "\"\\\"\" char{%lld,%lld} \"\\\"\" ", (long long)mn, (long long)(mx < MAX_LEN ? mx : MAX_LEN));
 }
 
 static void array_expr(struct js *j, const json_t *s, const char *path, struct sb *e)
@@ -805,33 +375,33 @@ static void array_expr(struct js *j, const json_t *s, const char *path, struct s
     int64_t mn = count_kw(j, s, path, "minItems", 0), mx = count_kw(j, s, path, "maxItems", -1);
     char item[32] = "value", sub[320];
     if (json_is_true(uniq) || (uniq && !json_is_boolean(uniq))) {
-        refuse(j, path, "uniqueItems: true cannot be enforced while generating");
+        js_refuse(j, path, "uniqueItems: true cannot be enforced while generating");
         return;
     }
     if (json_is_array(items)) {
-        refuse(j, path, "items as an array (tuples) is not supported");
+        js_refuse(j, path, "items as an array (tuples) is not supported");
         return;
     }
     snprintf(sub, sizeof sub, "%s/items", path);
     if (items && gen(j, items, sub, item))
         return;
     if (mn > MAX_LEN || (mx >= 0 && mx < mn)) {
-        refuse(j, path, mn > MAX_LEN ? "minItems above 10000 is not supported" : "maxItems is below minItems");
+        js_refuse(j, path, mn > MAX_LEN ? "minItems above 10000 is not supported" : "maxItems is below minItems");
         return;
     }
     if (mx > MAX_LEN)
         mx = MAX_LEN;
     if (mx == 0) {
-        sb_printf(e, "\"[\" ws \"]\" ");
+        js_printf(e, "\"[\" ws \"]\" ");
         return;
     }
-    sb_printf(e, "\"[\" ws %s%s ws ( \",\" ws %s ws )", mn == 0 ? "( " : "", item, item);
+    js_printf(e, "\"[\" ws %s%s ws ( \",\" ws %s ws )", mn == 0 ? "( " : "", item, item);
     int64_t lo = mn > 0 ? mn - 1 : 0;
     if (mx < 0)
-        sb_printf(e, "{%lld,} ", (long long)lo);
+        js_printf(e, "{%lld,} ", (long long)lo);
     else
-        sb_printf(e, "{%lld,%lld} ", (long long)lo, (long long)(mx - 1));
-    sb_printf(e, "%s\"]\" ", mn == 0 ? ")? " : "");
+        js_printf(e, "{%lld,%lld} ", (long long)lo, (long long)(mx - 1));
+    js_printf(e, "%s\"]\" ", mn == 0 ? ")? " : "");
 }
 
 /* Properties in the schema's order. F_i: none written yet (the next one needs no comma);
@@ -841,11 +411,11 @@ static void object_expr(struct js *j, const json_t *s, const char *path, struct 
     const json_t *props = json_object_get(s, "properties"), *req = json_object_get(s, "required");
     const json_t *addl = json_object_get(s, "additionalProperties");
     if ((props && !json_is_object(props)) || (req && !json_is_array(req))) {
-        refuse(j, path, "properties must be an object and required an array");
+        js_refuse(j, path, "properties must be an object and required an array");
         return;
     }
     if (addl && !json_is_boolean(addl)) {
-        refuse(j, path, "additionalProperties as a schema is not supported (use true or false)");
+        js_refuse(j, path, "additionalProperties as a schema is not supported (use true or false)");
         return;
     }
     size_t n_req = json_array_size(req), n = 0, cap = json_object_size(props) + n_req;
@@ -872,14 +442,14 @@ static void object_expr(struct js *j, const json_t *s, const char *path, struct 
         const char *rk = json_string_value(json_array_get(req, i));
         size_t f = 0;
         if (!rk) {
-            refuse(j, path, "required must list strings");
+            js_refuse(j, path, "required must list strings");
             goto done;
         }
         while (f < n && strcmp(pr[f].key, rk))
             f++;
         if (f == n) { /* required but not described: any value, unless no other property may exist */
             if (json_is_false(addl)) {
-                refuse(j, path, "a required property is not in properties while additionalProperties is false");
+                js_refuse(j, path, "a required property is not in properties while additionalProperties is false");
                 goto done;
             }
             pr[n].key = rk;
@@ -889,7 +459,7 @@ static void object_expr(struct js *j, const json_t *s, const char *path, struct 
         pr[f].required = true;
     }
     if (!n) {
-        sb_printf(e, json_is_false(addl) ? "\"{\" ws \"}\" " : "object ");
+        js_printf(e, json_is_false(addl) ? "\"{\" ws \"}\" " : "object ");
         goto done;
     }
     int id = new_rule_id(j);
@@ -906,20 +476,20 @@ static void object_expr(struct js *j, const json_t *s, const char *path, struct 
             snprintf(next_f, sizeof next_f, "o%d-f%zu", id, i + 1);
             snprintf(next_a, sizeof next_a, "o%d-a%zu", id, i + 1);
         }
-        sb_printf(&j->out, "o%d-f%zu ::= ", id, i);
-        sb_lit(&j->out, key, strlen(key));
-        sb_printf(&j->out, "ws \":\" ws %s ws %s", pr[i].rule, next_a);
+        js_printf(&j->out, "o%d-f%zu ::= ", id, i);
+        js_lit(&j->out, key, strlen(key));
+        js_printf(&j->out, "ws \":\" ws %s ws %s", pr[i].rule, next_a);
         if (!pr[i].required)
-            sb_printf(&j->out, " | \"\" %s", next_f);
-        sb_printf(&j->out, "\no%d-a%zu ::= \",\" ws ", id, i);
-        sb_lit(&j->out, key, strlen(key));
-        sb_printf(&j->out, "ws \":\" ws %s ws %s", pr[i].rule, next_a);
+            js_printf(&j->out, " | \"\" %s", next_f);
+        js_printf(&j->out, "\no%d-a%zu ::= \",\" ws ", id, i);
+        js_lit(&j->out, key, strlen(key));
+        js_printf(&j->out, "ws \":\" ws %s ws %s", pr[i].rule, next_a);
         if (!pr[i].required)
-            sb_printf(&j->out, " | \"\" %s", next_a);
-        sb_printf(&j->out, "\n");
+            js_printf(&j->out, " | \"\" %s", next_a);
+        js_printf(&j->out, "\n");
         free(key);
     }
-    sb_printf(e, "\"{\" ws o%d-f0 \"}\" ", id);
+    js_printf(e, "\"{\" ws o%d-f0 \"}\" ", id);
 done:
     free(pr);
 }
@@ -927,9 +497,9 @@ done:
 static void type_expr(struct js *j, const json_t *s, const char *path, const char *t, struct sb *e)
 {
     if (!strcmp(t, "null"))
-        sb_printf(e, "\"null\" ");
+        js_printf(e, "\"null\" ");
     else if (!strcmp(t, "boolean"))
-        sb_printf(e, "( \"true\" | \"false\" ) ");
+        js_printf(e, "( \"true\" | \"false\" ) ");
     else if (!strcmp(t, "integer") || !strcmp(t, "number"))
         number_expr(j, s, path, t[0] == 'i', e);
     else if (!strcmp(t, "string"))
@@ -939,7 +509,7 @@ static void type_expr(struct js *j, const json_t *s, const char *path, const cha
     else if (!strcmp(t, "object"))
         object_expr(j, s, path, e);
     else
-        refuse(j, path, "an unknown type");
+        js_refuse(j, path, "an unknown type");
 }
 
 /* The type a schema without "type" describes, from its keywords (a subset of what it accepts). */
@@ -964,7 +534,7 @@ static int ref_rule(struct js *j, const json_t *s, const char *path, char name[3
     static const char *const only_ref[] = {"$ref", NULL};
     const json_t *target = NULL;
     if (other_keyword(s, only_ref))
-        return refuse(j, path, "$ref next to other keywords is not supported");
+        return js_refuse(j, path, "$ref next to other keywords is not supported");
     if (ref && !strcmp(ref, "#"))
         target = j->doc;
     else if (ref && !strncmp(ref, "#/$defs/", 8) && !strpbrk(ref + 8, "/~"))
@@ -972,19 +542,19 @@ static int ref_rule(struct js *j, const json_t *s, const char *path, char name[3
     else if (ref && !strncmp(ref, "#/definitions/", 14) && !strpbrk(ref + 14, "/~"))
         target = json_object_get(json_object_get(j->doc, "definitions"), ref + 14);
     if (!target)
-        return refuse(j, path, "$ref must point to #, #/$defs/NAME or #/definitions/NAME of this schema");
+        return js_refuse(j, path, "$ref must point to #, #/$defs/NAME or #/definitions/NAME of this schema");
     for (size_t i = 0; i < j->n_refs; i++)
         if (j->refs[i].schema == target)
             return snprintf(name, 32, "s%d", j->refs[i].rule), SEER_OK;
     if (j->n_refs == sizeof j->refs / sizeof j->refs[0])
-        return refuse(j, path, "more than 256 $ref targets");
+        return js_refuse(j, path, "more than 256 $ref targets");
     /* Named before its body is generated, so a recursive reference finds it. */
     int id = new_rule_id(j);
     j->refs[j->n_refs].schema = target, j->refs[j->n_refs++].rule = id;
     char body[32];
     if (gen(j, target, ref, body))
         return j->rc;
-    sb_printf(&j->out, "s%d ::= %s\n", id, body);
+    js_printf(&j->out, "s%d ::= %s\n", id, body);
     snprintf(name, 32, "s%d", id);
     return SEER_OK;
 }
@@ -1000,80 +570,82 @@ static int gen(struct js *j, const json_t *s, const char *path, char name[32])
         return SEER_OK;
     }
     if (json_is_false(s))
-        return refuse(j, path, "the schema false accepts nothing");
+        return js_refuse(j, path, "the schema false accepts nothing");
     if (!json_is_object(s))
-        return refuse(j, path, "a schema must be an object or a boolean");
+        return js_refuse(j, path, "a schema must be an object or a boolean");
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)s, k, v) {
         if (!in_list(annotations, k) && !in_list(supported, k)) {
             char msg[200];
             snprintf(msg, sizeof msg, "'%.60s' is not supported (seer refuses what it cannot enforce)", k);
-            return refuse(j, path, msg);
+            return js_refuse(j, path, msg);
         }
     }
     if (++j->depth > MAX_DEPTH)
-        return refuse(j, path, "schemas nest deeper than 64");
+        return js_refuse(j, path, "schemas nest deeper than 64");
     const json_t *any = json_object_get(s, "anyOf"), *all = json_object_get(s, "allOf");
     const json_t *type = json_object_get(s, "type");
-    if (json_object_get(s, "$ref")) {
+    if (json_object_get(s, "$ref")) { /* depth keeps counting through references: chains nest too */
+        int rc = ref_rule(j, s, path, name);
         j->depth--;
-        return ref_rule(j, s, path, name);
+        return rc;
     }
     if (all) {
         static const char *const only_all[] = {"allOf", NULL};
         if (!json_is_array(all) || json_array_size(all) != 1 || other_keyword(s, only_all))
-            return refuse(j, path, "allOf is supported only with exactly one schema and nothing beside it");
+            return js_refuse(j, path, "allOf is supported only with exactly one schema and nothing beside it");
         char sub[320];
         snprintf(sub, sizeof sub, "%s/allOf/0", path);
+        int rc = gen(j, json_array_get(all, 0), sub, name);
         j->depth--;
-        return gen(j, json_array_get(all, 0), sub, name);
+        return rc;
     }
     if (any) {
         static const char *const only_any[] = {"anyOf", NULL};
         if (!json_is_array(any) || !json_array_size(any) || other_keyword(s, only_any))
-            return refuse(j, path, "anyOf must be a non-empty array with no other keyword beside it");
+            return js_refuse(j, path, "anyOf must be a non-empty array with no other keyword beside it");
         size_t i;
-        sb_printf(&e, "( ");
+        js_printf(&e, "( ");
         json_array_foreach(any, i, v) {
             char sub[320], alt[32];
             snprintf(sub, sizeof sub, "%s/anyOf/%zu", path, i);
             if (gen(j, v, sub, alt))
                 break;
-            sb_printf(&e, "%s%s ", i ? "| " : "", alt);
+            js_printf(&e, "%s%s ", i ? "| " : "", alt);
         }
-        sb_printf(&e, ") ");
+        js_printf(&e, ") ");
     } else if (json_object_get(s, "enum") || json_object_get(s, "const")) {
         enum_expr(j, s, path, &e);
     } else if (json_is_array(type)) {
         size_t i;
         if (!json_array_size(type))
-            refuse(j, path, "type is an empty list");
-        sb_printf(&e, "( ");
+            js_refuse(j, path, "type is an empty list");
+        js_printf(&e, "( ");
         json_array_foreach(type, i, v) {
             if (!json_is_string(v)) {
-                refuse(j, path, "type must be a string or a list of strings");
+                js_refuse(j, path, "type must be a string or a list of strings");
                 break;
             }
-            sb_printf(&e, "%s", i ? "| " : "");
+            js_printf(&e, "%s", i ? "| " : "");
             type_expr(j, s, path, json_string_value(v), &e);
         }
-        sb_printf(&e, ") ");
+        js_printf(&e, ") ");
     } else if (type && !json_is_string(type)) {
-        refuse(j, path, "type must be a string or a list of strings");
+        js_refuse(j, path, "type must be a string or a list of strings");
     } else {
         const char *t = type ? json_string_value(type) : implied_type(s);
         if (t)
             type_expr(j, s, path, t, &e);
         else
-            sb_printf(&e, "value ");
+            js_printf(&e, "value ");
     }
     j->depth--;
     if (!j->rc && e.oom)
         j->rc = seer_err(SEER_ENOMEM, "no memory for the JSON schema's grammar");
     if (!j->rc) {
         int id = new_rule_id(j);
-        sb_printf(&j->out, "s%d ::= %s\n", id, e.s);
+        js_printf(&j->out, "s%d ::= %s\n", id, e.s);
         snprintf(name, 32, "s%d", id);
     }
     free(e.s);
@@ -1096,7 +668,7 @@ int json_schema_to_gbnf(const char *schema, size_t len, char **gbnf)
     j->doc = doc;
     char root[32];
     if (!gen(j, doc, "#", root)) {
-        sb_printf(&j->out, "root ::= %s\n%s", root, COMMON_RULES);
+        js_printf(&j->out, "root ::= %s\n%s", root, COMMON_RULES);
         if (j->out.oom)
             j->rc = seer_err(SEER_ENOMEM, "no memory for the JSON schema's grammar");
     }
