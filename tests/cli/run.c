@@ -328,8 +328,8 @@ static void test_thinking_budget(const char *dir)
     skip("every prompt's reasoning ended within 3 tokens (random weights)", "the reasoning budget");
 }
 
-/* SIGINT while the prompt is processed (a long prompt, one token per micro-batch): what there is
-   is printed, --json with "stop": "canceled", exit 130. The signal is sent once --progress shows
+/* SIGINT (--json) and SIGTERM (streaming) while the prompt is processed (a long prompt, one token
+   per micro-batch): what there is is printed, --json with "stop": "canceled", exit 130. The signal is sent once --progress shows
    the prompt is being fed, so it never lands before the handler is installed. */
 static void test_sigint(const char *dir)
 {
@@ -341,8 +341,8 @@ static void test_sigint(const char *dir)
         snprintf(cmd, sizeof cmd,
                  "( '%s/seer' run -m '%s/model-f32.gguf' -f '%s/long.txt' -ub 1 -c 8000 --progress %s 2>'%s/sig.err' & p=$!; "
                  "i=0; until grep -q 'seer: prompt [0-9]*/' '%s/sig.err' 2>/dev/null || [ $i -gt 600 ]; do sleep 0.05; i=$((i+1)); done; "
-                 "kill -INT $p; wait $p )",
-                 SEER_BINARY_DIR, dir, dir, json ? "--json" : "", dir, dir);
+                 "kill -%s $p; wait $p )",
+                 SEER_BINARY_DIR, dir, dir, json ? "--json" : "", dir, dir, json ? "INT" : "TERM");
         struct test_run r = test_run_cmd(cmd);
         char path[700];
         snprintf(path, sizeof path, "%s/sig.err", dir);
@@ -356,7 +356,7 @@ static void test_sigint(const char *dir)
             json_decref(j);
         } else {
             ok(r.status == 130 && err && strstr(err, "interrupted") && strstr(err, "stop: canceled"),
-               "SIGINT while streaming: exit 130, the timing line says canceled");
+               "SIGTERM while streaming: exit 130, the timing line says canceled");
         }
         free(err);
         test_run_free(&r);
