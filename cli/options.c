@@ -175,6 +175,7 @@ static int structured_opt(int key, const char *nm, const char *v, struct gen_opt
 int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_stop)
 {
     const char *a = argv[*i], *v;
+    const int at = *i;
     const struct cli_opt *opt = cli_opt_find(gen_opts_table, gen_opts_table_len, argc, argv, i, &v);
     double d;
     if (!opt)
@@ -224,9 +225,14 @@ int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_s
             return fprintf(stderr, "seer: --cache-type must be f16 or f32, got '%s'\n", v), -1;
         o->cp.cache_type = v;
         break;
+    case G_FORMAT:
+        if (strcmp(v, "json") && strcmp(argv[0], "run") && strcmp(argv[0], "chat")) {
+            *i = at; /* another --format of the command's own (seer ocr --format text|markdown|jsonl) */
+            return 0;
+        }
+        return structured_opt(opt->key, nm, v, o);
     case G_JSON_SCHEMA:
     case G_GRAMMAR:
-    case G_FORMAT:
         return structured_opt(opt->key, nm, v, o);
     }
 #undef NUM
