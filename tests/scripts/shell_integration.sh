@@ -42,8 +42,9 @@ check $? "bash: 'seer run --te<TAB>' completes --temp"
 complete_words seer -v ocr --res | grep -qx -- --resume
 check $? "bash: 'seer -v ocr --res<TAB>' completes --resume (a flag of another command's own parser)"
 if command -v zsh >/dev/null 2>&1; then
-  zsh -n "$build/_seer"
-  check $? "zsh: _seer parses"
+  mkdir -p "$tmp/zfunc" && cp "$build/_seer" "$tmp/zfunc/" && zsh -n "$build/_seer" &&
+    zsh -fc "fpath=($tmp/zfunc \$fpath); autoload -Uz compinit; compinit -u -d $tmp/zcd; [[ \${_comps[seer]} == _seer ]]"
+  check $? "zsh: _seer parses and compinit binds it to seer"
 else
   echo "ok $((n = n + 1)) # SKIP zsh is not installed (the script is checked for its flags above)"
 fi
