@@ -12,10 +12,11 @@ build_pkgs="build-essential cmake pkg-config
 # lavapipe (mesa-vulkan-drivers) runs every Vulkan test on the CPU; python3-numpy runs the
 # reference implementation; python3-pil is the resize the image preprocessing must match;
 # ffmpeg and poppler-utils make test images, videos and PDFs; the validation layers check Vulkan
-# usage; clang builds the libFuzzer targets.
+# usage; clang builds the libFuzzer targets; tmux drives seer chat on a terminal and zsh checks its
+# completion script.
 test_pkgs="mesa-vulkan-drivers vulkan-tools vulkan-validationlayers python3 python3-numpy
   python3-pil python3-jsonschema ffmpeg poppler-utils libjpeg-turbo-progs libtiff-tools exif
-  clang perl"
+  clang perl tmux zsh"
 
 pkgs=$build_pkgs
 [ "${1:-}" = "--no-test" ] || pkgs="$pkgs $test_pkgs"
