@@ -232,7 +232,8 @@ int cli_chat(int argc, char **argv)
         }
         printf("\n");
         fflush(stdout);
-        used += r.prompt_tokens + (int64_t)r.n_tokens;
+        /* a message stopped while fed is dropped with the state: the next turn feeds it all again */
+        used = r.prompt_cut ? 0 : used + r.prompt_tokens + (int64_t)r.n_tokens;
         if (o.cp.n_ctx > 0) /* the last token sampled is not fed yet */
             used = MIN(used, o.cp.n_ctx);
         if (!r.prompt_cut) {
