@@ -552,6 +552,13 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
     }
     while (r->stop != SEER_STOP_CANCELED) {
         int32_t id;
+        if (gm && g_on && grammar_matcher_finished(gm)) {
+            /* the answer is complete and only the end of turn may follow: the model's choice is
+               forced, so take it now (an answer that ends exactly at -n is not "length") */
+            r->stop = SEER_STOP_EOS;
+            rc = pending_push(c, m->id_im_end);
+            break;
+        }
         /* max_tokens < 0: until the end of the turn or of the context */
         if (p->max_tokens >= 0 && n_gen >= (size_t)p->max_tokens) {
             r->stop = SEER_STOP_LENGTH;

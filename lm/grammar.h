@@ -64,6 +64,8 @@ int grammar_matcher_accept_bytes(grammar_matcher *m, const char *bytes, size_t l
 bool grammar_matcher_allows_bytes(grammar_matcher *m, const char *bytes, size_t len);
 /* The output so far is a complete sentence of the grammar. */
 bool grammar_matcher_complete(const grammar_matcher *m);
+/* Complete, and no byte can follow: only an end id may come next. */
+bool grammar_matcher_finished(const grammar_matcher *m);
 /* Mask computations answered from the per-state cache vs walked (for the benchmark). */
 void grammar_matcher_stats(const grammar_matcher *m, size_t *hits, size_t *walks, size_t *states);
 

@@ -448,6 +448,11 @@ fail:
 
 bool grammar_matcher_complete(const grammar_matcher *m) { return m->set[m->cur].accepting; }
 
+bool grammar_matcher_finished(const grammar_matcher *m)
+{
+    return m->set[m->cur].accepting && m->set[m->cur].n == 1; /* the empty stack alone */
+}
+
 /* The state after bytes[len] from st, or T_DEAD / −3. */
 static int32_t walk_bytes(grammar_matcher *m, int32_t st, const char *bytes, size_t len)
 {

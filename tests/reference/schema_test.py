@@ -257,6 +257,16 @@ if j is not None:
         incomplete = True
 tap.ok(j is not None and j["stop"] == "length" and incomplete, "-n 3 cuts the object: stop \"length\", text incomplete")
 
+# ---- an answer that completes exactly at -n ends with "eos", not "length" ----------------------------
+r, j = run(["run", "-m", models[1], "-p", "x", "-t", "1", "-n", "500", "--temp", "1", "-s", "5", "--json",
+            "-j", json.dumps(CORPUS[10][1])])
+same = None
+if j is not None and j["stop"] == "eos":
+    r, same = run(["run", "-m", models[1], "-p", "x", "-t", "1", "-n", str(len(j["tokens"])), "--temp", "1", "-s", "5",
+                   "--json", "-j", json.dumps(CORPUS[10][1])])
+tap.ok(same is not None and same["stop"] == "eos" and same["text"] == j["text"],
+       f"an answer of exactly -n {len(j['tokens']) if j else '?'} tokens: stop \"eos\"")
+
 # ---- refusals: a message naming the problem, never a silently ignored keyword -------------------------
 REFUSED = [
     ({"type": "string", "format": "date-time"}, "format"),
