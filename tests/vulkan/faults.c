@@ -4,7 +4,8 @@
    everything after; --device auto loads the model on the CPU, with a warning saying why, when the
    GPU cannot take it (an allocation fails, the memory plan refuses, the device is lost while
    loading), while an explicit --device vulkan reports the error; a device lost mid-generation is
-   an error naming the device. Runs on lavapipe (auto is allowed to pick it through the hook). */
+   an error naming the device, as is one lost while creating a context. Runs on lavapipe (auto is
+   allowed to pick it through the hook). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,10 +152,9 @@ static void test_auto_fallback(const char *path)
 }
 
 /* A device lost after the model is on it: the generation fails with one line naming the device. */
-static void test_lost_mid_generation(const char *path)
+static void test_lost_device(const char *path)
 {
     int rc;
-    seer_model *m = NULL;
     char want[512];
     snprintf(want, sizeof want, "vulkan: %s: the device was lost (VK_ERROR_DEVICE_LOST) in vkQueueSubmit", g_name);
     /* Staged uploads (a discrete GPU, or forced) submit while loading: the 3rd submit is lost. */
@@ -166,34 +166,43 @@ static void test_lost_mid_generation(const char *path)
     ok(rc == SEER_OK && !strncmp(dev, "cpu", 3) && g_n_warn == 1 && strstr(g_warn, "VK_ERROR_DEVICE_LOST"),
        "auto, the device lost while loading: loaded on %s, warning: %s", dev, g_warn);
 
-    /* On unified memory (lavapipe) loading writes mapped memory and submits nothing, so the 1st
-       submit is the first forward pass; a discrete GPU submits its uploads while loading. */
-    dev = load_with(path, "vulkan", (struct device_test_hooks){.lose_device_after = 1}, &rc, &m);
-    if (rc == SEER_EDEVICE) {
-        skip("this device submits while loading (covered above)", "a device lost mid-generation");
-        return;
-    }
-    if (!ok(rc == SEER_OK && m && !strncmp(dev, "vulkan", 6), "loaded with device-lost injection on %s", dev)) {
+    /* After loading, a lost submit ends whatever runs it: creating a context (which clears the
+       state on the device) or generating. How many submits each phase takes depends on the device
+       and the kernels, so k counts up: the first k that loading survives is lost while creating
+       the context, the first that the context survives too is lost while generating. */
+    const char *phases[] = {"creating the context", "generating"};
+    int phase_seen[2] = {0, 0};
+    for (long k = 1; k <= 256 && !(phase_seen[0] && phase_seen[1]); k++) {
+        seer_model *m = NULL;
+        dev = load_with(path, "vulkan", (struct device_test_hooks){.lose_device_after = k}, &rc, &m);
+        if (rc == SEER_EDEVICE)
+            continue;
+        if (!ok(rc == SEER_OK && m, "load with submit %ld to be lost: %s", k, rc ? seer_last_error() : dev))
+            return;
+        seer_context *ctx = NULL;
+        seer_context_params cp = seer_context_params_default();
+        cp.n_ctx = 256;
+        seer_generate_params gp = seer_generate_params_default();
+        gp.max_tokens = 4;
+        seer_result r = {0};
+        const int32_t ids[] = {5, 6, 7, 8};
+        rc = seer_context_create(m, &cp, &ctx);
+        const int phase = ctx != NULL;
+        if (rc == SEER_OK)
+            rc = seer_generate_tokens(ctx, ids, 4, &gp, &r);
+        if (!phase_seen[phase]) {
+            phase_seen[phase] = 1;
+            ok(rc == SEER_EDEVICE && strstr(seer_last_error(), want), "submit %ld lost while %s: SEER_EDEVICE, %s", k,
+               phases[phase], rc ? seer_last_error() : "no error");
+            /* the lost device refuses whatever comes next on this model */
+            int rc2 = ctx ? seer_generate_tokens(ctx, ids, 4, &gp, &r) : seer_context_create(m, &cp, &ctx);
+            ok(rc2 == SEER_EDEVICE, "the next call is refused too (%s)", seer_last_error());
+        }
+        seer_result_clear(&r);
+        seer_context_free(ctx);
         seer_model_free(m);
-        return;
     }
-    seer_context *ctx = NULL;
-    seer_context_params cp = seer_context_params_default();
-    cp.n_ctx = 256;
-    seer_generate_params gp = seer_generate_params_default();
-    gp.max_tokens = 4;
-    seer_result r = {0};
-    const int32_t ids[] = {5, 6, 7, 8};
-    rc = seer_context_create(m, &cp, &ctx);
-    if (rc == SEER_OK)
-        rc = seer_generate_tokens(ctx, ids, 4, &gp, &r);
-    ok(rc == SEER_EDEVICE && strstr(seer_last_error(), want), "lost at the first submit: SEER_EDEVICE, %s",
-       seer_last_error());
-    int rc2 = seer_generate_tokens(ctx, ids, 4, &gp, &r);
-    ok(rc2 == SEER_EDEVICE, "the next generation is refused too (%s)", seer_last_error());
-    seer_result_clear(&r);
-    seer_context_free(ctx);
-    seer_model_free(m);
+    ok(phase_seen[0] && phase_seen[1], "a device lost while creating a context and while generating were both seen");
 }
 
 int main(void)
@@ -225,7 +234,7 @@ int main(void)
     snprintf(path, sizeof path, "%s/model-f32.gguf", dir);
     seer_set_log_callback(on_log, NULL);
     test_auto_fallback(path);
-    test_lost_mid_generation(path);
+    test_lost_device(path);
     seer_set_log_callback(NULL, NULL);
     return done_testing();
 }
