@@ -481,12 +481,15 @@ static void object_expr(struct js *j, const json_t *s, const char *path, struct 
         js_printf(&j->out, "ws \":\" ws %s ws %s", pr[i].rule, next_a);
         if (!pr[i].required)
             js_printf(&j->out, " | \"\" %s", next_f);
-        js_printf(&j->out, "\no%d-a%zu ::= \",\" ws ", id, i);
-        js_lit(&j->out, key, strlen(key));
-        js_printf(&j->out, "ws \":\" ws %s ws %s", pr[i].rule, next_a);
-        if (!pr[i].required)
-            js_printf(&j->out, " | \"\" %s", next_a);
         js_printf(&j->out, "\n");
+        if (i > 0) { /* A_0 would follow nothing: the object starts with F_0 */
+            js_printf(&j->out, "o%d-a%zu ::= \",\" ws ", id, i);
+            js_lit(&j->out, key, strlen(key));
+            js_printf(&j->out, "ws \":\" ws %s ws %s", pr[i].rule, next_a);
+            if (!pr[i].required)
+                js_printf(&j->out, " | \"\" %s", next_a);
+            js_printf(&j->out, "\n");
+        }
         free(key);
     }
     js_printf(e, "\"{\" ws o%d-f0 \"}\" ", id);
