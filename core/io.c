@@ -3,7 +3,7 @@
    can fail the Nth open/fstat/mmap/read (io_fail_after). Each live mapping is listed in a table
    with its still-open descriptor, size and modification time (io_map_check, io_fault_describe).
    Divisions: system calls with fault injection; the table of live mappings; helpers; public. */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, fstatfs; implies POSIX.1-2008 */
 #include "core/io.h"
 
 #include <errno.h>
@@ -14,6 +14,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/vfs.h>
+#endif
 
 #include "core/error.h"
 #include "core/log.h"
@@ -131,6 +134,74 @@ static size_t put_u64(char *buf, size_t size, size_t at, uint64_t v)
     return at;
 }
 
+/* ---- copy-on-load for network file systems ------------------------------------------------- */
+
+static bool copy_always; /* io_copy_on_load_always: tests only */
+
+void io_copy_on_load_always(bool on) { copy_always = on; }
+
+/* Whether fd's file lives on a network file system, where a mapping is only as reliable as the
+   server: a page read after the server failed, or after another client truncated the file,
+   raises SIGBUS in the middle of a forward pass. Magic numbers from statfs(2). */
+static bool on_network_fs(int fd)
+{
+#ifdef __linux__
+    static const unsigned long net[] = {
+        0x6969,     /* NFS */
+        0x517B,     /* SMB */
+        0xFF534D42, /* CIFS */
+        0xFE534D42, /* SMB2 */
+        0x00C36400, /* Ceph */
+        0x01021997, /* 9P (virtio shares, WSL) */
+        0x5346414F, /* AFS */
+        0x6B414653, /* kAFS */
+        0x65735546, /* FUSE: sshfs, s3fs, rclone mounts */
+    };
+    struct statfs sf;
+    if (fstatfs(fd, &sf) != 0)
+        return false;
+    for (size_t i = 0; i < sizeof net / sizeof net[0]; i++)
+        if ((unsigned long)sf.f_type == net[i])
+            return true;
+#else
+    (void)fd;
+#endif
+    return false;
+}
+
+/* Reads the whole file into private anonymous pages, read-only afterwards like a mapping and
+   released by the same munmap. A file that changed while it was read is refused: the copy would
+   be neither the old file nor the new one. */
+static int read_copy(const char *path, int fd, size_t size, struct timespec mtime, void **out)
+{
+    uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return seer_err(SEER_ENOMEM, "%s: no memory to copy its %zu bytes from a network file system", path, size);
+    size_t got = 0;
+    while (got < size) {
+        ssize_t r = sys_read(fd, p + got, size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            int e = r < 0 ? errno : 0;
+            munmap(p, size);
+            return seer_err(SEER_EIO, "%s: read failed at byte %zu of %zu: %s", path, got, size,
+                            e ? strerror(e) : "the file shrank while it was read");
+        }
+        got += (size_t)r;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != (uint64_t)size || st.st_mtim.tv_sec != mtime.tv_sec ||
+        st.st_mtim.tv_nsec != mtime.tv_nsec) {
+        munmap(p, size);
+        return seer_err(SEER_EIO, "%s: the file changed while it was read (was %zu bytes, now %lld)", path, size,
+                        (long long)st.st_size);
+    }
+    mprotect(p, size, PROT_READ);
+    *out = p;
+    return SEER_OK;
+}
+
 /* ---- helpers ------------------------------------------------------------------------------- */
 
 /* Opens path and checks it is a regular file whose size fits size_t; *mtime (may be NULL) gets
@@ -176,6 +247,17 @@ int io_map(const char *path, struct io_map *m)
     if (rc != SEER_OK)
         return rc;
     void *p = NULL;
+    if (size > 0 && (copy_always || on_network_fs(fd))) {
+        rc = read_copy(path, fd, size, mtime, &p);
+        close(fd); /* a copy has nothing to watch: later changes to the file cannot reach it */
+        if (rc != SEER_OK)
+            return rc;
+        LOG_DEBUG("io", "%s: on a network file system: read whole (%zu bytes) instead of mapped", path, size);
+        m->watch = 0;
+        m->data = p;
+        m->size = size;
+        return SEER_OK;
+    }
     if (size > 0) { /* mmap of length 0 is an error; an empty file maps to data = NULL */
         p = sys_mmap(size, fd);
         if (p == MAP_FAILED) {

@@ -26,7 +26,11 @@ struct io_map {
 #define IO_WATCH_MAX 256
 
 /* Maps `path` read-only (private, shared pages). On failure *m is untouched. Directories and
-   non-regular files are refused (SEER_EIO, "is a directory" / "is not a regular file"). */
+   non-regular files are refused (SEER_EIO, "is a directory" / "is not a regular file").
+   A file on a network file system (NFS, SMB/CIFS, Ceph, 9P, AFS, FUSE) is read whole into private
+   memory instead (copy-on-load): a server failing mid-run cannot raise SIGBUS then, a read error
+   is reported now naming the file, and so is a file that changed while it was read. Such a copy
+   is not listed (watch 0): later changes to the file cannot reach it. */
 int io_map(const char *path, struct io_map *m);
 /* Unmaps and zeroes *m; a zeroed map is fine. */
 void io_unmap(struct io_map *m);
@@ -62,6 +66,10 @@ int io_file_size(const char *path, uint64_t *size);
 /* Kind of a path without failing: 0 missing/unreadable, 1 regular file, 2 directory, 3 other. */
 enum { IO_MISSING = 0, IO_FILE = 1, IO_DIR = 2, IO_OTHER = 3 };
 int io_path_kind(const char *path);
+
+/* Test hook: copy-on-load for every file, as if all were on a network file system (false: only
+   those that are). Not thread-safe (tests only). */
+void io_copy_on_load_always(bool on);
 
 /* Test hook: the Nth system call from now among open/fstat/mmap/read (1 = the next) fails with
    EIO, as if the disk had failed; 0 disables. Not thread-safe (tests only). io_path_kind does not

@@ -9,7 +9,8 @@
      --json, describe);
    - SIGINT mid-answer: exit 130 and the answer is not reported as complete;
    - the library pieces directly: io_map_check and io_fault_describe on a file truncated under a
-     mapping, and nothing described outside a live mapping.
+     mapping, and nothing described outside a live mapping; copy-on-load (network file systems)
+     keeping every byte after the file is truncated.
    A run is stopped (SIGSTOP) once its first answer byte arrives, so the fault lands mid-generation
    while the weights are mapped; a run that had already finished is retried with another seed. */
 #define _GNU_SOURCE
@@ -293,11 +294,50 @@ static void test_io_watch(void)
        "after io_unmap the range is no longer described or checked");
 }
 
+/* Copy-on-load (what a file on a network file system gets): the bytes are the file's, and a
+   truncation afterwards cannot reach them. */
+static void test_copy_on_load(void)
+{
+    const char *path = tmp("copied.bin");
+    const size_t size = 2 * 65536 + (size_t)(test_rand_u64() % 4096);
+    uint8_t *want = malloc(size);
+    for (size_t i = 0; i < size; i++)
+        want[i] = (uint8_t)test_rand_u64();
+    FILE *f = fopen(path, "wb");
+    size_t wrote = f ? fwrite(want, 1, size, f) : 0;
+    if (f)
+        fclose(f);
+    struct io_map m = {0};
+    io_copy_on_load_always(true);
+    int rc = wrote == size ? io_map(path, &m) : SEER_EIO;
+    io_copy_on_load_always(false);
+    if (!ok(rc == SEER_OK && m.size == size && !memcmp(m.data, want, size) && m.watch == 0,
+            "copy-on-load: %zu bytes identical to the file, not listed", size)) {
+        free(want);
+        return;
+    }
+    if (truncate(path, 100) != 0)
+        diag("truncate: %s", strerror(errno));
+    ok(!memcmp(m.data, want, size) && io_map_check(&m) == SEER_OK,
+       "after the file is truncated the copy still holds every byte (no SIGBUS possible)");
+    io_unmap(&m);
+    /* the read path's own errors: an injected EIO on the read names the file and the byte */
+    io_copy_on_load_always(true);
+    io_fail_after(3); /* open, fstat, then the first read */
+    rc = io_map(path, &m);
+    io_fail_after(0);
+    io_copy_on_load_always(false);
+    ok(rc == SEER_EIO && strstr(seer_last_error(), path) && strstr(seer_last_error(), "read failed at byte 0"),
+       "a failed read while copying: %s", seer_last_error());
+    free(want);
+}
+
 int main(void)
 {
     plan_no_plan();
     test_seed();
     test_io_watch();
+    test_copy_on_load();
     snprintf(g_dir, sizeof g_dir, "%s/tiny", test_tmp_dir());
     snprintf(g_image, sizeof g_image, "%s/noise.png", test_tmp_dir());
     if (!ok(if_gen_tiny(g_dir, "tiny", test_rand_u64() >> 1, "", "f16") == 0, "tiny model generated"))
