@@ -354,7 +354,8 @@ static bool matmul_simd(threadpool *pool, tensor *out, const tensor *w, const te
 struct q_ctx {
     qdot_fn fn;
     const tensor *w;
-    const block_q8x *xq; /* N rows of nb blocks */
+    const char *xq;      /* N rows of rounded activations, x_rb bytes apart (qdot_quantize_act) */
+    size_t x_rb;
     int64_t nb, M, N;
     float *out;
 };
@@ -369,7 +370,7 @@ static void q_worker(void *ctx, int ith, int nth)
     for (int64_t m = lo * Q_ROWS; m < MIN(hi * Q_ROWS, c->M); m++) {
         const char *wr = (const char *)c->w->data + (size_t)m * c->w->nb[1];
         for (int64_t n = 0; n < c->N; n++)
-            c->out[n * c->M + m] = c->fn(wr, c->xq + n * c->nb, c->nb);
+            c->out[n * c->M + m] = c->fn(wr, c->xq + (size_t)n * c->x_rb, c->nb);
     }
 }
 
@@ -386,9 +387,9 @@ static bool matmul_qdot(backend *be, tensor *out, const tensor *w, const tensor 
     if (N >= GEMM_MIN_N && mm_x86_type(w->type) && mm_x86_available())
         return false; /* prefill: the blocked SIMD products are faster */
 #endif
-    const int64_t nb = K / QDOT_BLOCK;
+    const size_t x_rb = qdot_act_row_bytes(w->type, K);
     size_t need;
-    if (!size_mul((size_t)N * (size_t)nb, sizeof(block_q8x), &need))
+    if (!size_mul((size_t)N, x_rb, &need))
         return false;
     if (need > cc->qbuf_bytes) {
         void *nbuf = realloc(cc->qbuf, need);
@@ -397,10 +398,10 @@ static bool matmul_qdot(backend *be, tensor *out, const tensor *w, const tensor 
         cc->qbuf = nbuf;
         cc->qbuf_bytes = need;
     }
-    block_q8x *xq = cc->qbuf;
+    char *xq = cc->qbuf;
     for (int64_t n = 0; n < N; n++)
-        qdot_quantize(x_row(x, n), xq + n * nb, K);
-    struct q_ctx c = {qdot_kernel(w->type), w, xq, nb, M, N, out->data};
+        qdot_quantize_act(w->type, x_row(x, n), xq + (size_t)n * x_rb, K);
+    struct q_ctx c = {qdot_kernel(w->type), w, xq, x_rb, K / QDOT_BLOCK, M, N, out->data};
     cpu_run(be, q_worker, &c, cpu_parallel(be, (double)M * (double)K * (double)N, CPU_PAR_MIN_WORK));
     return true;
 }

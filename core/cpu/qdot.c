@@ -32,6 +32,43 @@ void qdot_quantize(const float *x, block_q8x *out, int64_t n)
     }
 }
 
+/* llama.cpp's quantize_row_q8_K_ref: the step from the signed value of largest magnitude. */
+void qdot_quantize_q8k(const float *x, block_q8k *out, int64_t n)
+{
+    for (int64_t b = 0; b < n / 256; b++) {
+        const float *v = x + b * 256;
+        float amax = 0, max = 0;
+        for (int i = 0; i < 256; i++)
+            if (fabsf(v[i]) > amax) {
+                amax = fabsf(v[i]);
+                max = v[i];
+            }
+        memset(&out[b], 0, sizeof out[b]);
+        if (amax == 0)
+            continue;
+        const float iscale = -127.0f / max;
+        for (int i = 0; i < 256; i++) {
+            const int q = (int)nearbyintf(iscale * v[i]);
+            out[b].qs[i] = (int8_t)(q > 127 ? 127 : q);
+            out[b].bsums[i / 16] = (int16_t)(out[b].bsums[i / 16] + out[b].qs[i]);
+        }
+        out[b].d = 1 / iscale;
+    }
+}
+
+size_t qdot_act_row_bytes(enum dtype t, int64_t K)
+{
+    return t == DT_Q4_K ? (size_t)(K / 256) * sizeof(block_q8k) : (size_t)(K / QDOT_BLOCK) * sizeof(block_q8x);
+}
+
+void qdot_quantize_act(enum dtype t, const float *x, void *out, int64_t K)
+{
+    if (t == DT_Q4_K)
+        qdot_quantize_q8k(x, out, K);
+    else
+        qdot_quantize(x, out, K);
+}
+
 /* ---- portable kernels ----------------------------------------------------------------------------- */
 
 /* Sub-block j (32 values) of one weight block as w[i] = a·q[i] − b. Q6_K's two 16-value scales
@@ -121,16 +158,39 @@ static float dot_generic(unpack_fn unpack, const void *w, const block_q8x *x, in
 }
 
 #define PORTABLE(name)                                                                  \
-    static float dot_##name(const void *w, const block_q8x *x, int64_t nb)             \
+    static float dot_##name(const void *w, const void *x, int64_t nb)                  \
     {                                                                                   \
         return dot_generic(unpack_##name, w, x, nb);                                    \
     }
 PORTABLE(q8_0)
 PORTABLE(q4_0)
-PORTABLE(q4_K)
 PORTABLE(q5_K)
 PORTABLE(q6_K)
 #undef PORTABLE
+
+/* Q4_K × Q8_K: integer sums per superblock, then d·dx·Σ sc·Σq·xq − dmin·dx·Σ m·Σxq. */
+static float dot_q4_K(const void *w, const void *xv, int64_t nb)
+{
+    const block_q8k *x = xv;
+    double acc = 0;
+    for (int64_t i = 0; i < nb / 8; i++) {
+        struct sub32 s;
+        int32_t sumi = 0, summ = 0;
+        const block_q4_K *blk = (const block_q4_K *)w + i;
+        for (int j = 0; j < 8; j++) {
+            uint8_t sc, m;
+            int32_t isum = 0;
+            get_scale_min_k4(j, blk->scales, &sc, &m);
+            unpack_q4_K(w, 8 * i + j, &s);
+            for (int k = 0; k < 32; k++)
+                isum += s.q[k] * x[i].qs[32 * j + k];
+            sumi += sc * isum;
+            summ += m * (x[i].bsums[2 * j] + x[i].bsums[2 * j + 1]);
+        }
+        acc += (double)f16_to_f32(blk->d) * x[i].d * sumi - (double)f16_to_f32(blk->dmin) * x[i].d * summ;
+    }
+    return (float)acc;
+}
 
 static qdot_fn portable_kernel(enum dtype t)
 {

@@ -13,7 +13,13 @@
    (Q4_0's −8, the K-quants' mins).
 
    Every weight format is read as 32-value sub-blocks w = a·q − b (Q6_K: a per 16 values) and the
-   block product is a·dx·Σq·xq − b·s, Σq·xq an exact int32. Kernels: AVX-512 VNNI (256-bit
+   block product is a·dx·Σq·xq − b·s, Σq·xq an exact int32.
+
+   Q4_K weights instead meet llama.cpp's Q8_K activations: one f32 step per 256 values (q =
+   round(−127·x/max), max the value of largest magnitude) and sums of q per 16. The 6-bit sub-block
+   scales and mins then stay integers through the superblock (Σ sc·Σq·xq and Σ m·Σq in int32) and
+   one f32 multiply-add per 256 weights remains — the per-32 f32 steps cost a float multiply-add
+   per sub-block, which left Q4_K at half of Q8_0's weights per second. Kernels: AVX-512 VNNI (256-bit
    VPDPBUSD), AVX2 (VPMADDUBSW), portable C; qdot_kernel() picks one from CPUID once. */
 #ifndef SEER_CORE_CPU_QDOT_H
 #define SEER_CORE_CPU_QDOT_H
@@ -31,8 +37,16 @@ typedef struct {
     int8_t qs[QDOT_BLOCK];
 } block_q8x;
 
-/* Σ w·x over one row of nb 32-blocks: w in GGUF layout of the kernel's type, x rounded blocks. */
-typedef float (*qdot_fn)(const void *w, const block_q8x *x, int64_t nb);
+/* 256 activations (Q8_K): x[i] ≈ d·qs[i]; bsums[j] = Σ qs[16j..16j+15]. */
+typedef struct {
+    float d;
+    int8_t qs[256];
+    int16_t bsums[16];
+} block_q8k;
+
+/* Σ w·x over one row of nb 32-value blocks: w in GGUF layout of the kernel's type, x the row's
+   rounded activations in the format qdot_quantize_act writes for that type. */
+typedef float (*qdot_fn)(const void *w, const void *x, int64_t nb);
 
 /* True for the weight types with kernels: Q8_0, Q4_0, Q4_K, Q5_K, Q6_K. */
 bool qdot_type(enum dtype t);
@@ -42,6 +56,11 @@ qdot_fn qdot_kernel(enum dtype t);
 const char *qdot_isa(void);
 /* Rounds n values (a multiple of 32) into n/32 blocks. */
 void qdot_quantize(const float *x, block_q8x *out, int64_t n);
+/* Rounds n values (a multiple of 256) into n/256 Q8_K blocks. */
+void qdot_quantize_q8k(const float *x, block_q8k *out, int64_t n);
+/* The activations type t's kernels read: bytes for a row of K, and the rounding into them. */
+size_t qdot_act_row_bytes(enum dtype t, int64_t K);
+void qdot_quantize_act(enum dtype t, const float *x, void *out, int64_t K);
 
 /* ---- the kernel families, for tests that compare them ---- */
 enum qdot_isa { QDOT_PORTABLE, QDOT_AVX2, QDOT_VNNI };

@@ -8,6 +8,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "core/cpu/matmul_x86.h"
 #include "core/quant.h"

@@ -30,18 +30,21 @@ KINL __m256 KFN(fma_blk)(__m256i isum, float a, __m256 acc)
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(a), acc);
 }
 
-KTGT static float KFN(dot_q8_0)(const void *w, const block_q8x *x, int64_t nb)
+KTGT static float KFN(dot_q8_0)(const void *w, const void *xv, int64_t nb)
 {
+    const block_q8x *x = xv;
     const block_q8_0 *b = w;
-    __m256 acc = _mm256_setzero_ps();
+    /* two accumulators: consecutive blocks do not wait on one another's add */
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t j = 0; j < nb; j++)
-        acc = KFN(fma_blk)(KFN(sum_s8s8)(KFN(load32)(b[j].qs), KFN(load32)(x[j].qs)), _cvtsh_ss(b[j].d) * x[j].d,
-                           acc);
-    return KFN(hsum)(acc);
+        acc[j & 1] = KFN(fma_blk)(KFN(sum_s8s8)(KFN(load32)(b[j].qs), KFN(load32)(x[j].qs)),
+                                  _cvtsh_ss(b[j].d) * x[j].d, acc[j & 1]);
+    return KFN(hsum)(_mm256_add_ps(acc[0], acc[1]));
 }
 
-KTGT static float KFN(dot_q4_0)(const void *w, const block_q8x *x, int64_t nb)
+KTGT static float KFN(dot_q4_0)(const void *w, const void *xv, int64_t nb)
 {
+    const block_q8x *x = xv;
     const block_q4_0 *b = w;
     const __m256i m4 = _mm256_set1_epi8(0xF);
     __m256 acc = _mm256_setzero_ps();
@@ -68,31 +71,60 @@ KINL void KFN(k_scales)(const uint8_t *scales, float d, float dmin, float *sc, f
     }
 }
 
-KTGT static float KFN(dot_q4_K)(const void *w, const block_q8x *x, int64_t nb)
+/* Q4_K × Q8_K (qdot.h): per 64-value group, VPMADDUBSW pairs nibbles with activations into int16
+   (≤ 2·15·127) and VPMADDWD multiplies those pairs by the sub-block's 6-bit scale into int32
+   (≤ 2·3810·63), so a superblock is one int32 vector and one f32 multiply-add; the mins meet the
+   activations' 16-value sums in integers. Both families use this body: a VPDPBUSD would still need
+   the scale multiply that VPMADDWD gives for free. */
+KTGT static float KFN(dot_q4_K)(const void *w, const void *xv, int64_t nb)
 {
     const block_q4_K *b = w;
+    const block_q8k *x = xv;
     const __m256i m4 = _mm256_set1_epi8(0xF);
     __m256 acc = _mm256_setzero_ps();
-    float mins = 0;
-    for (int64_t i = 0; i < nb / 8; i++, x += 8) {
-        float sc[8], mn[8];
-        KFN(k_scales)(b[i].scales, _cvtsh_ss(b[i].d), _cvtsh_ss(b[i].dmin), sc, mn);
+    __m128 accm = _mm_setzero_ps();
+    for (int64_t i = 0; i < nb / 8; i++) {
+        /* the 8 six-bit scales into bytes 0..7 and the 8 mins into bytes 8..15 (get_scale_min_k4
+           for all sub-blocks at once, on 32-bit words), then widened to int16 */
+        uint32_t u[4];
+        memcpy(u, b[i].scales, 12);
+        u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
+        const uint32_t m_lo = u[1] & 0x3f3f3f3f;
+        u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
+        u[2] = m_lo;
+        u[0] &= 0x3f3f3f3f;
+        const __m256i sm = _mm256_cvtepu8_epi16(_mm_set_epi32((int)u[3], (int)u[2], (int)u[1], (int)u[0]));
+        const __m128i sc = _mm256_castsi256_si128(sm);
+        const __m256i scales = _mm256_set_m128i(sc, sc);
+        /* mins: Σ m_j·(Σ of sub-block j's activations) in int32 lanes */
+        const __m256i bs = KFN(load32)(x[i].bsums);
+        const __m128i pair = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+        const __m128i pm = _mm_madd_epi16(_mm256_extracti128_si256(sm, 1), pair);
+        accm = _mm_fmadd_ps(_mm_set1_ps(_cvtsh_ss(b[i].dmin) * x[i].d), _mm_cvtepi32_ps(pm), accm);
+        __m256i sumi = _mm256_setzero_si256();
         for (int g = 0; g < 4; g++) {
+            /* int16 lane j of `scales` broadcast: sub-blocks 2g and 2g+1 */
+            const __m256i s0 = _mm256_shuffle_epi8(scales, _mm256_set1_epi16((short)((4 * g + 1) << 8 | 4 * g)));
+            const __m256i s1 = _mm256_shuffle_epi8(scales, _mm256_set1_epi16((short)((4 * g + 3) << 8 | (4 * g + 2))));
             const __m256i v = KFN(load32)(b[i].qs + 32 * g);
             const __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-            acc = KFN(fma_blk)(sum_u8s8(lo, KFN(load32)(x[2 * g].qs)), sc[2 * g] * x[2 * g].d, acc);
-            acc = KFN(fma_blk)(sum_u8s8(hi, KFN(load32)(x[2 * g + 1].qs)), sc[2 * g + 1] * x[2 * g + 1].d, acc);
-            mins += mn[2 * g] * x[2 * g].s + mn[2 * g + 1] * x[2 * g + 1].s;
+            const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, KFN(load32)(x[i].qs + 64 * g)), s0);
+            const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, KFN(load32)(x[i].qs + 64 * g + 32)), s1);
+            sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(plo, phi));
         }
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_set1_ps(_cvtsh_ss(b[i].d) * x[i].d), acc);
     }
-    return KFN(hsum)(acc) - mins;
+    accm = _mm_add_ps(accm, _mm_movehl_ps(accm, accm));
+    accm = _mm_add_ss(accm, _mm_movehdup_ps(accm));
+    return KFN(hsum)(acc) - _mm_cvtss_f32(accm);
 }
 
-KTGT static float KFN(dot_q5_K)(const void *w, const block_q8x *x, int64_t nb)
+KTGT static float KFN(dot_q5_K)(const void *w, const void *xv, int64_t nb)
 {
+    const block_q8x *x = xv;
     const block_q5_K *b = w;
     const __m256i m4 = _mm256_set1_epi8(0xF), one = _mm256_set1_epi8(1);
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc = _mm256_setzero_ps(), acc2 = _mm256_setzero_ps(); /* even and odd sub-blocks */
     float mins = 0;
     for (int64_t i = 0; i < nb / 8; i++, x += 8) {
         float sc[8], mn[8];
@@ -107,18 +139,19 @@ KTGT static float KFN(dot_q5_K)(const void *w, const block_q8x *x, int64_t nb)
             const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, m4), h0);
             const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), h1);
             acc = KFN(fma_blk)(sum_u8s8(lo, KFN(load32)(x[2 * g].qs)), sc[2 * g] * x[2 * g].d, acc);
-            acc = KFN(fma_blk)(sum_u8s8(hi, KFN(load32)(x[2 * g + 1].qs)), sc[2 * g + 1] * x[2 * g + 1].d, acc);
+            acc2 = KFN(fma_blk)(sum_u8s8(hi, KFN(load32)(x[2 * g + 1].qs)), sc[2 * g + 1] * x[2 * g + 1].d, acc2);
             mins += mn[2 * g] * x[2 * g].s + mn[2 * g + 1] * x[2 * g + 1].s;
         }
     }
-    return KFN(hsum)(acc) - mins;
+    return KFN(hsum)(_mm256_add_ps(acc, acc2)) - mins;
 }
 
 /* Q6_K: in each 128-value half, sub-block t takes the low (t < 2) or high nibbles of ql row t%2 and
    bits 2t..2t+1 of qh, minus 32; lanes 0–3 of its int32 sums cover values 0..15 (scale 2t),
    lanes 4–7 values 16..31 (scale 2t+1). */
-KTGT static float KFN(dot_q6_K)(const void *w, const block_q8x *x, int64_t nb)
+KTGT static float KFN(dot_q6_K)(const void *w, const void *xv, int64_t nb)
 {
+    const block_q8x *x = xv;
     const block_q6_K *b = w;
     const __m256i m4 = _mm256_set1_epi8(0xF), m2 = _mm256_set1_epi8(3), c32 = _mm256_set1_epi8(32);
     __m256 acc = _mm256_setzero_ps();

@@ -54,14 +54,25 @@ static void *rand_row(enum dtype t, int64_t K)
     return p;
 }
 
+/* Activation i of a row rounded for type t's kernels (qdot_quantize_act's format), as a double. */
+static double act(enum dtype t, const void *xq, int64_t i)
+{
+    if (t == DT_Q4_K) {
+        const block_q8k *b = (const block_q8k *)xq + i / 256;
+        return (double)b->d * b->qs[i % 256];
+    }
+    const block_q8x *b = (const block_q8x *)xq + i / 32;
+    return (double)b->d * b->qs[i % 32];
+}
+
 /* Σ w·x in double over dequantised weights and rounded activations; *mag = Σ|w·x|. */
-static double ref_dot(enum dtype t, const void *w, const block_q8x *xq, int64_t K, double *mag)
+static double ref_dot(enum dtype t, const void *w, const void *xq, int64_t K, double *mag)
 {
     float *wf = malloc((size_t)K * sizeof *wf);
     double s = 0, a = 0;
     dequantize_row(t, w, wf, K);
     for (int64_t i = 0; i < K; i++) {
-        const double p = (double)wf[i] * ((double)xq[i / 32].d * xq[i / 32].qs[i % 32]);
+        const double p = (double)wf[i] * act(t, xq, i);
         s += p;
         a += fabs(p);
     }
@@ -94,6 +105,24 @@ static void test_rounding(void)
     ok(worst <= 0.5 + 127.0 / 2048 + 1e-4, "rounding error ≤ d·(1/2 + 127·2^-11) per value (worst %.6f·d)", worst);
     ok(sums, "s = d·Σq in every block");
     ok(zero, "an all-zero block has d = 0, s = 0");
+
+    /* Q8_K (Q4_K's activations): 256-value blocks, step from the largest magnitude, sums per 16 */
+    block_q8k *k8 = malloc((K / 256) * sizeof *k8);
+    qdot_quantize_q8k(x, k8, K);
+    double worst8 = 0;
+    bool bsums = true;
+    for (int64_t b = 0; b < K / 256; b++)
+        for (int j = 0; j < 16; j++) {
+            int s = 0;
+            for (int i = 16 * j; i < 16 * j + 16; i++) {
+                worst8 = fmax(worst8, fabs(x[256 * b + i] - (double)k8[b].d * k8[b].qs[i]) / fabsf(k8[b].d));
+                s += k8[b].qs[i];
+            }
+            bsums &= s == k8[b].bsums[j];
+        }
+    ok(worst8 <= 0.5 + 1e-4, "Q8_K rounding error ≤ |d|/2 per value (worst %.6f·|d|)", worst8);
+    ok(bsums, "Q8_K bsums[j] = Σ of its 16 values");
+    free(k8);
     free(x);
     free(q);
 }
@@ -115,9 +144,9 @@ static void test_kernels(void)
                 for (int rep = 0; rep < 4; rep++) {
                     void *w = rand_row(t, K);
                     float *x = malloc(K * sizeof *x);
-                    block_q8x *xq = malloc((K / 32) * sizeof *xq);
+                    void *xq = malloc(qdot_act_row_bytes(t, K));
                     test_fill_normal(x, K, rep == 3 ? 1e3f : 1.0f);
-                    qdot_quantize(x, xq, K);
+                    qdot_quantize_act(t, x, xq, K);
                     double mag;
                     const double ref = ref_dot(t, w, xq, K, &mag);
                     const double got = fn(w, xq, K / 32);
@@ -152,10 +181,10 @@ static void test_matmul(backend *be, const char *what)
         backend_tensor_set(w, wb, 0, row * M);
         for (int64_t N = 1; N <= 5; N += 4) {
             float *x = malloc((size_t)(K * N) * sizeof *x), *ref = malloc((size_t)(M * N) * sizeof *ref);
-            block_q8x *xq = malloc((size_t)(K / 32) * sizeof *xq);
+            void *xq = malloc(qdot_act_row_bytes(t, K));
             test_fill_normal(x, (size_t)(K * N), 1.0f);
             for (int64_t n = 0; n < N; n++) {
-                qdot_quantize(x + n * K, xq, K);
+                qdot_quantize_act(t, x + n * K, xq, K);
                 for (int64_t m = 0; m < M; m++) {
                     double mag;
                     ref[n * M + m] = (float)ref_dot(t, wb + m * row, xq, K, &mag);
