@@ -20,6 +20,8 @@
 #define MAX_NODES (1 << 24)   /* parse-stack nodes one matcher may create */
 #define MAX_SETS (1 << 20)    /* states one matcher may create */
 #define MAX_CACHED_MASKS 512  /* per matcher: 512 × 31 KiB for Qwen's vocabulary */
+#define MAX_ALIVE 1024        /* parse stacks one state may hold: an ambiguous grammar (x ::= x? x? …
+                                 or `.` overlapping every rule) can double them at every byte */
 #define T_UNKNOWN (-2)        /* transition not computed yet */
 #define T_DEAD (-1)           /* the byte is rejected */
 
@@ -194,6 +196,7 @@ struct grammar_matcher {
     size_t n_words, n_cached, hits, walks;
     int32_t cur;
     bool done;
+    int err; /* the code of the failure behind a −1/−3 return (ENOMEM, or EINVAL for a cap) */
 };
 
 static uint64_t mix(uint64_t z)
@@ -232,7 +235,7 @@ static uint64_t node_hash(const grammar_matcher *m, int32_t id) { return node_ha
 static int32_t node_get(grammar_matcher *m, int32_t pos, int32_t parent)
 {
     if (grow_table(&m->node_ht, &m->ht_cap, m->n_node, node_hash, m))
-        return -1;
+        return m->err = SEER_ENOMEM, -1;
     size_t h = node_hash_kv(pos, parent) & (m->ht_cap - 1);
     for (; m->node_ht[h] >= 0; h = (h + 1) & (m->ht_cap - 1)) {
         int32_t id = m->node_ht[h];
@@ -240,12 +243,12 @@ static int32_t node_get(grammar_matcher *m, int32_t pos, int32_t parent)
             return id;
     }
     if (m->n_node >= MAX_NODES)
-        return seer_err(SEER_EINVAL, "grammar: the parse needs more than %d stack nodes (nesting too deep)", MAX_NODES),
-               -1;
+        return m->err = seer_err(SEER_EINVAL, "grammar: the parse needs more than %d stack nodes (nesting too deep)",
+                                 MAX_NODES), -1;
     size_t cap = m->cap_node;
     if (!seer_grow(&m->pos, &cap, m->n_node + 1, sizeof *m->pos, 1024) ||
         !seer_grow(&m->parent, &m->cap_node, m->n_node + 1, sizeof *m->parent, 1024))
-        return seer_err(SEER_ENOMEM, "grammar: no memory for parse stacks"), -1;
+        return m->err = seer_err(SEER_ENOMEM, "grammar: no memory for parse stacks"), -1;
     m->pos[m->n_node] = pos, m->parent[m->n_node] = parent;
     m->node_ht[h] = (int32_t)m->n_node;
     return (int32_t)m->n_node++;
@@ -274,7 +277,7 @@ static int32_t set_get(grammar_matcher *m, int32_t *s, size_t n)
 {
     qsort(s, n, sizeof *s, cmp_i32);
     if (grow_table(&m->set_ht, &m->set_ht_cap, m->n_set, set_hash, m))
-        return -1;
+        return m->err = SEER_ENOMEM, -1;
     size_t h = set_hash_items(s, (int32_t)n) & (m->set_ht_cap - 1);
     for (; m->set_ht[h] >= 0; h = (h + 1) & (m->set_ht_cap - 1)) {
         const struct gset *x = &m->set[m->set_ht[h]];
@@ -282,10 +285,10 @@ static int32_t set_get(grammar_matcher *m, int32_t *s, size_t n)
             return m->set_ht[h];
     }
     if (m->n_set >= MAX_SETS)
-        return seer_err(SEER_EINVAL, "grammar: the parse reached more than %d states", MAX_SETS), -1;
+        return m->err = seer_err(SEER_EINVAL, "grammar: the parse reached more than %d states", MAX_SETS), -1;
     if (!seer_grow(&m->set, &m->cap_set, m->n_set + 1, sizeof *m->set, 256) ||
         !seer_grow(&m->pool, &m->cap_pool, m->n_pool + n, sizeof *m->pool, 4096))
-        return seer_err(SEER_ENOMEM, "grammar: no memory for parse states"), -1;
+        return m->err = seer_err(SEER_ENOMEM, "grammar: no memory for parse states"), -1;
     struct gset *x = &m->set[m->n_set];
     *x = (struct gset){.off = m->n_pool, .n = (int32_t)n};
     memcpy(m->pool + m->n_pool, s, n * sizeof *s);
@@ -302,7 +305,7 @@ static int push_work(grammar_matcher *m, size_t *n, int32_t id)
     if (id < 0)
         return -1;
     if (!seer_grow(&m->work, &m->cap_work, *n + 1, sizeof *m->work, 64))
-        return seer_err(SEER_ENOMEM, "grammar: no memory"), -1;
+        return m->err = seer_err(SEER_ENOMEM, "grammar: no memory"), -1;
     m->work[(*n)++] = id;
     return 0;
 }
@@ -339,16 +342,19 @@ static int32_t close_set(grammar_matcher *m, size_t nw)
         if ((size_t)s >= m->cap_seen) {
             size_t old = m->cap_seen;
             if (!seer_grow(&m->seen, &m->cap_seen, m->n_node, sizeof *m->seen, 1024))
-                return seer_err(SEER_ENOMEM, "grammar: no memory"), -3;
+                return m->err = seer_err(SEER_ENOMEM, "grammar: no memory"), -3;
             memset(m->seen + old, 0, (m->cap_seen - old) * sizeof *m->seen);
         }
         if (m->seen[s] == m->stamp)
             continue;
         m->seen[s] = m->stamp;
+        if (nr >= MAX_ALIVE)
+            return m->err = seer_err(SEER_EINVAL, "grammar: more than %d parses are alive at once (the grammar is "
+                                     "too ambiguous here)", MAX_ALIVE), -3;
         const grammar_elem *e = s ? &m->g->el[m->pos[s]] : NULL;
         if (!e || e->type == GE_BYTES) {
             if (!seer_grow(&m->result, &m->cap_result, nr + 1, sizeof *m->result, 64))
-                return seer_err(SEER_ENOMEM, "grammar: no memory"), -3;
+                return m->err = seer_err(SEER_ENOMEM, "grammar: no memory"), -3;
             m->result[nr++] = s;
         } else {
             int32_t base = after(m, m->pos[s], m->parent[s]);
@@ -370,7 +376,7 @@ static int32_t step(grammar_matcher *m, int32_t st, uint8_t c)
         return x->next[c];
     if (!x->next) {
         if (!(x->next = seer_malloc(256 * sizeof *x->next)))
-            return seer_err(SEER_ENOMEM, "grammar: no memory"), -3;
+            return m->err = seer_err(SEER_ENOMEM, "grammar: no memory"), -3;
         for (int i = 0; i < 256; i++)
             x->next[i] = T_UNKNOWN;
     }
@@ -436,7 +442,7 @@ int grammar_matcher_create(const grammar *g, const grammar_vocab *v, const int32
     }
     m->cur = close_set(m, nw);
     if (m->cur < 0) {
-        rc = m->cur == T_DEAD ? seer_err(SEER_EINVAL, "grammar: the root rule matches nothing") : SEER_ENOMEM;
+        rc = m->cur == T_DEAD ? seer_err(SEER_EINVAL, "grammar: the root rule matches nothing") : m->err;
         goto fail;
     }
     *out = m;
@@ -470,7 +476,7 @@ int grammar_matcher_accept_bytes(grammar_matcher *m, const char *bytes, size_t l
 {
     int32_t st = m->done ? T_DEAD : walk_bytes(m, m->cur, bytes, len);
     if (st == -3)
-        return SEER_ENOMEM;
+        return m->err;
     if (st < 0)
         return seer_err(SEER_EINVAL, "grammar: the output cannot continue with '%.*s'", (int)(len > 40 ? 40 : len), bytes);
     m->cur = st;
@@ -505,7 +511,7 @@ static int walk_trie(grammar_matcher *m, int32_t st, uint32_t *mask)
         if (to == T_UNKNOWN)
             to = step(m, from, v->byte[i]);
         if (to == -3)
-            return SEER_ENOMEM;
+            return m->err;
         if (to < 0) {
             i = (size_t)v->skip[i];
             continue;
