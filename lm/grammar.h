@@ -15,7 +15,9 @@
    mask for a state walks the trie together with the grammar, pruning every subtree whose prefix
    the grammar rejects, and is cached per state (a JSON string's interior is one state however long
    the string grows). States are interned sets of interned parse stacks, and byte transitions
-   between them are cached, so a walk costs one table lookup per trie node it visits.
+   between them are cached, so a walk costs one table lookup per trie node it visits. A state may
+   hold at most 1024 live parses: a grammar ambiguous enough to exceed that fails there (SEER_EINVAL)
+   rather than doubling its work at every byte.
 
    THREADING  A grammar and a grammar_vocab are immutable after creation and may be shared; a
    matcher belongs to one generation stream. */
