@@ -8,7 +8,8 @@ answer that ended by itself (stop "eos") must parse as JSON and validate with py
 regular expressions / a small parser written here. With --think the reasoning is free text and the
 answer after </think> validates. Unsupported schema features and broken grammars fail with a
 message naming what is wrong.
-Environment: SEER_BUILD_DIR (default build) holds the seer binary.
+Seeds (of the models' weights and of sampling) are fresh each run, from SEER_TEST_SEED when set (printed
+as "# seed N", so a failure can be replayed). Environment: SEER_BUILD_DIR (default build) holds seer.
 """
 
 import json
@@ -22,6 +23,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import Tap  # noqa: E402
 
 tap = Tap()
+base = int(os.environ.get("SEER_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
+tap.diag(f"seed {base}")
 here = os.path.dirname(os.path.abspath(__file__))
 seer = os.path.join(os.environ.get("SEER_BUILD_DIR", "build"), "seer")
 try:
@@ -85,7 +88,7 @@ CORPUS = [
 
 tmp = tempfile.mkdtemp(prefix="seer-schema-")
 models = []
-for preset, seed in (("tiny", 11), ("tiny-gqa", 12)):
+for preset, seed in (("tiny", base % 100000), ("tiny-gqa", base % 100000 + 1)):
     d = os.path.join(tmp, preset)
     r = subprocess.run([sys.executable, os.path.join(here, "gen_tiny.py"), "--out", d, "--preset", preset,
                         "--seed", str(seed)], capture_output=True, text=True)
@@ -113,7 +116,7 @@ for title, schema in CORPUS:
     bad = []
     for mi, model in enumerate(models):
         for si, temp in enumerate(("0", "0.7", "1.5")):
-            seed = 100 * mi + 10 * si + len(title)
+            seed = base + 100 * mi + 10 * si + len(title)
             r, j = run(["run", "-m", model, "-p", PROMPTS[seed % 3], "-t", "1", "-n", "2500", "-c", "4096",
                         "--temp", temp, "-s", str(seed), "--json", "-j", json.dumps(schema)])
             if j is None:
@@ -136,7 +139,7 @@ for title, schema in CORPUS:
 # ---- --format json: any JSON value -----------------------------------------------------------------
 ok = True
 for seed in range(4):
-    r, j = run(["run", "-m", models[seed % 2], "-p", "x", "-t", "1", "-n", "2500", "--temp", "1", "-s", str(seed),
+    r, j = run(["run", "-m", models[seed % 2], "-p", "x", "-t", "1", "-n", "2500", "--temp", "1", "-s", str(base + seed),
                 "--json", "--format", "json"])
     if j is None or j["stop"] != "eos":
         ok = j is not None and j["stop"] == "length"
@@ -206,7 +209,7 @@ for title, text, check in GRAMMARS:
     good = n = 0
     for seed in range(6):
         r, j = run(["run", "-m", models[seed % 2], "-p", "go", "-t", "1", "-n", "1500", "--temp", "1.2",
-                    "-s", str(seed), "--json", "--grammar", path])
+                    "-s", str(base + seed), "--json", "--grammar", path])
         if j is None:
             tap.diag(f"{title}: exit {r.returncode}: {r.stderr.strip()[:300]}")
             continue
@@ -224,7 +227,7 @@ schema = CORPUS[0][1]
 n_ans = n_think = 0
 bad = []
 for seed in range(8):
-    r, j = run(["run", "-m", models[seed % 2], "-p", "think", "-t", "1", "-n", "3000", "--temp", "1", "-s", str(seed),
+    r, j = run(["run", "-m", models[seed % 2], "-p", "think", "-t", "1", "-n", "3000", "--temp", "1", "-s", str(base + seed),
                 "--json", "--think", "-j", json.dumps(schema)])
     if j is None:
         bad.append(f"exit {r.returncode}: {r.stderr.strip()[:200]}")
@@ -258,11 +261,11 @@ if j is not None:
 tap.ok(j is not None and j["stop"] == "length" and incomplete, "-n 3 cuts the object: stop \"length\", text incomplete")
 
 # ---- an answer that completes exactly at -n ends with "eos", not "length" ----------------------------
-r, j = run(["run", "-m", models[1], "-p", "x", "-t", "1", "-n", "500", "--temp", "1", "-s", "5", "--json",
+r, j = run(["run", "-m", models[1], "-p", "x", "-t", "1", "-n", "500", "--temp", "1", "-s", str(base + 5), "--json",
             "-j", json.dumps(CORPUS[10][1])])
 same = None
 if j is not None and j["stop"] == "eos":
-    r, same = run(["run", "-m", models[1], "-p", "x", "-t", "1", "-n", str(len(j["tokens"])), "--temp", "1", "-s", "5",
+    r, same = run(["run", "-m", models[1], "-p", "x", "-t", "1", "-n", str(len(j["tokens"])), "--temp", "1", "-s", str(base + 5),
                    "--json", "-j", json.dumps(CORPUS[10][1])])
 tap.ok(same is not None and same["stop"] == "eos" and same["text"] == j["text"],
        f"an answer of exactly -n {len(j['tokens']) if j else '?'} tokens: stop \"eos\"")
