@@ -498,8 +498,8 @@ int cli_describe(int argc, char **argv)
         if (!o.g.json && o.n_videos > 1)
             printf("%s== %s ==\n", k ? "\n" : "", o.videos[k]);
         rc = describe_one(ctx, &o, o.videos[k], &ch, &n, j);
-        if (!o.g.json)
-            printf("\n"), fflush(stdout);
+        if (!o.g.json && (printf("\n") < 0 || fflush(stdout) != 0))
+            cli_stdout_failed(errno); /* reported once, after the last video */
         if (!rc && o.srt)
             rc = write_atomic(o.srt, 's', ch, n);
         if (!rc && o.vtt)
@@ -515,8 +515,8 @@ int cli_describe(int argc, char **argv)
             json_object_set_new(j, "stop", json_string("canceled"));
         if (o.g.json) {
             char *s = json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
-            if (s)
-                printf("%s\n", s), fflush(stdout);
+            if (s && (printf("%s\n", s) < 0 || fflush(stdout) != 0))
+                cli_stdout_failed(errno);
             free(s);
         }
         json_decref(j);

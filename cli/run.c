@@ -324,7 +324,8 @@ int cli_run(int argc, char **argv)
         status = print_json(&o, m, &r);
     else {
         printf("\n");
-        fflush(stdout);
+        if (fflush(stdout) != 0) /* an empty answer's first write: keep its errno for gen_finish */
+            cli_stdout_failed(errno);
         status = CLI_OK;
     }
     int fin = gen_finish(&o, &r);
