@@ -232,6 +232,27 @@ int vk_cmd_dispatch(struct vk_ctx *vk, const struct vk_pipeline *pl, const struc
     return SEER_OK;
 }
 
+int vk_cmd_update(struct vk_ctx *vk, VkBuffer dst, VkDeviceSize off, const void *src, VkDeviceSize n)
+{
+    struct vk_cmd *c = &vk->cmd;
+    ASSERT1(n > 0 && n <= VK_UPDATE_MAX && n % 4 == 0 && off % 4 == 0);
+    int rc = vk_cmd_begin(vk);
+    if (rc)
+        return rc;
+    const struct vk_range r = {dst, off, off + n};
+    if (overlaps(c->reads, c->n_reads, &r) || overlaps(c->writes, c->n_writes, &r))
+        /* Hazard: earlier dispatches' shader reads (WAR) and writes (WAW) of these bytes -> this
+           transfer write. */
+        barrier(vk, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+    vkCmdUpdateBuffer(c->cb, dst, off, n, src); /* the bytes are copied into the command buffer now */
+    /* Hazard: this transfer write -> later dispatches' shader reads (RAW) and writes (WAW). The
+       dispatch hazard lists need no entry: this barrier already orders every later dispatch. */
+    barrier(vk, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    return SEER_OK;
+}
+
 void vk_cmd_copy(struct vk_ctx *vk, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off,
                  VkDeviceSize n)
 {

@@ -175,7 +175,11 @@ void vk_staging_deinit(struct vk_ctx *vk) { vk_buffer_destroy(vk, &vk->staging);
 
 int vk_upload(struct vk_ctx *vk, struct vk_buffer *dst, VkDeviceSize off, const void *src, size_t n)
 {
-    /* Eager semantics: ops recorded earlier must see the old bytes, so they run first. */
+    /* Eager semantics: ops recorded earlier must see the old bytes. A few bytes (a step's token
+       ids and positions) go into the command stream itself, so a decode step stays one submit
+       (vk_cmd_update); anything more waits for the recorded ops to run first. */
+    if (n > 0 && n <= VK_INLINE_UPLOAD && n % 4 == 0 && off % 4 == 0)
+        return vk_cmd_update(vk, dst->buffer, off, src, n);
     int rc = vk_cmd_submit(vk);
     if (rc)
         return rc;

@@ -241,6 +241,15 @@ int vk_cmd_begin(struct vk_ctx *vk); /* opens the command buffer if it is not al
    touches memory an earlier dispatch since the last barrier wrote (or writes what one read). */
 int vk_cmd_dispatch(struct vk_ctx *vk, const struct vk_pipeline *pl, const struct vk_binding *b,
                     const void *push, uint32_t gx, uint32_t gy, uint32_t gz);
+/* Records a write of n host bytes (n and off multiples of 4, n <= VK_UPDATE_MAX) into dst at off,
+   in stream order: dispatches recorded before see the old bytes, later ones the new, with no
+   submit in between. vk_upload takes this path up to VK_INLINE_UPLOAD bytes: a decode step's
+   token ids and positions (16 bytes), so the step stays one submit; a prefill micro-batch's few
+   KiB wait for one submit, nothing next to the micro-batch's work (and the bytes are stored in
+   the command buffer, which is meant for small updates). */
+#define VK_UPDATE_MAX 65536 /* vkCmdUpdateBuffer's limit */
+#define VK_INLINE_UPLOAD 1024
+int vk_cmd_update(struct vk_ctx *vk, VkBuffer dst, VkDeviceSize off, const void *src, VkDeviceSize n);
 /* Records a buffer copy (transfers; see vk_upload). */
 void vk_cmd_copy(struct vk_ctx *vk, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off,
                  VkDeviceSize n);
