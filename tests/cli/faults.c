@@ -239,9 +239,8 @@ static void test_stdout(void)
         snprintf(cmd, sizeof cmd, "('%s/seer' -q run -m '%s/model-f32.gguf' --prompt-tokens 5,6,7,8 --temp 1 -n 40 "
                  "--device cpu %s >/dev/full)", SEER_BINARY_DIR, g_dir, modes[i]);
         r = test_run_cmd(cmd);
-        ok(r.status == 1 && !strcmp(r.err, "seer: could not write the output to stdout: No space left on device\n"),
-           "run %s > /dev/full: exit 1 (got %d), one line with the errno's text", modes[i], r.status);
-        if (r.status != 1)
+        if (!ok(r.status == 1 && !strcmp(r.err, "seer: could not write the output to stdout: No space left on device\n"),
+                "run %s > /dev/full: exit 1 (got %d), one line with the errno's text", modes[i], r.status))
             diag("stderr: %s", r.err);
         test_run_free(&r);
     }
@@ -249,9 +248,8 @@ static void test_stdout(void)
     snprintf(cmd, sizeof cmd, "('%s/seer' -q describe -m '%s/model-f32.gguf' -n 20 --device cpu '%s' >/dev/full)",
              SEER_BINARY_DIR, g_dir, test_src_path("samples/shapes.mp4"));
     r = test_run_cmd(cmd);
-    ok(r.status == 1 && strstr(r.err, "seer: could not write the output to stdout: No space left on device\n"),
-       "describe > /dev/full: exit 1 (got %d) with the errno's text", r.status);
-    if (r.status != 1)
+    if (!ok(r.status == 1 && strstr(r.err, "seer: could not write the output to stdout: No space left on device\n"),
+            "describe > /dev/full: exit 1 (got %d) with the errno's text", r.status))
         diag("stderr: %s", r.err);
     test_run_free(&r);
 }
