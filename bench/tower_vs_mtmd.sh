@@ -1,0 +1,142 @@
+#!/bin/sh
+# The vision tower, seer vs llama.cpp's libmtmd, on CPU (issue 9 item 10): the same random mmproj of the
+# released 0.8B tower shape (F16, written by `seer bench --image --preset 0.8b`, vision/randmodel.c), the
+# same image sizes (random-pixel PNGs whose sides are multiples of 32, so neither engine resizes), the
+# same thread counts, in one run. Per round and thread count: seer encodes every size once (after an
+# untimed warm-up each), then libmtmd does the same (bench/tower_mtmd.mjs), the order swapped every round
+# so the machine's load falls on both alike; each round uses new images. Prints the median encode time
+# per engine and size, and the ratio (libmtmd's time / seer's: > 1 means seer is faster).
+#   bench/tower_vs_mtmd.sh [SIZES] [THREADS]      e.g. bench/tower_vs_mtmd.sh "512x512 1024x768" "2 1"
+# libmtmd needs a text model whose hidden size is the mmproj's projection size (1024): the random 0.8B
+# text GGUF (Q4_K, the smallest). libmtmd's encode time is the one its own log prints for each image
+# ("image slice encoded in N ms", mtmd-helper, around mtmd_encode_chunk: the tower and merger only);
+# with MTMD_CHECK=1 bench/tower_mtmd.mjs also times each image completion minus a text completion of as
+# many tokens, a cross-check from outside (printed as a second libmtmd column).
+# Environment: SEER (default build/seer), ROUNDS (3), BENCH_DIR (/tmp/seer-tower-bench; the two model
+# files are kept there and reused), RAW (a file to append every single measurement to, with `uptime`).
+# Needs `npm install --ignore-scripts --omit=optional` in tests/oracle, and python3 (writes the PNGs).
+set -eu
+cd "$(dirname "$0")/.."
+sizes=${1:-512x512 1024x768 1280x1280}
+threads=${2:-2 1}
+rounds=${ROUNDS:-3}
+dir=${BENCH_DIR:-/tmp/seer-tower-bench}
+seer=$(realpath "${SEER:-build/seer}")
+raw=${RAW:-$dir/raw.tsv}
+[ -d tests/oracle/node_modules/@fugood/llama.node ] || { echo "tower_vs_mtmd.sh: npm install in tests/oracle first" >&2; exit 1; }
+mkdir -p "$dir/img"
+text=$dir/text-0.8b-q4_k.gguf mmproj=$dir/mmproj-0.8b-f16.gguf
+
+if [ ! -f "$text" ]; then
+  "$seer" bench --preset 0.8b --dtype q4_k -o "$text" -p 8 -n 1 --reps 1 >/dev/null
+fi
+# `seer bench --image --preset` writes its random mmproj (seed 42, so always the same bytes) to a new
+# /tmp/seer-bench-* directory and deletes it on exit; it has no -o. The finished file appears there by an
+# atomic rename, so it is hard-linked here the moment it exists (same file system: /tmp).
+if [ ! -f "$mmproj" ]; then
+  before=$(ls -d /tmp/seer-bench-* 2>/dev/null || true)
+  "$seer" bench --image 1280x1280 --preset 0.8b --dtype f16 --reps 1 >/dev/null 2>&1 &
+  pid=$!
+  while kill -0 $pid 2>/dev/null && [ ! -f "$mmproj" ]; do
+    for d in /tmp/seer-bench-*; do
+      case "$before" in *"$d"*) continue ;; esac
+      [ -f "$d/mmproj-0.8b-f16.gguf" ] && ln "$d/mmproj-0.8b-f16.gguf" "$mmproj" 2>/dev/null && break
+    done
+    sleep 0.05
+  done
+  kill $pid 2>/dev/null || true
+  wait $pid 2>/dev/null || true
+  [ -f "$mmproj" ] || { echo "tower_vs_mtmd.sh: could not keep seer's random mmproj" >&2; exit 1; }
+fi
+
+png() { python3 - "$@" <<'PY'
+import random, struct, sys, zlib
+path, w, h, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+rnd = random.Random(seed)
+raw = b"".join(b"\0" + rnd.randbytes(w * 3) for _ in range(h))
+chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+open(path, "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                       + chunk(b"IDAT", zlib.compress(raw, 1)) + chunk(b"IEND", b""))
+PY
+}
+for s in $sizes; do
+  w=${s%x*} h=${s#*x}
+  [ $((w % 32)) -eq 0 ] && [ $((h % 32)) -eq 0 ] || { echo "tower_vs_mtmd.sh: $s: sides must be multiples of 32" >&2; exit 2; }
+  r=0
+  while [ $r -le "$rounds" ]; do
+    [ -f "$dir/img/$s-$r.png" ] || png "$dir/img/$s-$r.png" "$w" "$h" "$((r * 7919 + w + h))"
+    r=$((r + 1))
+  done
+done
+
+load() { uptime | sed 's/.*load average: //; s/,.*//'; }
+seer_round() { # threads round
+  args=""; for s in $sizes; do args="$args --image $s"; done
+  l=$(load)
+  # shellcheck disable=SC2086
+  "$seer" bench -m "$mmproj" $args -t "$1" --reps 1 --json 2>/dev/null | python3 -c '
+import json, sys
+for im in json.load(sys.stdin)["images"]:
+    print("seer\t%s\t%dx%d\t%s\t%d\t%.3f\t%s" % (sys.argv[1], im["width"], im["height"], sys.argv[2], im["tokens"],
+          im["encode_seconds"], sys.argv[3]))' "$1" "$2" "$l" >>"$raw"
+}
+mtmd_round() { # threads round
+  args=""; for s in $sizes; do args="$args --warmup $dir/img/$s-0.png --image $dir/img/$s-$2.png"; done
+  l=$(load)
+  # shellcheck disable=SC2086
+  [ "${MTMD_CHECK:-0}" = 1 ] && args="$args --text-check 1"
+  node bench/tower_mtmd.mjs --model "$text" --mmproj "$mmproj" --threads "$1" --out "$dir/mtmd.json" $args \
+    >"$dir/mtmd.log" 2>&1 || { tail -5 "$dir/mtmd.log" >&2; exit 1; }
+  # one "image slice encoded in N ms" line per image, in the order run: the warm-ups first
+  python3 -c '
+import json, os, re, sys
+log = [int(m) for m in re.findall(r"image slice encoded in (\d+) ms", open(sys.argv[2]).read())]
+res = json.load(open(sys.argv[1]))
+if len(log) != 2 * len(res):
+    sys.exit("tower_vs_mtmd.sh: %d encode lines in libmtmd\x27s log for %d images" % (len(log), 2 * len(res)))
+for k, r in enumerate(res):
+    size = os.path.basename(r["image"]).split("-")[0]
+    print("libmtmd\t%s\t%s\t%s\t%d\t%.3f\t%s" % (sys.argv[3], size, sys.argv[4], r["tokens"] - 2,
+          log[len(res) + k] / 1e3, sys.argv[5]))
+    if "encode_ms" in r:
+        print("libmtmd-check\t%s\t%s\t%s\t%d\t%.3f\t%s" % (sys.argv[3], size, sys.argv[4], r["tokens"] - 2,
+              r["encode_ms"] / 1e3, sys.argv[5]))' "$dir/mtmd.json" "$dir/mtmd.log" "$1" "$2" "$l" >>"$raw"
+}
+
+: >"$raw"
+echo "uptime at start: $(uptime)" >&2
+for t in $threads; do
+  r=1
+  while [ $r -le "$rounds" ]; do
+    echo "threads $t, round $r/$rounds: $(uptime)" >&2
+    if [ $((r % 2)) -eq 1 ]; then seer_round "$t" "$r"; mtmd_round "$t" "$r"
+    else mtmd_round "$t" "$r"; seer_round "$t" "$r"; fi
+    r=$((r + 1))
+  done
+done
+echo "uptime at end: $(uptime)" >&2
+
+# engine threads size round tokens seconds load1  ->  the table
+python3 - "$raw" <<'PY'
+import statistics, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+keys = []
+for r in rows:
+    if (r[1], r[2]) not in keys:
+        keys.append((r[1], r[2]))
+check = any(r[0] == "libmtmd-check" for r in rows)
+print("| threads | image | tokens | seer s (median, min-max) | libmtmd s (median, min-max) | libmtmd / seer | load 1-min |"
+      + (" libmtmd, image - text run |" if check else ""))
+print("|---|---|---|---|---|---|---|" + ("---|" if check else ""))
+for t, s in keys:
+    def col(e):
+        v = [float(r[5]) for r in rows if r[0] == e and r[1] == t and r[2] == s]
+        return (statistics.median(v), min(v), max(v), len(v)) if v else None
+    a, b = col("seer"), col("libmtmd")
+    tok = next(r[4] for r in rows if r[1] == t and r[2] == s)
+    loads = [float(r[6]) for r in rows if r[1] == t and r[2] == s]
+    f = lambda c: "%.2f (%.2f-%.2f, n=%d)" % c if c else "-"
+    ratio = "%.2f" % (b[0] / a[0]) if a and b else "-"
+    print("| %s | %s | %s | %s | %s | %s | %.1f-%.1f |" % (t, s, tok, f(a), f(b), ratio, min(loads), max(loads))
+          + (" %s |" % f(col("libmtmd-check")) if check else ""))
+PY
