@@ -605,6 +605,11 @@ static int parse_rules(struct builder *b)
 
 /* ---- checks and flattening --------------------------------------------------------------------- */
 
+static bool set_empty(const uint32_t s[8])
+{
+    return !(s[0] | s[1] | s[2] | s[3] | s[4] | s[5] | s[6] | s[7]);
+}
+
 /* Least fixpoint over rules, in time linear in the grammar: a rule holds when one of its
    alternatives has only holding references and no byte element that breaks it (for `nullable`
    every byte element breaks; for productive only an empty set does). Worklist of alternatives
@@ -630,9 +635,7 @@ static int fixpoint(const grammar *g, bool nullable, bool *holds)
                 cnt[a]++;
                 occ_start[e->v + 1]++;
             } else {
-                const uint32_t *s = g->set[e->v];
-                bool empty = !(s[0] | s[1] | s[2] | s[3] | s[4] | s[5] | s[6] | s[7]);
-                if (nullable || empty)
+                if (nullable || set_empty(g->set[e->v]))
                     cnt[a] = INT32_MIN / 2; /* can never reach 0 */
             }
         }
@@ -727,17 +730,26 @@ done:
     return rc;
 }
 
-/* Flattens the builder's rules (all, including unproductive alternatives dropped later). */
-static int flatten(struct builder *b, grammar *g, const bool *keep_alt_rule_productive)
+/* Whether alternative x can ever finish given which rules can (NULL: keep every alternative). An
+   alternative that cannot would leave a parse stack that never advances: a state holding only such
+   stacks would allow the token leading there and then allow nothing. */
+static bool alt_alive(const struct builder *b, const struct balt *x, const bool *productive)
+{
+    for (size_t k = 0; productive && k < x->n; k++)
+        if (x->e[k].type == GE_REF ? !productive[x->e[k].v] : set_empty(b->set[x->e[k].v]))
+            return false;
+    return true;
+}
+
+/* Flattens the builder's rules, without the alternatives that cannot finish when `productive` is
+   given. */
+static int flatten(struct builder *b, grammar *g, const bool *productive)
 {
     size_t n_el = 0, n_alt = 0;
     for (size_t r = 0; r < b->n_r; r++)
         for (size_t a = 0; a < b->r[r].n_alt; a++) {
             const struct balt *x = &b->r[r].alts[a];
-            bool keep = true;
-            for (size_t k = 0; keep_alt_rule_productive && k < x->n; k++)
-                keep &= x->e[k].type != GE_REF || keep_alt_rule_productive[x->e[k].v];
-            if (keep)
+            if (alt_alive(b, x, productive))
                 n_el += x->n + 1, n_alt++;
         }
     g->el = seer_malloc((n_el + 1) * sizeof *g->el);
@@ -750,10 +762,7 @@ static int flatten(struct builder *b, grammar *g, const bool *keep_alt_rule_prod
         g->rule_alt[r] = (int32_t)ai;
         for (size_t a = 0; a < b->r[r].n_alt; a++) {
             const struct balt *x = &b->r[r].alts[a];
-            bool keep = true;
-            for (size_t k = 0; keep_alt_rule_productive && k < x->n; k++)
-                keep &= x->e[k].type != GE_REF || keep_alt_rule_productive[x->e[k].v];
-            if (!keep)
+            if (!alt_alive(b, x, productive))
                 continue;
             g->alt[ai++] = (int32_t)e;
             for (size_t k = 0; k < x->n; k++)
@@ -810,9 +819,11 @@ int grammar_parse(const char *text, size_t len, const char *source, grammar **ou
         rc = seer_err(SEER_EINVAL, "%s: rule 'root' matches nothing", b.src);
         goto fail;
     }
-    g->set = b.set, g->n_set = b.n_set, g->root = root;
+    if ((rc = flatten(&b, g, prod)))
+        goto fail;
+    g->set = b.set, g->n_set = b.n_set, g->root = root; /* g owns the sets from here */
     b.set = NULL;
-    if ((rc = flatten(&b, g, prod)) || (rc = fixpoint(g, true, nul)) || (rc = check_left_recursion(g, nul, &b)))
+    if ((rc = fixpoint(g, true, nul)) || (rc = check_left_recursion(g, nul, &b)))
         goto fail;
     tmp->set = NULL;
     grammar_free(tmp);

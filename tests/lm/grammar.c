@@ -71,6 +71,17 @@ static void test_gbnf(void)
         ok(good, "grammar %zu: members accepted, non-members rejected", c);
         grammar_free(g);
     }
+    /* "a" then an empty class can never finish: that alternative must not exist, or 'a' would be
+       allowed and lead to a state that allows nothing */
+    const char *dead = "root ::= \"a\" [^\\x00-\\U0010FFFF] | \"b\"\n";
+    grammar *g = NULL;
+    grammar_matcher *m = NULL;
+    bool good = grammar_parse(dead, strlen(dead), "dead", &g) == SEER_OK &&
+                grammar_matcher_create(g, NULL, NULL, 0, &m) == SEER_OK && !grammar_matcher_allows_bytes(m, "a", 1) &&
+                grammar_matcher_allows_bytes(m, "b", 1);
+    ok(good, "an alternative that can never finish is dropped: no dead end after 'a'");
+    grammar_matcher_free(m);
+    grammar_free(g);
 }
 
 /* ---- 2. broken grammars -------------------------------------------------------------------------- */
