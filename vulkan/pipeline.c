@@ -47,13 +47,16 @@ static uint32_t spec_matvec(const struct vk_caps *c, uint32_t variant, uint32_t 
 }
 
 /* matmul: BM×BN output tile per workgroup, BK-deep slices through shared memory, each
-   invocation a 4×4 register tile (TM, TN in matmul.comp), so WG = (BM/4)·(BN/4). 64×64×16
-   needs 256 invocations and 8 KiB shared; devices below that get 64×32 (128 invocations,
-   6 KiB), inside the minimums every Vulkan device guarantees (128 invocations, 16 KiB). */
+   invocation a 4×4 register tile (TM, TN in matmul.comp), so WG = (BM/4)·(BN/4). 64×64×32
+   needs 256 invocations and 16 KiB shared; devices below that get 64×32 (128 invocations,
+   12 KiB), inside the minimums every Vulkan device guarantees (128 invocations, 16 KiB). BK 32
+   halves the barriers per K of the former 16: each barrier is a full stop of the workgroup
+   (on lavapipe a switch through all its invocations). matmul.comp's constant-count staging
+   loops need BK | WG and WG | BN·BK, BM·BK/8: true of both shapes. */
 static uint32_t spec_matmul(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
 {
     (void)variant;
-    uint32_t bm = 64, bn = 64, bk = 16;
+    uint32_t bm = 64, bn = 64, bk = 32;
     uint32_t max_wg = MIN(c->max_wg_size[0], c->max_wg_invocations);
     if (max_wg < 256 || c->shared_bytes < (bm + bn) * bk * 4)
         bn = 32;

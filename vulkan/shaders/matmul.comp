@@ -6,9 +6,12 @@
 // chunk as the tile is loaded), 1 x f32 (rows by x_s1..3 strides), 2 out f32 contiguous.
 // Push: MatmulPush. Grid: x = M tiles, y = N tiles (the host keeps both within the limits).
 // Assumes: WG (spec 0) == (BM/TM)·(BN/TN) with BM % TM == 0, BN % TN == 0 (spec 1, 2; the host
-//   derives WG from them); BK (spec 3) any, and a multiple of 8 for quantised weights. M, N, K
-//   need not be multiples of anything: loads outside the matrix read 0 and stores outside are
-//   skipped. No subgroup operations.
+//   derives WG from them); BK (spec 3) a multiple of 8 dividing WG, with BM·BK and BN·BK
+//   multiples of WG (every invocation stages the same number of elements: the loops below have
+//   constant trip counts). M, N, K need not be multiples of anything: loads outside the matrix
+//   are clamped in bounds and replaced by 0 (a select, no branch around the load: lavapipe and
+//   other SIMD-lane implementations run both sides of a branch), stores outside are skipped.
+//   No subgroup operations.
 #extension GL_GOOGLE_include_directive : require
 #include "common/push.glsl"
 #include "common/index.glsl"
@@ -38,6 +41,17 @@ void main()
     const uint tm = tid % TX, tn = tid / TX;
     const uint m_tile = gl_WorkGroupID.x * BM, n_tile = gl_WorkGroupID.y * BN;
 
+    // What this invocation stages is the same in every K slice: element kk = tid % BK of rows
+    // tid / BK + j·(WG / BK). The x rows' offsets (divisions) are computed once, here.
+    const uint kk_own = tid % BK, XJ = BN * BK / WG, RS = WG / BK;
+    uint xoff[XJ];
+    bool xin[XJ];
+    for (uint j = 0u; j < XJ; j++) {
+        const uint n = n_tile + tid / BK + j * RS;
+        xin[j] = n < p.N;
+        xoff[j] = row_offset(p.r0 + min(n, p.N - 1u), p.x_ne1, p.x_ne2, p.x_base, p.x_s1, p.x_s2, p.x_s3);
+    }
+
     float acc[TM * TN];
     for (uint i = 0u; i < TM * TN; i++)
         acc[i] = 0.0;
@@ -46,29 +60,26 @@ void main()
 #if defined(W_QUANT)
         // 8-element chunks, dequantised once each; K is whole blocks, a multiple of 32, so with
         // BK % 8 == 0 a chunk is either wholly inside the row or wholly past it
-        for (uint e = tid; e < BM * (BK / 8u); e += WG) {
-            uint ml = e / (BK / 8u), kc = 8u * (e % (BK / 8u)), m = m_tile + ml;
+        const uint CK = BK / 8u;
+        for (uint j = 0u; j < BM * CK / WG; j++) {
+            const uint e = tid + j * WG, ml = e / CK, kc = 8u * (e % CK), m = m_tile + ml;
+            const bool in_w = m < p.M && k0 + kc < p.K;
             float v[8];
-            if (m < p.M && k0 + kc < p.K)
-                w_chunk8(p.w_base + m * p.w_stride, k0 + kc, p.K, v);
-            else
-                for (uint i = 0u; i < 8u; i++)
-                    v[i] = 0.0;
+            w_chunk8(p.w_base + min(m, p.M - 1u) * p.w_stride, min(k0 + kc, p.K - 8u), p.K, v);
             for (uint i = 0u; i < 8u; i++)
-                sw[(kc + i) * BM + ml] = v[i];
+                sw[(kc + i) * BM + ml] = in_w ? v[i] : 0.0;
         }
 #else
-        for (uint e = tid; e < BM * BK; e += WG) {
-            uint ml = e / BK, kk = e % BK, m = m_tile + ml, k = k0 + kk;
-            sw[kk * BM + ml] = (m < p.M && k < p.K) ? w_load(p.w_base + m * p.w_stride + k) : 0.0;
+        for (uint j = 0u; j < BM * BK / WG; j++) {
+            const uint ml = tid / BK + j * RS, m = m_tile + ml, k = k0 + kk_own;
+            const float w = w_load(p.w_base + min(m, p.M - 1u) * p.w_stride + min(k, p.K - 1u));
+            sw[kk_own * BM + ml] = (m < p.M && k < p.K) ? w : 0.0;
         }
 #endif
-        for (uint e = tid; e < BN * BK; e += WG) {
-            uint nl = e / BK, kk = e % BK, n = n_tile + nl, k = k0 + kk;
-            float v = 0.0;
-            if (n < p.N && k < p.K)
-                v = x[row_offset(p.r0 + n, p.x_ne1, p.x_ne2, p.x_base, p.x_s1, p.x_s2, p.x_s3) + k];
-            sx[kk * BN + nl] = v;
+        for (uint j = 0u; j < XJ; j++) {
+            const uint k = k0 + kk_own;
+            const float v = x[xoff[j] + min(k, p.K - 1u)];
+            sx[kk_own * BN + tid / BK + j * RS] = (xin[j] && k < p.K) ? v : 0.0;
         }
         barrier(); // tiles written -> tiles read
         for (uint kk = 0u; kk < BK; kk++) {
