@@ -22,6 +22,9 @@ void test_fill_normal(float *x, size_t n, float scale);
 /* ||a − b||₂ / ||b||₂ in double (b is the reference); 0 when both are zero. */
 double rel_l2(const float *a, const float *b, size_t n);
 double rel_l2_d(const float *a, const double *b, size_t n);
+/* CPU seconds this process has used: for tests that compare the cost of a large input with a small
+   one (linear vs quadratic), which wall time on a loaded machine cannot decide. */
+double test_cpu_seconds(void);
 /* Largest |a − b|. */
 double max_abs_diff(const float *a, const float *b, size_t n);
 
