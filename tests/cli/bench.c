@@ -171,7 +171,8 @@ static void test_errors(void)
     ok(n_ok == (int)(sizeof bad / sizeof bad[0]), "%d usage errors exit 2 with usage on stderr, stdout empty",
        (int)(sizeof bad / sizeof bad[0]));
     r = test_seer("bench --preset 7b -p 0 -n 0");
-    ok(r.status == 1 && !*r.out && strstr(r.err, "0.8b|2b|4b|9b"), "an unknown preset: exit 1 naming the valid ones");
+    ok(r.status == 2 && !*r.out && strstr(r.err, "0.8b|2b|4b|9b"),
+       "an unknown preset is a usage error: exit 2 naming the valid ones");
     test_run_free(&r);
     r = test_seer("bench --help");
     ok(r.status == 0 && strstr(r.out, "--preset") && !*r.err, "--help: usage on stdout, exit 0");
