@@ -139,6 +139,8 @@ int backend_vulkan_create(const struct vk_backend_params *params, backend **out)
         rc = seer_err(SEER_ENOMEM, "vulkan: no memory for the pipeline cache path");
     if (rc == SEER_OK)
         rc = vk_device_open(vk, &p);
+    if (rc == SEER_OK)
+        vk->caps.matvec_prefill = vk->caps.kind == VK_KIND_CPU && !p.plain_kernels;
     if (rc == SEER_OK && p.plain_kernels)
         vk->caps.subgroup_arith = false;
     if (rc == SEER_OK && p.max_shared_override) {

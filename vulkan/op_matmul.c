@@ -40,7 +40,9 @@ bool vk_weight_supported(enum dtype t)
 /* ---- matmul ------------------------------------------------------------------------------ */
 
 /* Both kernels take the same push constants and bindings; they differ in what a workgroup
-   covers: matvec NR weight rows × all (<= 8) x rows of the dispatch, matmul a BM×BN tile. */
+   covers: matvec NR weight rows × NX (<= 8) x rows (grid z: consecutive groups of NX rows),
+   matmul a BM×BN tile. Prefill uses matmul, except where caps.matvec_prefill says the matvec
+   kernel in groups of 8 x rows is faster (CPU implementations: vk_caps). */
 int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
 {
     struct vk_ctx *vk = vk_ctx_of(be);
@@ -53,27 +55,24 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
         rc = vk_rows_check(be, &xr, 4, "op_matmul");
     if (rc == SEER_OK)
         rc = vk_rows_check(be, &outr, 4, "op_matmul");
-    const int64_t M = w->ne[1], N = tensor_nrows(x);
-    const bool mv = N <= VK_MATVEC_MAX_N;
+    const int64_t M = w->ne[1], N = tensor_nrows(x), G = VK_MATVEC_MAX_N;
+    const bool mv = N <= G || vk->caps.matvec_prefill;
+    const enum vk_kernel mvk = vk->caps.subgroup_arith ? wk.matvec_sg : wk.matvec;
     const struct vk_pipeline *pl;
     if (rc == SEER_OK)
-        rc = vk_pipeline_get(vk, !mv ? wk.matmul : vk->caps.subgroup_arith ? wk.matvec_sg : wk.matvec,
-                             mv ? (uint32_t)N - 1 : 0, &pl); /* matvec: the build for N x rows */
+        rc = vk_pipeline_get(vk, mv ? mvk : wk.matmul, 0, &pl);
     if (rc)
         return rc;
-    /* rows of w per workgroup along grid x, rows of x per workgroup along grid y (matvec: all) */
+    /* rows of w per workgroup along grid x (matvec: x and y), rows of x along grid y (matvec: z) */
     const uint32_t BM = mv ? pl->spec[VK_SPEC_MV_NR] : pl->spec[VK_SPEC_MM_BM];
-    const uint32_t BN = mv ? VK_MATVEC_MAX_N : pl->spec[VK_SPEC_MM_BN];
+    const uint32_t BN = mv ? (uint32_t)G : pl->spec[VK_SPEC_MM_BN];
     const int64_t max_m = mv ? (int64_t)vk_grid_max(vk) * BM : (int64_t)vk->caps.max_wg_count[0] * BM;
-    const int64_t max_n = mv ? VK_MATVEC_MAX_N : (int64_t)vk->caps.max_wg_count[1] * BN;
+    const int64_t max_n = (int64_t)vk->caps.max_wg_count[mv ? 2 : 1] * BN;
     const struct vk_rows x_and_out[2] = {xr, outr}; /* they share the row index */
     const uint32_t w_stride = vk_stride(w->nb[1], wk.unit);
     struct vk_binding b[3];
     for (int64_t r0 = 0, r1; r0 < N; r0 = r1) {
         if ((rc = vk_split(vk, x_and_out, 2, r0, N, max_n, &r1, "op_matmul")))
-            return rc;
-        /* matvec: the build for this piece's x rows (a window may cut the call's N) */
-        if (mv && (rc = vk_pipeline_get(vk, vk->caps.subgroup_arith ? wk.matvec_sg : wk.matvec, (uint32_t)(r1 - r0 - 1), &pl)))
             return rc;
         b[1] = vk_bind(vk, &xr, r0, r1, 4, false);
         b[2] = vk_bind(vk, &outr, r0, r1, 4, true);
@@ -100,14 +99,27 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
             };
             uint32_t gx, gy;
             uint64_t m_groups = (uint64_t)(m1 - m0 + BM - 1) / BM;
-            if (mv) {
-                vk_grid(vk, m_groups, &gx, &gy);
-            } else {
+            if (!mv) {
                 gx = (uint32_t)m_groups;
                 gy = (uint32_t)((r1 - r0 + BN - 1) / BN);
+                if ((rc = vk_cmd_dispatch(vk, pl, b, &pc, gx, gy, 1)))
+                    return rc;
+                continue;
             }
-            if ((rc = vk_cmd_dispatch(vk, pl, b, &pc, gx, gy, 1)))
-                return rc;
+            /* matvec: whole groups of G x rows in one dispatch (the build for G), then the
+               remaining rows in one more (the build for their count); the outputs are disjoint */
+            vk_grid(vk, m_groups, &gx, &gy);
+            for (int64_t n0 = r0, n; n0 < r1; n0 += n) {
+                const int64_t groups = (r1 - n0) / G;
+                n = groups ? groups * G : r1 - n0;
+                if ((rc = vk_pipeline_get(vk, mvk, groups ? (uint32_t)G - 1 : (uint32_t)n - 1, &pl)))
+                    return rc;
+                pc.N = groups ? (uint32_t)G : (uint32_t)n;
+                pc.r0 = (uint32_t)n0;
+                pc.out_base = b[2].base + (uint32_t)n0 * (uint32_t)M + (uint32_t)m0;
+                if ((rc = vk_cmd_dispatch(vk, pl, b, &pc, gx, gy, groups ? (uint32_t)groups : 1)))
+                    return rc;
+            }
         }
     }
     return SEER_OK;

@@ -43,6 +43,12 @@ struct vk_caps {
        a kernel that uses one (the subgroup matvec) has a plain twin */
     bool fp16, storage16, int_dot, coopmat;
     bool subgroup_arith;                  /* cleared by vk_backend_params.plain_kernels */
+    /* Prefill matmuls run the matvec kernel over groups of 8 x rows instead of the tiled matmul:
+       set on CPU implementations (lavapipe), where shared memory is ordinary memory and the tiled
+       kernel's shared-memory loads (one per 2 MACs) cost more than the matvec's register reuse
+       (one load per ~5 MACs): measured 2x per MAC there (docs/PERFORMANCE.md). Cleared by
+       plain_kernels, so the tests cover the tiled kernel on such devices too. */
+    bool matvec_prefill;
     bool ext_float16_int8, ext_int_dot;   /* extensions to enable (pre-1.2 / pre-1.3 devices) */
     bool ext_memory_budget;               /* VK_EXT_memory_budget: the driver's free-memory figures */
 };

@@ -21,8 +21,9 @@ struct vk_backend_params {
     uint64_t memory_limit_override;    /* 0 = the device's memory; a smaller value (tests) is the most
                                           device memory the backend reports (backend_memory), so the
                                           memory plan's refusal can be exercised */
-    bool plain_kernels;                /* use only the kernels that need no optional feature (tests
-                                          run both paths on devices that have the fast ones) */
+    bool plain_kernels;                /* use only the kernels that need no optional feature, and the
+                                          general kernel choices (the tiled prefill matmul on CPU
+                                          devices too): tests run both paths */
     uint32_t max_shared_override;      /* 0 = the device's maxComputeSharedMemorySize; a smaller value
                                           (>= 16384, the Vulkan minimum; tests) makes kernels pick the
                                           tiles a small-memory device gets */

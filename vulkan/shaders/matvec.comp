@@ -13,7 +13,8 @@
 //   from the device limits; the plain build works with any subgroup size (no subgroup
 //   operations), the SG_REDUCE build with any too (it reads gl_NumSubgroups). NR (spec 1) >= 1;
 //   NX (spec 2) = p.N, 1..8.
-//   The grid is 2-D (index.glsl linear_group_id), ceil(M / NR) workgroups.
+//   The grid's x and y are 2-D over weight rows (index.glsl linear_group_id), ceil(M / NR)
+//   workgroups; z counts groups of NX x rows (a prefill on devices where caps.matvec_prefill).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #if defined(SG_REDUCE)
@@ -47,9 +48,10 @@ void main()
     // of every branch under a mask: with NX fixed to the call's N (instead of 8 masked x rows)
     // and the last workgroup's missing rows clamped to row M-1 (computed, never written), a
     // decode step does no masked-off work.
+    const uint z0 = gl_WorkGroupID.z * NX; // this workgroup's x rows: z0 .. z0+NX-1 of the dispatch
     uint xo[NX], wrow[NR];
     [[unroll]] for (uint n = 0u; n < NX; n++)
-        xo[n] = row_offset(p.r0 + n, p.x_ne1, p.x_ne2, p.x_base, p.x_s1, p.x_s2, p.x_s3);
+        xo[n] = row_offset(p.r0 + z0 + n, p.x_ne1, p.x_ne2, p.x_base, p.x_s1, p.x_s2, p.x_s3);
     [[unroll]] for (uint r = 0u; r < NR; r++)
         wrow[r] = p.w_base + min(m0 + r, p.M - 1u) * p.w_stride;
     float acc[NR * NX];
@@ -97,7 +99,7 @@ void main()
             float s = 0.0;
             for (uint g = 0u; g < gl_NumSubgroups; g++)
                 s += red[i * WG + g];
-            o[p.out_base + n * p.out_stride + m0 + r] = s;
+            o[p.out_base + (z0 + n) * p.out_stride + m0 + r] = s;
         }
     }
 #else
@@ -113,7 +115,7 @@ void main()
     for (uint i = tid; i < NR * NX; i += WG) {
         const uint r = i / NX, n = i % NX;
         if (r < n_rows)
-            o[p.out_base + n * p.out_stride + m0 + r] = red[i * WG];
+            o[p.out_base + (z0 + n) * p.out_stride + m0 + r] = red[i * WG];
     }
 #endif
 }
