@@ -144,8 +144,10 @@ void gen_opts_init(struct gen_opts *o)
     o->gp.sampling.seed = random_seed();
 }
 
-/* -j SCHEMA / -j @FILE, --grammar FILE, --format json: one of them per command line. The text is
-   kept for the process's life (the generate params point at it). */
+/* -j SCHEMA / -j @FILE, --grammar FILE, --format json: one of them per command line. A file's text
+   is kept for the process's life (the generate params point at it; one per process, so static). */
+static char *structured_text;
+
 static int structured_opt(int key, const char *nm, const char *v, struct gen_opts *o)
 {
     char *text = NULL;
@@ -164,6 +166,10 @@ static int structured_opt(int key, const char *nm, const char *v, struct gen_opt
     if (file && strlen(text) != len) {
         free(text);
         return fprintf(stderr, "seer: %s: %s holds a NUL byte\n", nm, file), -1;
+    }
+    if (file) {
+        free(structured_text);
+        structured_text = text;
     }
     if (key == G_GRAMMAR)
         o->gp.grammar = text;
