@@ -24,7 +24,8 @@ seer=${SEER:-./build/seer}
 rounds=${ROUNDS:-1}
 mkdir -p "$dir"
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+out=$(mktemp)
+trap 'rm -f "$log" "$out"' EXIT
 echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for dt in $dtypes; do
   model="$dir/qwen35-$preset-$dt.gguf"
@@ -41,12 +42,14 @@ for dt in $dtypes; do
           llama) bench/llama_bench.sh -m "$model" -t "$t" $args 2>/dev/null ;;
           llama-node) node bench/llama_bench.mjs -m "$model" -t "$t" $args 2>/dev/null ;;
           *) echo "cpu_vs_llama.sh: unknown engine $e" >&2; exit 2 ;;
-        esac | tee /dev/stderr | awk -v k="$dt $t $e" '/^(pp|tg)[0-9]+ /{print k, $1, $2}' >>"$log"
+        esac >"$out"
+        cat "$out"
+        awk -v k="$dt $t $e" '/^(pp|tg)[0-9]+ /{print k, $1, $2}' "$out" >>"$log"
       done
       r=$((r + 1))
     done
   done
-done 2>&1
+done
 echo
 echo "| dtype | threads | test | seer tokens/s | llama.cpp tokens/s | seer / llama.cpp |"
 echo "|---|---|---|---|---|---|"
