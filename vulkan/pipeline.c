@@ -34,15 +34,20 @@ static uint32_t wg_1d(const struct vk_caps *c, uint32_t want)
 /* matvec: NR = 8 weight rows per workgroup of max(32, subgroup size) invocations, each
    invocation one 8-element chunk at a time: a 1024-wide row is 128 chunks, four per invocation
    (of 32), and each chunk of x, read once, serves the 8 rows. The shared reduction (NR·NX·WG
-   floats, at most 8 KiB at 32 invocations) fits every device's guaranteed 16 KiB. Measured on
+   floats) is kept within the device's shared memory by halving WG (a 128-wide subgroup with
+   8 x rows would need 32 KiB; 16 KiB is all some devices have). Measured on
    lavapipe (docs/PERFORMANCE.md): 8 rows × 32 beat 2 × 64 by 1.5–2× per weight; fewer, longer
    workgroups also cut the 248320-row vocabulary head to 31040 of them, still thousands per
    compute unit on any GPU. Variant v is the build for N = v + 1 x rows (NX). */
 static uint32_t spec_matvec(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
 {
-    spec[VK_SPEC_WG] = wg_1d(c, MIN(MAX(32u, c->subgroup_size), 128u));
-    spec[VK_SPEC_MV_NR] = 8;
-    spec[VK_SPEC_MV_NX] = variant + 1;
+    const uint32_t nr = 8, nx = variant + 1;
+    uint32_t wg = wg_1d(c, MIN(MAX(32u, c->subgroup_size), 128u));
+    while (wg > 1 && 4 * nr * nx * wg > c->shared_bytes) /* 128 × 8 × 8 floats is 32 KiB */
+        wg /= 2;
+    spec[VK_SPEC_WG] = wg;
+    spec[VK_SPEC_MV_NR] = nr;
+    spec[VK_SPEC_MV_NX] = nx;
     return 3;
 }
 
