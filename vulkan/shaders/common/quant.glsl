@@ -79,16 +79,15 @@ void dq8(uint bb, uint c, out float v[8])
 #define QBYTES 176u
 #define QS_AT 48u
 #endif
+// Both forms from the same three bytes, then a select: j differs between neighbouring
+// invocations, and SIMD-lane implementations (lavapipe) would run both sides of a branch.
+// j ^ 4 is j − 4 for j >= 4 (and j + 4, unused, below).
 void scale_min_k4(uint sb, uint j, out uint sc, out uint m)
 {
-    if (j < 4u) {
-        sc = q_byte(sb + j) & 63u;
-        m = q_byte(sb + j + 4u) & 63u;
-    } else {
-        const uint b = q_byte(sb + j + 4u);
-        sc = (b & 15u) | ((q_byte(sb + j - 4u) >> 6) << 4);
-        m = (b >> 4) | ((q_byte(sb + j) >> 6) << 4);
-    }
+    const uint bj = q_byte(sb + j), b4 = q_byte(sb + j + 4u), bx = q_byte(sb + (j ^ 4u));
+    const bool lo = j < 4u;
+    sc = lo ? bj & 63u : (b4 & 15u) | ((bx >> 6) << 4);
+    m = lo ? b4 & 63u : (b4 >> 4) | ((bj >> 6) << 4);
 }
 
 void dq8(uint bb, uint c, out float v[8])
