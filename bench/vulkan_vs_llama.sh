@@ -31,6 +31,7 @@ if [ ! -d "$bins" ]; then
   mkdir -p "$out"
   npm install --prefix "$out" --no-save --ignore-scripts --omit=optional @node-llama-cpp/linux-x64-vulkan@3.22.1 >&2
 fi
+# shellcheck disable=SC3013 # -nt: dash and bash have it (as bench/llama_bench.sh relies on)
 if [ ! -x "$exe" ] || [ "$root/bench/llama_bench.c" -nt "$exe" ]; then
   [ -f "$bundle" ] || { echo "vulkan_vs_llama.sh: npm install in tests/oracle first" >&2; exit 1; }
   rm -rf "$out/include" "$out/llama.git" && mkdir -p "$out/include"
@@ -44,7 +45,8 @@ if [ ! -x "$exe" ] || [ "$root/bench/llama_bench.c" -nt "$exe" ]; then
   sed -e 's/mp\.n_gpu_layers = 0;/mp.n_gpu_layers = 999;/' \
       -e 's/ggml thread pool), %d threads/Vulkan build, all layers offloaded), %d threads/' \
       "$root/bench/llama_bench.c" >"$out/llama_bench_vk.c"
-  grep -q 'n_gpu_layers = 999' "$out/llama_bench_vk.c" || { echo "vulkan_vs_llama.sh: llama_bench.c changed" >&2; exit 1; }
+  grep -q 'n_gpu_layers = 999' "$out/llama_bench_vk.c" ||
+    { echo "vulkan_vs_llama.sh: bench/llama_bench.c no longer sets n_gpu_layers = 0" >&2; exit 1; }
   cc -std=c11 -O2 -I"$out/include" -o "$exe" "$out/llama_bench_vk.c" -L"$bins" \
      -l:libllama.vulkan.v0.5.0.so -l:libggml.vulkan.v0.5.0.so -l:libggml-base.so -lm -Wl,-rpath,"$bins"
 fi
@@ -54,7 +56,8 @@ model="$dir/qwen35-$preset-$dtype.gguf"
 [ -f "$model" ] || "$seer" bench --preset "$preset" --dtype "$dtype" --seed 1 -o "$model" -p 0 -n 0 >/dev/null
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
+echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores: $cpu"
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# model $model; per engine and round: $args"
 for r in $(seq 1 "$rounds"); do
@@ -63,7 +66,8 @@ for r in $(seq 1 "$rounds"); do
     case $e in
       seer) "$seer" bench -m "$model" --device vulkan:0 --reps 1 $args ;;
       llama) GGML_VK_VISIBLE_DEVICES=0 "$exe" "$bins" -m "$model" --reps 1 $args 2>/dev/null ;;
-    esac | awk -v e="$e" '/^device|^engine/ { print "#", e ":", $0 > "/dev/stderr" } /^(pp|tg)[0-9]+ / { print e, $1, $2 }' >>"$log"
+    esac | awk -v e="$e" '/^device|^engine/ { print "#", e ":", $0 > "/dev/stderr" }
+                          /^(pp|tg)[0-9]+ / { print e, $1, $2 }' >>"$log"
   done
   echo "# round $r done, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 done
