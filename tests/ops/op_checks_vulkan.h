@@ -1,6 +1,7 @@
 /* op_checks_vulkan.h — the Vulkan part of op_checks.h: a chain of dependent ops recorded into one
-   submit (the recorder's barriers order them), what a shader cannot report (bad ids), and the
-   layouts and sizes the backend refuses with SEER_EUNSUPPORTED naming the op. */
+   submit (the recorder's barriers order them), small uploads recorded between ops, what a shader
+   cannot report (bad ids), and the layouts and sizes the backend refuses with SEER_EUNSUPPORTED
+   naming the op. */
 
 /* Recorded back to back with one read at the end, so the recorder's barriers are what orders
    them (the validation layer's synchronization checks see any that is missing):
@@ -151,6 +152,42 @@ static void check_vulkan_errors(backend *vk)
         free(d.in[i].bytes), free(d.in[i].val);
 }
 
+/* Uploads of up to 1 KiB (a step's token ids and positions) are recorded into the command
+   stream rather than submitted ahead of it (vulkan/memory.c vk_upload), so each must land where
+   the eager order puts it, between the ops around it: a (64 floats, 256 bytes) holds A;
+   s1 = 2·a; a := B; s2 = 2·a; a := s1 (an op writing a); a[0..31] := C; one read at the end.
+   Then s1 = 2A (the op before an upload reads the old bytes), s2 = 2B (the op after, the new),
+   a = C followed by 2A's second half (an upload after an op's write lands after it). Doubling is
+   exact, so bits are compared; the validation layer checks the barriers. */
+static void check_small_uploads(backend *be, const char *config)
+{
+    enum { N = 64 };
+    float A[N], B[N], C[N / 2], w1[N], w2[N], wa[N];
+    test_fill_uniform(A, N, -1, 1), test_fill_uniform(B, N, -1, 1), test_fill_uniform(C, N / 2, -1, 1);
+    for (int i = 0; i < N; i++)
+        w1[i] = 2 * A[i], w2[i] = 2 * B[i], wa[i] = i < N / 2 ? C[i] : 2 * A[i];
+    tensor *a = chk_tensor(be, DT_F32, N, 1, 1, A), *s1 = chk_tensor(be, DT_F32, N, 1, 1, NULL);
+    tensor *s2 = chk_tensor(be, DT_F32, N, 1, 1, NULL);
+    int rc = a && s1 && s2 ? SEER_OK : SEER_ENOMEM;
+    if (rc == SEER_OK)
+        rc = op_scale(be, s1, a, 2.0f);
+    if (rc == SEER_OK)
+        rc = backend_tensor_set(a, B, 0, sizeof B);
+    if (rc == SEER_OK)
+        rc = op_scale(be, s2, a, 2.0f);
+    if (rc == SEER_OK)
+        rc = op_cpy(be, a, s1);
+    if (rc == SEER_OK)
+        rc = backend_tensor_set(a, C, 0, sizeof C);
+    float *g1 = rc == SEER_OK ? vk_test_read_f32(s1) : NULL, *g2 = g1 ? vk_test_read_f32(s2) : NULL;
+    float *ga = g2 ? vk_test_read_f32(a) : NULL;
+    ok(ga && !memcmp(g1, w1, sizeof w1) && !memcmp(g2, w2, sizeof w2) && !memcmp(ga, wa, sizeof wa),
+       "%s: 256-byte uploads between ops land in order: the op before reads the old bytes, the op after the "
+       "new, an upload after an op's write overwrites it (%s)", config, rc ? seer_last_error() : "ok");
+    free(g1), free(g2), free(ga);
+    vk_test_tensor_free(a), vk_test_tensor_free(s1), vk_test_tensor_free(s2);
+}
+
 #endif /* SEER_HAVE_VULKAN */
 
 static void check_vulkan(void)
@@ -161,6 +198,7 @@ static void check_vulkan(void)
     }
 #if SEER_HAVE_VULKAN
     check_chain(vk_be[VK_DEFAULT], vk_config_name[VK_DEFAULT]);
+    check_small_uploads(vk_be[VK_DEFAULT], vk_config_name[VK_DEFAULT]);
     if (vk_be[VK_WINDOW])
         check_chain(vk_be[VK_WINDOW], vk_config_name[VK_WINDOW]);
     check_vulkan_errors(vk_be[VK_DEFAULT]);
