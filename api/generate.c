@@ -532,7 +532,7 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
     double t0 = seer_time_now();
     size_t n_done = n_feed;
     if (fused && (fused->n_images || fused->n_videos))
-        rc = api_prefill_fused(c, feed, n_feed, fused, c->logits);
+        rc = api_prefill_fused(c, feed, n_feed, fused, p, c->logits, &n_done);
     else
         rc = prefill_text(c, feed, n_feed, p, &n_done);
     r->vision_seconds = fused ? fused->seconds : 0;

@@ -272,7 +272,40 @@ int api_fuse(seer_model *m, const int32_t *ids, size_t n_ids, const struct api_i
 
 /* ---- feeding it ------------------------------------------------------------------------------- */
 
-int api_prefill_fused(seer_context *c, const int32_t *feed, size_t n, const struct api_fused *f, float *logits)
+/* The decoder over the prompt's rows: in one call, or micro-batch by micro-batch when the caller
+   follows progress (a rows view and the matching slice of each position axis per call). Returns 1
+   when on_progress asked to stop; the state then holds *n_done rows. */
+static int forward_batches(seer_context *c, const tensor *emb, const int32_t *pos, size_t n,
+                           const seer_generate_params *p, float *logits, size_t *n_done)
+{
+    const size_t step = p && p->on_progress ? (size_t)c->st->n_ubatch : n;
+    int32_t *slice = step < n ? seer_malloc(3 * step * sizeof *slice) : NULL;
+    int rc = step < n && !slice ? seer_err(SEER_ENOMEM, "no memory for positions") : SEER_OK;
+    for (*n_done = 0; *n_done < n && !rc;) {
+        const size_t k = MIN(step, n - *n_done);
+        const bool last = *n_done + k == n;
+        const int32_t *kp = pos;
+        if (step < n) {
+            for (int a = 0; a < 3; a++)
+                memcpy(slice + (size_t)a * k, pos + (size_t)a * n + *n_done, k * sizeof *slice);
+            kp = slice;
+        }
+        const int64_t ne[2] = {emb->ne[0], (int64_t)k};
+        const size_t nb[2] = {emb->nb[0], emb->nb[1]};
+        tensor rows = tensor_view(emb, 2, ne, nb, *n_done * emb->nb[1]);
+        rc = qwen35_forward(c->m->lm, c->st, &rows, kp, last ? QWEN35_LOGITS_LAST : QWEN35_LOGITS_NONE, logits, true);
+        if (rc)
+            break;
+        *n_done += k;
+        if (p && p->on_progress && p->on_progress((int64_t)*n_done, (int64_t)n, 0, p->user_data) && !last)
+            rc = 1;
+    }
+    free(slice);
+    return rc;
+}
+
+int api_prefill_fused(seer_context *c, const int32_t *feed, size_t n, const struct api_fused *f,
+                      const seer_generate_params *p, float *logits, size_t *n_done)
 {
     seer_model *m = c->m;
     const int64_t H = m->lm->cfg.n_embd;
@@ -320,7 +353,9 @@ int api_prefill_fused(seer_context *c, const int32_t *feed, size_t n, const stru
         i += (size_t)t - 1;
     }
     if (!rc)
-        rc = qwen35_forward(m->lm, c->st, &emb, pos, QWEN35_LOGITS_LAST, logits, true);
+        rc = forward_batches(c, &emb, pos, n, p, logits, n_done);
+    if (!rc)
+        c->st->pos_next = p_end; /* one past the largest position of the whole prompt (spec §3.2) */
     backend_buffer_free(buf);
     free(grids);
     free(pos);

@@ -60,9 +60,10 @@ int api_fuse(struct seer_model *m, const int32_t *ids, size_t n_ids, const struc
 void api_fused_clear(struct api_fused *f);
 
 /* Feeds the n tokens of feed (which end with the fused prompt's ids) to the decoder: embeddings of
-   the tokens with the image rows written over their placeholders, positions of spec §3.2 from the
-   state's next position. Logits of the last token go to `logits`. */
+   the tokens with the image and video rows written over their placeholders, positions of spec §3.2
+   from the state's next position. Logits of the last token go to `logits`. With p->on_progress the
+   rows go in micro-batches, each reported; 1 = the callback stopped the prompt after *n_done rows. */
 int api_prefill_fused(struct seer_context *c, const int32_t *feed, size_t n, const struct api_fused *f,
-                      float *logits);
+                      const seer_generate_params *p, float *logits, size_t *n_done);
 
 #endif

@@ -180,6 +180,29 @@ static void dry_vs_real(const char *img1, const char *img2)
     }
 }
 
+/* With --progress the fused prompt goes to the decoder in micro-batches of -ub rows (16 here, so
+   batches end inside the image runs) with a progress line after each: the same greedy answer as one
+   batch, and a progress line on stderr. */
+static void progress_batches(const char *img1, const char *img2)
+{
+    char args[4096];
+    struct test_run r1, r2;
+    snprintf(args, sizeof args, "-m '%s' -p 'Compare.' --temp 0 --presence-penalty 0 -n 6 --json '%s' '%s'", model,
+             img1, img2);
+    json_t *one = ask_json(args, &r1);
+    snprintf(args, sizeof args, "-m '%s' -p 'Compare.' --temp 0 --presence-penalty 0 -n 6 --json --progress -ub 16 "
+             "'%s' '%s'", model, img1, img2);
+    json_t *batched = ask_json(args, &r2);
+    ok(r1.status == 0 && r2.status == 0 && one && batched &&
+           json_equal(json_object_get(one, "tokens"), json_object_get(batched, "tokens")) &&
+           jint(one, "prompt_tokens") == jint(batched, "prompt_tokens") && strstr(r2.err, "seer: prompt 16/"),
+       "--progress -ub 16: the fused prompt in 16-row micro-batches gives the same greedy tokens, with progress");
+    json_decref(one);
+    json_decref(batched);
+    test_run_free(&r1);
+    test_run_free(&r2);
+}
+
 /* ---- every format and colour layout ------------------------------------------------------------- */
 
 /* Made by tests/media/pil_ref.py make (Pillow), then by ffmpeg, tiffcp and tiff2pdf. */
@@ -512,6 +535,7 @@ int main(void)
     token_table();
     formats();
     dry_vs_real(tmp("exif6.jpg"), tmp("rgba.png"));
+    progress_batches(tmp("exif6.jpg"), tmp("rgba.png"));
     bad_inputs();
     mmproj_discovery(gen);
     return done_testing();
