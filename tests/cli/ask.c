@@ -203,6 +203,31 @@ static void progress_batches(const char *img1, const char *img2)
     test_run_free(&r2);
 }
 
+/* Ctrl-C while the prompt is fed (issue 11): a 2048x2048 image (4096 tokens) fed one row per
+   micro-batch takes seconds; SIGINT after one second stops it, and --json still prints its object
+   with "stop": "canceled", exit status 130. */
+static void interrupted(void)
+{
+    const char *big = tmp("big.png"), *out = tmp("sigint.json");
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s -c \"from PIL import Image; import numpy as np; Image.fromarray((np.random.rand(2048, 2048, "
+             "3) * 255).astype('uint8')).save('%s')\"", py, big);
+    struct test_run r = test_run_cmd(cmd);
+    test_run_free(&r);
+    snprintf(cmd, sizeof cmd, "('%s/seer' ask -m '%s' -p 'Describe.' -ub 1 -c 8192 -n 4 --json '%s' > '%s' & pid=$!; "
+             "sleep 1; kill -INT $pid; wait $pid; echo \"status $?\" >&2)", SEER_BINARY_DIR, model, big, out);
+    r = test_run_cmd(cmd);
+    json_t *j = json_load_file(out, 0, NULL);
+    const char *stop = json_string_value(json_object_get(j, "stop"));
+    ok(strstr(r.err, "status 130") && stop && !strcmp(stop, "canceled"),
+       "SIGINT while the image prompt is fed: exit 130 and the --json object with stop \"canceled\" (%s)",
+       stop ? stop : "no JSON");
+    if (!strstr(r.err, "status 130"))
+        diag("stderr: %s", r.err);
+    json_decref(j);
+    test_run_free(&r);
+}
+
 /* ---- every format and colour layout ------------------------------------------------------------- */
 
 /* Made by tests/media/pil_ref.py make (Pillow), then by ffmpeg, tiffcp and tiff2pdf. */
@@ -536,6 +561,7 @@ int main(void)
     formats();
     dry_vs_real(tmp("exif6.jpg"), tmp("rgba.png"));
     progress_batches(tmp("exif6.jpg"), tmp("rgba.png"));
+    interrupted();
     bad_inputs();
     mmproj_discovery(gen);
     return done_testing();
