@@ -1,7 +1,8 @@
 #version 450
 // matvec.comp — out[n][m] = Σ_k w[m][k]·x[n][k] for a few x rows (core/ops.h op_matmul with
-// N <= 8: decode and short prompts), f32 accumulate, weights of any dtype read in place
-// (weights.glsl; quantised ones in their GGUF blocks, dequantised bit-exactly per element).
+// N <= 8: decode and short prompts; on CPU devices also prefill, in groups of NX x rows along
+// grid z), f32 accumulate, weights of any dtype read in place (weights.glsl; quantised ones in
+// their GGUF blocks, dequantised bit-exactly per element).
 // Bindings: 0 w, 1 x f32 (rows by x_s1..3 strides), 2 out f32. Push: MatmulPush (N = NX).
 // Each workgroup owns NR weight rows: its invocations walk the rows' 8-element chunks in
 // strides of WG (consecutive invocations, consecutive memory), dequantise each chunk once and
