@@ -1,24 +1,45 @@
 /* attention.c — the gated full-attention mixer of every 4th Qwen3.5 layer (spec §2.6): per-head
    [q | gate] projection, q/k RMSNorm, partial interleaved MRoPE (spec §3.3), KV cache append,
-   causal GQA attention, sigmoid output gate. */
+   causal GQA attention (per sequence of the batch, each over its own cache), sigmoid output gate. */
 #include <math.h>
 
 #include "core/error.h"
 #include "core/ops.h"
 #include "lm/layers.h"
 
-int attn_forward(const qwen35_model *m, qwen35_state *st, int il, tensor *x, const struct batch *b)
+/* Steps 5–6 for segment s: its rows of k and v go into its sequence's cache after the n_past
+   tokens already there, and its queries attend to the cache up to themselves (q_pos0 = n_past). */
+static int attend(backend *be, const struct segment *s, int il, tensor *att, const tensor *qn, const tensor *kn,
+                  const tensor *vv, float scale)
+{
+    const tensor *kc = &s->st->k_cache[il], *vc = &s->st->v_cache[il];
+    const int64_t hd = kc->ne[0], nkv = kc->ne[1], Tk = s->n_past + s->T;
+    tensor q = segment_rows(qn, 2, s), k = segment_rows(kn, 2, s), v = segment_rows(vv, 2, s);
+    tensor o = segment_rows(att, 2, s);
+    tensor kdst = tensor_view(kc, 3, (int64_t[]){hd, nkv, s->T}, kc->nb, (size_t)s->n_past * kc->nb[2]);
+    tensor vdst = tensor_view(vc, 3, (int64_t[]){hd, nkv, s->T}, vc->nb, (size_t)s->n_past * vc->nb[2]);
+    int rc;
+    if ((rc = op_cpy(be, &kdst, &k)) || (rc = op_cpy(be, &vdst, &v)))
+        return rc;
+    tensor kall = tensor_view(kc, 3, (int64_t[]){hd, nkv, Tk}, kc->nb, 0);
+    tensor vall = tensor_view(vc, 3, (int64_t[]){hd, nkv, Tk}, vc->nb, 0);
+    const struct attn_mask mask = {.kind = ATTN_CAUSAL, .q_pos0 = s->n_past};
+    return op_attention(be, &o, &q, &kall, &vall, scale, &mask);
+}
+
+int attn_forward(const qwen35_model *m, int il, tensor *x, const struct batch *b)
 {
     const struct qwen35_layer *ly = &m->layers[il];
     const struct qwen35_config *c = &m->cfg;
     backend *be = m->be;
-    arena *a = &st->scratch;
+    arena *a = b->scratch;
     const int64_t T = b->T, H = c->n_embd, nh = c->n_head, nkv = c->n_head_kv, hd = c->head_dim;
     tensor u, qg, qn, kn, vv, att, sg, out;
     int rc;
-    if (b->n_past + T > st->n_ctx)
-        return seer_err(SEER_EINVAL, "context full: %lld + %lld tokens exceed the context size %lld",
-                        (long long)b->n_past, (long long)T, (long long)st->n_ctx);
+    for (int s = 0; s < b->n_seg; s++)
+        if (b->seg[s].n_past + b->seg[s].T > b->seg[s].st->n_ctx)
+            return seer_err(SEER_EINVAL, "context full: %lld + %lld tokens exceed the context size %lld",
+                            (long long)b->seg[s].n_past, (long long)b->seg[s].T, (long long)b->seg[s].st->n_ctx);
     if ((rc = arena_tensor(a, &u, DT_F32, H, T, 1, 1)) ||
         (rc = arena_tensor(a, &qg, DT_F32, 2 * hd * nh, T, 1, 1)) ||
         (rc = arena_tensor(a, &qn, DT_F32, hd, nh, T, 1)) || (rc = arena_tensor(a, &kn, DT_F32, hd, nkv, T, 1)) ||
@@ -49,20 +70,11 @@ int attn_forward(const qwen35_model *m, qwen35_state *st, int il, tensor *x, con
         (rc = op_rope_text(be, &qn, &qn, b->pos, &rp)) || (rc = op_rope_text(be, &kn, &kn, b->pos, &rp)))
         return rc;
 
-    /* step 5: append this batch's k and v to the layer's cache */
-    const tensor *kc = &st->k_cache[il], *vc = &st->v_cache[il];
-    tensor kdst = tensor_view(kc, 3, (int64_t[]){hd, nkv, T}, kc->nb + 0, (size_t)b->n_past * kc->nb[2]);
-    tensor vdst = tensor_view(vc, 3, (int64_t[]){hd, nkv, T}, vc->nb + 0, (size_t)b->n_past * vc->nb[2]);
-    if ((rc = op_cpy(be, &kdst, &kn)) || (rc = op_cpy(be, &vdst, &vv)))
-        return rc;
-
-    /* step 6: causal GQA attention over every cached token, scores scaled by hd^-1/2 */
-    const int64_t Tk = b->n_past + T;
-    tensor kall = tensor_view(kc, 3, (int64_t[]){hd, nkv, Tk}, kc->nb + 0, 0);
-    tensor vall = tensor_view(vc, 3, (int64_t[]){hd, nkv, Tk}, vc->nb + 0, 0);
-    const struct attn_mask mask = {.kind = ATTN_CAUSAL, .q_pos0 = b->n_past};
-    if ((rc = op_attention(be, &att, &qn, &kall, &vall, 1.0f / sqrtf((float)hd), &mask)))
-        return rc;
+    /* steps 5–6 per sequence: append its rows' k and v to its cache, then causal GQA attention
+       over every token of that cache, scores scaled by hd^-1/2 */
+    for (int s = 0; s < b->n_seg; s++)
+        if ((rc = attend(be, &b->seg[s], il, &att, &qn, &kn, &vv, 1.0f / sqrtf((float)hd))))
+            return rc;
 
     /* steps 7–9: sigmoid output gate, o_proj, residual */
     tensor att2 = tensor_view(&att, 2, (int64_t[]){nh * hd, T}, (size_t[]){4, (size_t)(nh * hd) * 4}, 0);

@@ -1,5 +1,5 @@
 /* gdn.c — the Gated DeltaNet mixer of Qwen3.5's linear-attention layers (spec §2.5), for a
-   micro-batch of T tokens, continuing the layer's conv and recurrent state. */
+   micro-batch of T rows, continuing each segment's sequence's conv and recurrent state. */
 #include <math.h>
 
 #include "core/ops.h"
@@ -8,12 +8,12 @@
 /* L2-norm epsilon of q and k, added inside the rsqrt (spec §2.5 step 6). */
 #define GDN_L2_EPS 1e-6f
 
-int gdn_forward(const qwen35_model *m, qwen35_state *st, int il, tensor *x, const struct batch *b)
+int gdn_forward(const qwen35_model *m, int il, tensor *x, const struct batch *b)
 {
     const struct qwen35_layer *ly = &m->layers[il];
     const struct qwen35_config *c = &m->cfg;
     backend *be = m->be;
-    arena *a = &st->scratch;
+    arena *a = b->scratch;
     const int64_t T = b->T, H = c->n_embd, Hk = c->ssm_n_k_heads, Hv = c->ssm_n_v_heads;
     const int64_t dk = c->ssm_d_k, dv = c->ssm_d_v, KD = qwen35_key_dim(c), VD = qwen35_value_dim(c);
     const int64_t CD = qwen35_conv_dim(c);
@@ -33,9 +33,14 @@ int gdn_forward(const qwen35_model *m, qwen35_state *st, int il, tensor *x, cons
         (rc = op_matmul(be, &beta, &ly->ssm_beta, &u)) || (rc = op_matmul(be, &g, &ly->ssm_alpha, &u)))
         return rc;
 
-    /* step 2: causal depthwise conv over time with the carried window, then SiLU */
-    if ((rc = op_conv1d_causal(be, &conv, &mix, &ly->ssm_conv, &st->conv_state[il])) ||
-        (rc = op_silu(be, &conv, &conv)))
+    /* step 2: causal depthwise conv over time with each sequence's carried window, then SiLU */
+    for (int s = 0; s < b->n_seg; s++) {
+        const struct segment *sg = &b->seg[s];
+        tensor cs = segment_rows(&conv, 1, sg), ms = segment_rows(&mix, 1, sg);
+        if ((rc = op_conv1d_causal(be, &cs, &ms, &ly->ssm_conv, &sg->st->conv_state[il])))
+            return rc;
+    }
+    if ((rc = op_silu(be, &conv, &conv)))
         return rc;
 
     /* step 3: q | k | v are consecutive blocks of each token's conv output */
@@ -53,15 +58,22 @@ int gdn_forward(const qwen35_model *m, qwen35_state *st, int il, tensor *x, cons
     if ((rc = op_l2norm(be, &qn, &q, GDN_L2_EPS)) || (rc = op_l2norm(be, &kn, &k, GDN_L2_EPS)))
         return rc;
 
-    /* steps 5, 7, 8: the delta rule over the micro-batch, recurrent for one token (decode) */
+    /* steps 5, 7, 8: the delta rule over each segment's rows with its sequence's state,
+       recurrent for one token (decode) */
     const float scale = 1.0f / sqrtf((float)dk);
     const enum gdn_head_order order = m->v_tiled ? GDN_V_TILED : GDN_V_GROUPED;
-    if (T > 1 && b->chunked)
-        rc = op_gdn_chunked(be, &o, &qn, &kn, &v, &g, &beta, &st->ssm_state[il], scale, order);
-    else
-        rc = op_gdn_recurrent(be, &o, &qn, &kn, &v, &g, &beta, &st->ssm_state[il], scale, order);
-    if (rc)
-        return rc;
+    for (int s = 0; s < b->n_seg; s++) {
+        const struct segment *sg = &b->seg[s];
+        tensor os = segment_rows(&o, 2, sg), qs = segment_rows(&qn, 2, sg), ks = segment_rows(&kn, 2, sg);
+        tensor vs = segment_rows(&v, 2, sg), gs = segment_rows(&g, 1, sg), bs = segment_rows(&beta, 1, sg);
+        tensor *state = &sg->st->ssm_state[il];
+        if (sg->T > 1 && b->chunked)
+            rc = op_gdn_chunked(be, &os, &qs, &ks, &vs, &gs, &bs, state, scale, order);
+        else
+            rc = op_gdn_recurrent(be, &os, &qs, &ks, &vs, &gs, &bs, state, scale, order);
+        if (rc)
+            return rc;
+    }
 
     /* steps 9–10: per-head gated RMSNorm with z, then out_proj and the residual add */
     tensor o2 = tensor_view(&o, 2, (int64_t[]){VD, T}, (size_t[]){4, (size_t)VD * 4}, 0);

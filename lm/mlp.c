@@ -3,12 +3,12 @@
 #include "core/ops.h"
 #include "lm/layers.h"
 
-int mlp_forward(const qwen35_model *m, qwen35_state *st, int il, tensor *x, const struct batch *b)
+int mlp_forward(const qwen35_model *m, int il, tensor *x, const struct batch *b)
 {
     const struct qwen35_layer *ly = &m->layers[il];
     const struct qwen35_config *c = &m->cfg;
     backend *be = m->be;
-    arena *a = &st->scratch;
+    arena *a = b->scratch;
     tensor u, gate, up, down;
     int rc;
     if ((rc = arena_tensor(a, &u, DT_F32, c->n_embd, b->T, 1, 1)) ||

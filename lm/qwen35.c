@@ -157,7 +157,9 @@ int qwen35_state_create_kv(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatc
     st->ssm_state = seer_calloc(L, sizeof(tensor));
     st->bufs = seer_calloc(2 * L + 4, sizeof(backend_buffer *));
     st->pos_host = seer_calloc((size_t)n_ubatch * 3, sizeof *st->pos_host);
-    if (!st->k_cache || !st->v_cache || !st->conv_state || !st->ssm_state || !st->bufs || !st->pos_host) {
+    st->seg = seer_calloc((size_t)n_ubatch, sizeof *st->seg);
+    if (!st->k_cache || !st->v_cache || !st->conv_state || !st->ssm_state || !st->bufs || !st->pos_host ||
+        !st->seg) {
         rc = seer_err(SEER_ENOMEM, "no memory for a sequence state");
         goto fail;
     }
@@ -192,6 +194,7 @@ void qwen35_state_free(qwen35_state *st)
         backend_buffer_free(st->bufs[i]);
     free(st->bufs);
     free(st->pos_host);
+    free(st->seg);
     free(st->k_cache);
     free(st->v_cache);
     free(st->conv_state);
@@ -201,25 +204,34 @@ void qwen35_state_free(qwen35_state *st)
 
 /* ---- forward ----------------------------------------------------------------------------------- */
 
-/* Final RMSNorm and LM head (spec §2.7) for rows [r0, r0+n) of the micro-batch, into dst. */
-static int head_rows(const qwen35_model *m, qwen35_state *st, int64_t r0, int64_t n, float *dst)
+/* Final RMSNorm and LM head (spec §2.7) for rows [r0, r0+n) of ws's micro-batch, into dst. */
+static int head_rows(const qwen35_model *m, qwen35_state *ws, int64_t r0, int64_t n, float *dst)
 {
     const struct qwen35_config *c = &m->cfg;
-    tensor z, xr = tensor_view(&st->x, 2, (int64_t[]){c->n_embd, n}, st->x.nb, (size_t)r0 * st->x.nb[1]);
-    tensor lg = tensor_view(&st->logits, 2, (int64_t[]){c->n_vocab, n}, st->logits.nb, 0);
+    tensor z, xr = tensor_view(&ws->x, 2, (int64_t[]){c->n_embd, n}, ws->x.nb, (size_t)r0 * ws->x.nb[1]);
+    tensor lg = tensor_view(&ws->logits, 2, (int64_t[]){c->n_vocab, n}, ws->logits.nb, 0);
     int rc;
-    arena_reset(&st->scratch);
-    if ((rc = arena_tensor(&st->scratch, &z, DT_F32, c->n_embd, n, 1, 1)) ||
+    arena_reset(&ws->scratch);
+    if ((rc = arena_tensor(&ws->scratch, &z, DT_F32, c->n_embd, n, 1, 1)) ||
         (rc = op_rmsnorm(m->be, &z, &xr, &m->output_norm, 0.0f, c->rms_eps)) ||
         (rc = op_matmul(m->be, &lg, m->output, &z)) || (rc = backend_sync(m->be)))
         return rc;
     return backend_tensor_get(&lg, dst, 0, (size_t)(n * c->n_vocab) * sizeof(float));
 }
 
-/* Rows [0, T) of the residual stream st->x {H, T}. */
-static tensor residual(const qwen35_model *m, qwen35_state *st, int64_t T)
+/* Logits of rows [0, T), LOGIT_ROWS at a time, into dst (T rows of n_vocab floats). */
+static int head_all(const qwen35_model *m, qwen35_state *ws, int64_t T, float *dst)
 {
-    return tensor_view(&st->x, 2, (int64_t[]){m->cfg.n_embd, T}, st->x.nb, 0);
+    int rc = SEER_OK;
+    for (int64_t r = 0; r < T && rc == SEER_OK; r += LOGIT_ROWS)
+        rc = head_rows(m, ws, r, MIN(LOGIT_ROWS, T - r), dst + r * m->cfg.n_vocab);
+    return rc;
+}
+
+/* Rows [0, T) of the residual stream ws->x {H, T}. */
+static tensor residual(const qwen35_model *m, qwen35_state *ws, int64_t T)
+{
+    return tensor_view(&ws->x, 2, (int64_t[]){m->cfg.n_embd, T}, ws->x.nb, 0);
 }
 
 static int check_ids(const struct qwen35_config *c, const int32_t *ids, int64_t n)
@@ -241,13 +253,40 @@ static int check_room(const qwen35_state *st, int64_t n)
     return SEER_OK;
 }
 
-/* One micro-batch of T rows whose input embeddings are already in x {H, T}. `pos`: the rows'
-   positions as pos[a*stride + t] (spec §3.2), or NULL for text positions from st->pos_next.
-   `logits`: where this micro-batch's logits go (ALL: T rows; LAST: the last row), or NULL. */
+/* The layer loop (spec §2.2) over one micro-batch of T rows whose input embeddings are already in
+   ws->x {H, T} and whose positions are staged in ws->pos_host[a*T + t]; the rows belong to the
+   segments seg[0..n_seg), each continuing its own sequence. Positions and n_past are the
+   caller's to advance. */
+static int run_layers(const qwen35_model *m, qwen35_state *ws, int64_t T, const struct segment *seg, int n_seg,
+                      bool chunked)
+{
+    tensor post = ws->pos, x = residual(m, ws, T);
+    tensor_init4(&post, DT_I32, T, 3, 1, 1);
+    int rc;
+    if ((rc = backend_tensor_place(&post, ws->pos.buf, ws->pos.offset)) ||
+        (rc = backend_tensor_set(&post, ws->pos_host, 0, (size_t)T * 12)))
+        return rc;
+    const struct batch b = {
+        .T = T, .pos = &post, .chunked = chunked, .scratch = &ws->scratch, .seg = seg, .n_seg = n_seg,
+    };
+    for (int il = 0; il < m->cfg.n_layer && rc == SEER_OK; il++) {
+        /* The arena's memory is reused layer after layer; on Vulkan the backend orders the next
+           layer's writes after this layer's reads (its barriers cover WAR hazards). */
+        arena_reset(&ws->scratch);
+        rc = m->layers[il].is_attn ? attn_forward(m, il, &x, &b) : gdn_forward(m, il, &x, &b);
+        if (rc == SEER_OK)
+            rc = mlp_forward(m, il, &x, &b);
+    }
+    return rc;
+}
+
+/* One micro-batch of T rows of one sequence whose input embeddings are already in x {H, T}.
+   `pos`: the rows' positions as pos[a*stride + t] (spec §3.2), or NULL for text positions from
+   st->pos_next. `logits`: where this micro-batch's logits go (ALL: T rows; LAST: the last row),
+   or NULL. */
 static int forward_ubatch(const qwen35_model *m, qwen35_state *st, int64_t T, const int32_t *pos, int64_t stride,
                           enum qwen35_logits which, float *logits, bool chunked)
 {
-    const struct qwen35_config *c = &m->cfg;
     int64_t pmax = st->pos_next - 1;
     for (int a = 0; a < 3; a++)
         for (int64_t t = 0; t < T; t++) {
@@ -255,31 +294,16 @@ static int forward_ubatch(const qwen35_model *m, qwen35_state *st, int64_t T, co
             st->pos_host[a * T + t] = (int32_t)p;
             pmax = MAX(pmax, p);
         }
-    tensor post = st->pos, x = residual(m, st, T);
-    tensor_init4(&post, DT_I32, T, 3, 1, 1);
-    int rc;
-    if ((rc = backend_tensor_place(&post, st->pos.buf, st->pos.offset)) ||
-        (rc = backend_tensor_set(&post, st->pos_host, 0, (size_t)T * 12)))
-        return rc;
-    const struct batch b = {.T = T, .n_past = st->n_past, .pos = &post, .chunked = chunked};
-    for (int il = 0; il < c->n_layer && rc == SEER_OK; il++) {
-        /* The arena's memory is reused layer after layer; on Vulkan the backend orders the next
-           layer's writes after this layer's reads (its barriers cover WAR hazards). */
-        arena_reset(&st->scratch);
-        rc = m->layers[il].is_attn ? attn_forward(m, st, il, &x, &b) : gdn_forward(m, st, il, &x, &b);
-        if (rc == SEER_OK)
-            rc = mlp_forward(m, st, il, &x, &b);
-    }
+    const struct segment seg = {.st = st, .r0 = 0, .T = T, .n_past = st->n_past};
+    int rc = run_layers(m, st, T, &seg, 1, chunked);
     if (rc)
         return rc;
     st->n_past += T;
     st->pos_next = pmax + 1;
-    if (which == QWEN35_LOGITS_ALL) {
-        for (int64_t r = 0; r < T && rc == SEER_OK; r += LOGIT_ROWS)
-            rc = head_rows(m, st, r, MIN(LOGIT_ROWS, T - r), logits + r * c->n_vocab);
-    } else if (which == QWEN35_LOGITS_LAST && logits) {
+    if (which == QWEN35_LOGITS_ALL)
+        rc = head_all(m, st, T, logits);
+    else if (which == QWEN35_LOGITS_LAST && logits)
         rc = head_rows(m, st, T - 1, 1, logits);
-    }
     return rc;
 }
 
@@ -346,4 +370,54 @@ int qwen35_eval(const qwen35_model *m, qwen35_state *st, const int32_t *ids, int
     if (rc == SEER_OK)
         rc = backend_sync(m->be);
     return rc;
+}
+
+/* Everything qwen35_decode_batch refuses, found before any state changes. */
+static int check_decode(const qwen35_model *m, const qwen35_state *ws, qwen35_state *const *seqs,
+                        const int32_t *ids, int n, const float *logits)
+{
+    if (!ws || !seqs || !ids || !logits || n < 1 || n > ws->n_ubatch)
+        return seer_err(SEER_EINVAL, "qwen35_decode_batch: %d sequences need 1..%lld (the workspace's micro-batch) "
+                        "and non-NULL arguments", n, ws ? (long long)ws->n_ubatch : 0LL);
+    for (int i = 0; i < n; i++) {
+        const qwen35_state *s = seqs[i];
+        if (!s)
+            return seer_err(SEER_EINVAL, "qwen35_decode_batch: sequence %d is NULL", i);
+        for (int j = 0; j < i; j++)
+            if (seqs[j] == s)
+                return seer_err(SEER_EINVAL, "qwen35_decode_batch: sequences %d and %d are the same state", j, i);
+        if (s->n_past >= s->n_ctx)
+            return seer_err(SEER_EINVAL, "qwen35_decode_batch: sequence %d is full (%lld tokens, context %lld)", i,
+                            (long long)s->n_past, (long long)s->n_ctx);
+        /* positions travel as i32 (spec §3.2) */
+        if (s->pos_next > INT32_MAX)
+            return seer_err(SEER_EINVAL, "qwen35_decode_batch: sequence %d's next position %lld exceeds %d", i,
+                            (long long)s->pos_next, INT32_MAX);
+        if (ids[i] < 0 || ids[i] >= m->cfg.n_vocab)
+            return seer_err(SEER_EINVAL, "qwen35_decode_batch: token id %d of sequence %d is outside the vocabulary "
+                            "(%lld)", ids[i], i, (long long)m->cfg.n_vocab);
+    }
+    return SEER_OK;
+}
+
+int qwen35_decode_batch(const qwen35_model *m, qwen35_state *ws, qwen35_state *const *seqs,
+                        const int32_t *ids, int n, float *logits)
+{
+    int rc = check_decode(m, ws, seqs, ids, n, logits);
+    if (rc)
+        return rc;
+    /* row i is sequence i's token, at that sequence's next position on all three axes (text) */
+    for (int i = 0; i < n; i++) {
+        ws->seg[i] = (struct segment){.st = seqs[i], .r0 = i, .T = 1, .n_past = seqs[i]->n_past};
+        for (int a = 0; a < 3; a++)
+            ws->pos_host[a * n + i] = (int32_t)seqs[i]->pos_next;
+    }
+    tensor x = residual(m, ws, n);
+    if ((rc = qwen35_embed(m, ws, ids, n, &x)) || (rc = run_layers(m, ws, n, ws->seg, n, false)))
+        return rc;
+    for (int i = 0; i < n; i++) {
+        seqs[i]->n_past++;
+        seqs[i]->pos_next++;
+    }
+    return head_all(m, ws, n, logits);
 }

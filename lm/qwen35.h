@@ -66,6 +66,8 @@ typedef struct qwen35_model {
     safetensors *st_file;    /* the HF directory's safetensors, or NULL */
 } qwen35_model;
 
+struct segment;
+
 /* Per-sequence state. Positions continue across calls: a second call continues the sequence
    (multi-turn chat never re-processes earlier turns). After an image, MRoPE positions run ahead
    of or behind the token count; pos_next − n_past is the rope delta later text keeps (spec §3.2). */
@@ -82,6 +84,7 @@ typedef struct qwen35_state {
     tensor logits;                /* f32 {V, n_ubatch} */
     tensor ids, pos;              /* i32 {n_ubatch}, i32 {n_ubatch, 3} */
     int32_t *pos_host;            /* [3·n_ubatch]: one micro-batch's positions, staged for `pos` */
+    struct segment *seg;          /* [n_ubatch]: which sequence each run of rows belongs to (lm/layers.h) */
     arena scratch;                /* per-layer intermediates, reset after each layer */
     backend_buffer **bufs;
     int n_bufs;
@@ -143,5 +146,20 @@ int qwen35_forward(const qwen35_model *m, qwen35_state *st, const tensor *emb, c
    embedding straight into the residual stream (no buffer of n rows). */
 int qwen35_eval(const qwen35_model *m, qwen35_state *st, const int32_t *ids, int64_t n,
                 enum qwen35_logits which, float *logits, bool chunked);
+
+/* Decodes one token for each of n sequences in one pass over the weights (issue #13 item 5):
+   sequence seqs[i] takes ids[i] at its own next position (seqs[i]->pos_next on all three MRoPE axes,
+   spec §3.2) and its logits row (n_vocab floats) goes to logits + i*n_vocab. Each sequence keeps its own
+   KV cache, conv and recurrent state. `ws` lends its workspace (scratch arena, residual stream, logits
+   staging, ids, positions) and needs ws->n_ubatch >= n; it may be one of seqs. Sequences must be
+   distinct, each with room for one token; all are checked before any state changes. n == 1 is the
+   same computation as qwen35_eval of one token.
+   Every weight matrix is read once for all n rows; only the conv window, the delta rule and the
+   attention over each sequence's own cache run per sequence. Sequences may differ in n_past,
+   rope delta and KV cache type, and may join or leave between calls (any set of states created
+   for m). Errors: SEER_EINVAL (arguments; nothing changed), or a backend error mid-pass, after
+   which the sequences' states are undefined (reset them). */
+int qwen35_decode_batch(const qwen35_model *m, qwen35_state *ws, qwen35_state *const *seqs,
+                        const int32_t *ids, int n, float *logits);
 
 #endif
