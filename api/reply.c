@@ -1,0 +1,393 @@
+/* reply.c — one reply being generated (api/reply.h): prefill, then sample → stream → stop checks
+   token by token, then the result. The model is fed by the caller between reply_next and reply_fed
+   (one token alone, or together with other replies' tokens in a seer_batch), so this file never
+   decides how tokens reach the decoder, only which. Divisions: parameters · text · the reply. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/reply.h"
+#include "core/error.h"
+#include "core/util.h"
+#include "lm/json_schema.h"
+
+/* ---- parameters ----------------------------------------------------------------------------- */
+
+seer_generate_params seer_generate_params_default(void)
+{
+    return (seer_generate_params){
+        .sampling = {.temperature = 1.0f, .top_k = 20, .top_p = 1.0f, .min_p = 0.0f, .repeat_penalty = 1.0f,
+                     .presence_penalty = 2.0f, .seed = 0},
+        .max_tokens = 1024,
+    };
+}
+
+void seer_result_clear(seer_result *r)
+{
+    if (!r)
+        return;
+    free(r->text);
+    free(r->tokens);
+    free(r->thinking);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- text ----------------------------------------------------------------------------------- */
+
+int sbuf_add(struct sbuf *b, const char *s, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = MAX(b->cap * 2, b->n + n + 64);
+        char *t = seer_realloc(b->s, cap);
+        if (!t)
+            return seer_err(SEER_ENOMEM, "no memory for generated text");
+        b->s = t;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = '\0';
+    return SEER_OK;
+}
+
+/* The reasoning without the whitespace around it (the template writes "<think>\n…\n</think>",
+   spec §6.2), in a new string. */
+static char *think_trimmed(const struct sbuf *b)
+{
+    size_t a = 0, e = b->n;
+    while (a < e && strchr(" \t\r\n", b->s[a]))
+        a++;
+    while (e > a && strchr(" \t\r\n", b->s[e - 1]))
+        e--;
+    char *t = seer_malloc(e - a + 1);
+    if (t) {
+        if (e > a)
+            memcpy(t, b->s + a, e - a);
+        t[e - a] = '\0';
+    }
+    return t;
+}
+
+/* Adds decoded text; returns 1 when a stop string completed (text cut before it), 2 when the
+   callback cancelled, 0 to go on, or a negative error. */
+static int visible_add(struct visible *v, const char *s, size_t n, bool final)
+{
+    int rc;
+    if (v->reasoning && (rc = sbuf_add(&v->think, s, n)))
+        return rc;
+    if (v->hiding)
+        return 0;
+    if (v->strip_lead) {
+        while (n && (*s == '\n' || *s == ' ' || *s == '\r' || *s == '\t'))
+            s++, n--;
+        if (n)
+            v->strip_lead = false;
+    }
+    size_t before = v->text.n;
+    if ((rc = sbuf_add(&v->text, s, n)))
+        return rc;
+    int stopped = 0;
+    for (size_t i = 0; i < v->p->n_stop; i++) {
+        const char *st = v->p->stop[i];
+        size_t sl = strlen(st);
+        if (!sl)
+            continue;
+        /* search only where a match could end in the new bytes */
+        size_t from = before >= sl ? before - sl + 1 : 0;
+        const char *hit = NULL;
+        for (size_t k = from; k + sl <= v->text.n && !hit; k++)
+            if (!memcmp(v->text.s + k, st, sl))
+                hit = v->text.s + k;
+        if (hit) {
+            v->text.n = (size_t)(hit - v->text.s);
+            v->text.s[v->text.n] = '\0';
+            stopped = 1;
+        }
+    }
+    size_t safe = stopped || final ? v->text.n : (v->text.n > v->max_stop ? v->text.n - v->max_stop : 0);
+    /* never split a UTF-8 character when holding back */
+    while (safe > v->streamed && safe < v->text.n && ((unsigned char)v->text.s[safe] & 0xC0) == 0x80)
+        safe--;
+    if (safe > v->streamed && v->p->on_text) {
+        if (v->p->on_text(v->text.s + v->streamed, safe - v->streamed, v->p->user_data))
+            return v->streamed = safe, 2;
+    }
+    if (safe > v->streamed)
+        v->streamed = safe;
+    return stopped;
+}
+
+/* ---- the reply ------------------------------------------------------------------------------ */
+
+static int pending_push(seer_context *c, int32_t id)
+{
+    if (!seer_grow(&c->pending, &c->cap_pending, c->n_pending + 1, sizeof *c->pending, 4))
+        return seer_err(SEER_ENOMEM, "no memory");
+    c->pending[c->n_pending++] = id;
+    return SEER_OK;
+}
+
+/* Text prefill, micro-batch by micro-batch when the caller follows progress (the same micro-batches
+   qwen35_eval makes, so the same numbers). Returns 1 when on_progress asked to stop; the state then
+   holds *n_done of the n tokens. */
+static int prefill_text(seer_context *c, const int32_t *feed, size_t n, const seer_generate_params *p, size_t *n_done)
+{
+    qwen35_state *st = c->st;
+    const size_t step = p->on_progress ? (size_t)st->n_ubatch : n;
+    *n_done = 0;
+    while (*n_done < n) {
+        size_t k = MIN(step, n - *n_done);
+        bool last = *n_done + k == n;
+        int rc = qwen35_eval(c->m->lm, st, feed + *n_done, (int64_t)k, last ? QWEN35_LOGITS_LAST : QWEN35_LOGITS_NONE,
+                             c->logits, true);
+        if (rc)
+            return rc;
+        *n_done += k;
+        if (p->on_progress && p->on_progress((int64_t)*n_done, (int64_t)n, 0, p->user_data) && !last)
+            return 1;
+    }
+    return SEER_OK;
+}
+
+/* Structured output (p->grammar or p->json_schema): compiles the grammar and starts a matcher over
+   the context's token trie (built once per context: sorting 248k pieces costs tens of ms).
+   Special tokens and the think tags are never part of the output; the end-of-turn ids are allowed
+   exactly when the output is complete. *gm stays NULL when nothing is asked. */
+static int grammar_start(seer_context *c, const seer_generate_params *p, grammar **g, grammar_matcher **gm)
+{
+    const seer_model *m = c->m;
+    char *text = NULL;
+    int rc;
+    if (!p->grammar && !p->json_schema)
+        return SEER_OK;
+    if (p->grammar && p->json_schema)
+        return seer_err(SEER_EINVAL, "a grammar and a JSON schema cannot both constrain one answer");
+    if (p->json_schema && (rc = json_schema_to_gbnf(p->json_schema, strlen(p->json_schema), &text)))
+        return rc;
+    rc = grammar_parse(text ? text : p->grammar, strlen(text ? text : p->grammar),
+                       p->grammar ? "the grammar" : "the JSON schema's grammar", g);
+    free(text);
+    if (rc)
+        return rc;
+    if (!c->gvocab) {
+        size_t n = (size_t)m->n_vocab_real;
+        const char **pieces = seer_calloc(n ? n : 1, sizeof *pieces);
+        size_t *lens = seer_calloc(n ? n : 1, sizeof *lens);
+        int32_t think_start = tok_token_to_id(m->tok, "<think>", 7);
+        if (!pieces || !lens)
+            rc = seer_err(SEER_ENOMEM, "no memory for the grammar's vocabulary");
+        for (size_t i = 0; !rc && i < n; i++)
+            if (!tok_is_special(m->tok, (int32_t)i) && (int32_t)i != m->id_think_end && (int32_t)i != think_start)
+                pieces[i] = tok_piece(m->tok, (int32_t)i, &lens[i]);
+        if (!rc)
+            rc = grammar_vocab_create(pieces, lens, n, &c->gvocab);
+        free(pieces), free(lens);
+    }
+    const int32_t ends[2] = {m->id_im_end, m->id_endoftext};
+    if (!rc)
+        rc = grammar_matcher_create(*g, c->gvocab, ends, ends[1] >= 0 && ends[1] != ends[0] ? 2 : 1, gm);
+    if (rc) {
+        grammar_free(*g);
+        *g = NULL;
+    }
+    return rc;
+}
+
+void reply_init(struct reply *rp)
+{
+    memset(rp, 0, sizeof *rp);
+}
+
+int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t n_prompt,
+                const seer_generate_params *p, bool think_open, const struct api_fused *fused)
+{
+    seer_model *m = c->m;
+    seer_result *r = &rp->r;
+    const int64_t V = m->lm->cfg.n_vocab;
+    const size_t n_feed = c->n_pending + n_prompt;
+    int32_t *feed = NULL;
+    int rc;
+    reply_init(rp);
+    rp->c = c;
+    rp->p = *p;
+    rp->g_on = !think_open;
+    rp->vis = (struct visible){.p = &rp->p, .reasoning = think_open, .hiding = think_open && !p->show_thinking,
+                               .strip_lead = true};
+    for (size_t i = 0; i < p->n_stop; i++)
+        rp->vis.max_stop = MAX(rp->vis.max_stop, strlen(p->stop[i]));
+    tok_stream_init(&rp->ts, m->tok, true);
+    if (n_feed == 0)
+        return seer_err(SEER_EINVAL, "nothing to generate from: the prompt is empty");
+    if (c->st->n_past + (int64_t)n_feed > c->st->n_ctx)
+        return seer_err(SEER_EINVAL, "the prompt does not fit: it needs %lld context tokens (%zu new after %lld used) "
+                        "but the context holds %lld: raise -c (n_ctx) to at least %lld, or start over",
+                        (long long)c->st->n_past + (long long)n_feed, n_feed, (long long)c->st->n_past,
+                        (long long)c->st->n_ctx, (long long)c->st->n_past + (long long)n_feed);
+    feed = seer_malloc(n_feed * sizeof *feed);
+    if (!feed || !seer_grow(&r->tokens, &rp->cap_gen, 64, sizeof *r->tokens, 64)) {
+        free(feed);
+        return seer_err(SEER_ENOMEM, "no memory for the prompt");
+    }
+    if (c->n_pending) /* pending is NULL until the first stop token: memcpy(dst, NULL, 0) is undefined */
+        memcpy(feed, c->pending, c->n_pending * sizeof *feed);
+    memcpy(feed + c->n_pending, prompt, n_prompt * sizeof *feed);
+    sampler_params sp = sampler_params_default();
+    sp.temperature = p->sampling.temperature;
+    sp.top_k = p->sampling.top_k;
+    sp.top_p = p->sampling.top_p;
+    sp.min_p = p->sampling.min_p;
+    sp.repetition_penalty = p->sampling.repeat_penalty;
+    sp.presence_penalty = p->sampling.presence_penalty;
+    sp.seed = p->sampling.seed;
+    sp.n_vocab_valid = (int32_t)m->n_vocab_real;
+    if ((rc = sampler_create(&sp, (int32_t)V, &rp->smp)) || (rc = sampler_accept_prompt(rp->smp, feed, n_feed)) ||
+        (rc = grammar_start(c, p, &rp->gram, &rp->gm)))
+        goto done;
+    if (rp->gm && !rp->g_on) {
+        /* The turn may not end inside the reasoning: an answer is owed, and it must be complete. */
+        size_t n_words = ((size_t)V + 31) / 32;
+        if (!(rp->free_mask = seer_malloc(n_words * sizeof *rp->free_mask))) {
+            rc = seer_err(SEER_ENOMEM, "no memory for the grammar's mask");
+            goto done;
+        }
+        memset(rp->free_mask, 0xFF, n_words * sizeof *rp->free_mask);
+        rp->free_mask[m->id_im_end >> 5] &= ~(1u << (m->id_im_end & 31));
+        if (m->id_endoftext >= 0)
+            rp->free_mask[m->id_endoftext >> 5] &= ~(1u << (m->id_endoftext & 31));
+    }
+
+    double t0 = seer_time_now();
+    size_t n_done = n_feed;
+    if (fused && (fused->n_images || fused->n_videos))
+        rc = api_prefill_fused(c, feed, n_feed, fused, p, c->logits, &n_done);
+    else
+        rc = prefill_text(c, feed, n_feed, p, &n_done);
+    r->vision_seconds = fused ? fused->seconds : 0;
+    r->prefill_seconds = seer_time_now() - t0 + r->vision_seconds;
+    r->prompt_tokens = (int64_t)n_done;
+    if (rc < 0)
+        goto done;
+    memcpy(c->fed + c->n_fed, feed, n_done * sizeof *feed);
+    c->n_fed += n_done;
+    c->n_pending = 0;
+    rp->t0 = seer_time_now();
+    r->stop = SEER_STOP_LENGTH;
+    if (rc == 1) { /* cancelled during the prompt: nothing sampled, the state holds part of it */
+        rc = SEER_OK;
+        r->stop = SEER_STOP_CANCELED;
+        r->prompt_cut = 1;
+        rp->done = true;
+    }
+done:
+    free(feed);
+    return rc;
+}
+
+/* The reply ends with `why`; `id` (the stop token, or the last token sampled) is not fed now: the
+   context keeps it pending, and the next call feeds it first. */
+static int reply_stop(struct reply *rp, enum seer_stop_reason why, int32_t id)
+{
+    rp->r.stop = why;
+    rp->done = true;
+    int rc = id >= 0 ? pending_push(rp->c, id) : SEER_OK;
+    return rc ? rc : 1;
+}
+
+int reply_next(struct reply *rp, int32_t *out)
+{
+    seer_context *c = rp->c;
+    const seer_model *m = c->m;
+    seer_result *r = &rp->r;
+    int32_t id;
+    int rc;
+    if (rp->done)
+        return 1;
+    if (rp->gm && rp->g_on && grammar_matcher_finished(rp->gm))
+        /* the answer is complete and only the end of turn may follow: the model's choice is forced,
+           so take it now (an answer that ends exactly at -n is not "length") */
+        return reply_stop(rp, SEER_STOP_EOS, m->id_im_end);
+    /* max_tokens < 0: until the end of the turn or of the context */
+    if (rp->p.max_tokens >= 0 && r->n_tokens >= (size_t)rp->p.max_tokens)
+        return reply_stop(rp, SEER_STOP_LENGTH, -1);
+    if (rp->gm) {
+        const uint32_t *mask = rp->free_mask;
+        if (rp->g_on && (rc = grammar_matcher_mask(rp->gm, &mask)))
+            return rc;
+        sampler_set_allowed(rp->smp, mask);
+    }
+    if ((rc = sampler_sample(rp->smp, c->logits, &id)))
+        return rc;
+    if (rp->gm && rp->g_on && (rc = grammar_matcher_accept(rp->gm, id)))
+        return rc;
+    if (id == m->id_im_end || id == m->id_endoftext)
+        return reply_stop(rp, SEER_STOP_EOS, id);
+    if (!seer_grow(&r->tokens, &rp->cap_gen, r->n_tokens + 1, sizeof *r->tokens, 64))
+        return seer_err(SEER_ENOMEM, "no memory for generated tokens");
+    r->tokens[r->n_tokens++] = id;
+    if ((rc = sampler_accept(rp->smp, id)))
+        return rc;
+    const char *piece;
+    size_t plen;
+    if ((rc = tok_stream_push(&rp->ts, id, &piece, &plen)))
+        return rc;
+    int v;
+    if (id == m->id_think_end && rp->vis.reasoning) {
+        /* the answer starts after </think> (spec §6.2); the tag itself is shown only with the reasoning */
+        rp->vis.reasoning = false;
+        v = visible_add(&rp->vis, piece, plen, false);
+        rp->vis.hiding = false;
+        rp->g_on = true;
+    } else {
+        v = visible_add(&rp->vis, piece, plen, false);
+    }
+    if (v == 0 && rp->p.on_progress &&
+        rp->p.on_progress(r->prompt_tokens, r->prompt_tokens, (int64_t)r->n_tokens, rp->p.user_data))
+        v = 2;
+    if (v < 0)
+        return v;
+    if (v > 0)
+        return reply_stop(rp, v == 1 ? SEER_STOP_STRING : SEER_STOP_CANCELED, id);
+    if (c->st->n_past + 1 > c->st->n_ctx)
+        return reply_stop(rp, SEER_STOP_CONTEXT, id);
+    *out = id;
+    return 0;
+}
+
+void reply_fed(struct reply *rp, int32_t id)
+{
+    rp->c->fed[rp->c->n_fed++] = id;
+}
+
+int reply_end(struct reply *rp, int rc, seer_result *out)
+{
+    seer_result *r = &rp->r;
+    if (rc == SEER_OK) {
+        const char *tail;
+        size_t tlen;
+        r->decode_seconds = seer_time_now() - rp->t0;
+        if ((rc = tok_stream_flush(&rp->ts, &tail, &tlen)) == SEER_OK && r->stop != SEER_STOP_STRING &&
+            r->stop != SEER_STOP_CANCELED) {
+            int v = visible_add(&rp->vis, tail, tlen, true);
+            rc = v < 0 ? v : SEER_OK;
+        }
+    }
+    if (rc == SEER_OK) {
+        r->text = rp->vis.text.s ? rp->vis.text.s : seer_strdup("");
+        rp->vis.text.s = NULL;
+        r->reasoning_cut = rp->vis.reasoning && (r->stop == SEER_STOP_LENGTH || r->stop == SEER_STOP_CONTEXT);
+        r->thinking = think_trimmed(&rp->vis.think);
+        if (!r->text || !r->thinking)
+            rc = seer_err(SEER_ENOMEM, "no memory");
+    }
+    tok_stream_deinit(&rp->ts);
+    grammar_matcher_free(rp->gm);
+    grammar_free(rp->gram);
+    free(rp->free_mask);
+    sampler_free(rp->smp);
+    free(rp->vis.text.s);
+    free(rp->vis.think.s);
+    if (rc)
+        seer_result_clear(r);
+    *out = *r;
+    reply_init(rp);
+    return rc;
+}

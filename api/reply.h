@@ -1,0 +1,77 @@
+/* reply.h — one reply being generated (api/reply.c), as a step machine: begin (feed the prompt),
+   then next/fed once per token, then end. seer_generate_* and seer_chat_generate run it to the end
+   in one call (api/generate.c); a seer_batch (api/batch.c) steps several at once, decoding every
+   reply's token in one pass over the weights. */
+#ifndef SEER_API_REPLY_H
+#define SEER_API_REPLY_H
+
+#include <stdbool.h>
+
+#include "api/internal.h"
+#include "lm/grammar.h"
+#include "lm/sampler.h"
+
+/* Growable byte string. */
+struct sbuf {
+    char *s;
+    size_t n, cap;
+};
+int sbuf_add(struct sbuf *b, const char *s, size_t n);
+
+/* Visible-text bookkeeping: reasoning hidden until </think>, stop strings searched in the answer,
+   and a tail that could begin a stop string held back from the stream. */
+struct visible {
+    const seer_generate_params *p;
+    struct sbuf text;   /* visible answer so far */
+    struct sbuf think;  /* the reasoning, kept apart for seer_result.thinking */
+    size_t streamed;    /* bytes of text already given to on_text */
+    bool reasoning;     /* inside the think block the prompt opened */
+    bool hiding;        /* ... and it is not shown */
+    bool strip_lead;    /* drop whitespace at the start of the answer (after </think>) */
+    size_t max_stop;
+};
+
+struct reply {
+    seer_context *c;
+    seer_generate_params p;     /* the caller's, copied (what it points to stays the caller's) */
+    seer_result r;              /* filled as tokens come; handed over by reply_end */
+    size_t cap_gen;
+    sampler *smp;
+    grammar *gram;
+    grammar_matcher *gm;        /* constrains the answer (after </think> when thinking) */
+    uint32_t *free_mask;        /* while reasoning under a grammar: every id but the end of turn */
+    bool g_on;                  /* the grammar applies now */
+    tok_stream ts;
+    struct visible vis;
+    double t0;                  /* start of decoding */
+    bool done;                  /* r.stop is final: no token is owed to the model */
+};
+
+/* Zeroes rp: reply_end may then be called on it whatever happens next. */
+void reply_init(struct reply *rp);
+/* Feeds `prompt` (after the context's pending tokens) and prepares sampling; the logits of the last
+   prompt token are then in c->logits. `think_open`: the prompt opened a think block (its text goes
+   to result.thinking, and to the answer only with show_thinking). `fused` (or NULL): the images and
+   videos whose expanded placeholders the prompt holds. A prompt cancelled by on_progress ends the
+   reply here (rp->done). */
+int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t n_prompt,
+                const seer_generate_params *p, bool think_open, const struct api_fused *fused);
+/* Samples the next token from c->logits. 0: *id is part of the reply and must be fed to the model,
+   then reply_fed; 1: the reply ended (rp->r.stop says why); < 0: an error. */
+int reply_next(struct reply *rp, int32_t *id);
+/* *id (from reply_next) was fed: the context's logits now follow it. */
+void reply_fed(struct reply *rp, int32_t id);
+/* Completes the result into *r when rc is SEER_OK (r zeroed otherwise) and frees what rp holds.
+   Returns rc, or the error met while completing. */
+int reply_end(struct reply *rp, int rc, seer_result *r);
+
+/* The two halves of seer_chat_generate (api/generate.c), for callers that feed the reply themselves:
+   begin renders the conversation, feeds what the context has not seen and begins rp; *full (the
+   whole rendering) is set even on failure and is taken by end, which ends the reply into *r and
+   appends it to the history (or forgets a message whose prompt was cancelled). */
+int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply *rp, char **full, size_t *full_len);
+int api_chat_end(seer_context *c, int rc, struct reply *rp, char *full, size_t full_len, seer_result *r);
+/* seer_generate_text's first half: a raw continuation (no template; special tokens parsed). */
+int api_text_begin(seer_context *c, const char *prompt, const seer_generate_params *p, struct reply *rp);
+
+#endif
