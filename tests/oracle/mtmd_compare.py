@@ -10,7 +10,8 @@ mtmd_logits.mjs has no probabilities for a step (they need the greedy prefix to 
 its exact top-2 logit gap bounds the probability gap from above (1 - exp(-gap)), so the bound excuses no
 more than the rule does; where both are unknown a difference fails. A padding row (an id past the
 tokenizer, which llama.cpp may pick and seer never samples, spec §2.7, §10 item 9) chosen by libmtmd
-ends the comparison as agreed.
+ends the comparison as agreed — also where seer, its best real token being the end of the turn, stops
+there (the stop token is not in seer's --json tokens, so its list is just shorter).
 
 usage: mtmd_compare.py SEER.json MTMD.json
 Prints one line describing the outcome; exit status 0 when they agree, 1 when not."""
@@ -42,13 +43,18 @@ def main():
         print(f"prompt tokens: seer {seer['prompt_tokens']}, libmtmd {mtmd['prompt_tokens']}")
         return 1
     pad = mtmd.get("padding_from")
-    for i in range(min(len(s), len(m))):
-        if s[i] == m[i]:
+    # seer's --json tokens leave its stop token out: where its list ends before libmtmd's, seer ended
+    # the turn at step len(s), and that step is compared like a different id. libmtmd may list its own
+    # end-of-generation token last (stop "eog"): that one is no step to compare.
+    m_cmp = m[:-1] if mtmd.get("stop") == "eog" and len(m) == len(s) + 1 else m
+    for i in range(min(len(s) + 1, len(m_cmp))):
+        seer_id = s[i] if i < len(s) else "end of turn"
+        if seer_id == m[i]:
             continue
-        if pad is not None and m[i] >= pad > s[i]:
+        if pad is not None and m[i] >= pad and (i >= len(s) or pad > s[i]):
             # seer never samples the padding rows past the tokenizer (spec §2.7, §10 item 9); llama.cpp does
             print(f"step {i}: libmtmd picked padding row {m[i]}, which seer never samples "
-                  f"(spec §2.7, §10 item 9), seer {s[i]}; {i} steps identical before it")
+                  f"(spec §2.7, §10 item 9), seer {seer_id}; {i} steps identical before it")
             return 0
         probs = mtmd["probs"][i] if i < len(mtmd["probs"]) else None
         gaps = mtmd.get("top2_logit_gap") or []
@@ -59,14 +65,14 @@ def main():
             # p1 - p2 = p1 (1 - exp(-logit gap)) <= 1 - exp(-logit gap): an upper bound of the same gap
             gap, what = -math.expm1(-logit_gap), "top-2 probability gap at most"
         else:
-            print(f"step {i}: seer {s[i]}, libmtmd {m[i]}; libmtmd's probabilities there are unknown "
+            print(f"step {i}: seer {seer_id}, libmtmd {m[i]}; libmtmd's probabilities there are unknown "
                   f"(seer {s}, libmtmd {m})")
             return 1
         if gap <= TIE:
-            print(f"step {i}: seer {s[i]}, libmtmd {m[i]} at a near tie ({what} {gap:.2e} <= {TIE}); "
+            print(f"step {i}: seer {seer_id}, libmtmd {m[i]} at a near tie ({what} {gap:.2e} <= {TIE}); "
                   f"{i} steps identical before it")
             return 0
-        print(f"step {i}: seer {s[i]}, libmtmd {m[i]}, libmtmd's {what} {gap:.3g} > {TIE} "
+        print(f"step {i}: seer {seer_id}, libmtmd {m[i]}, libmtmd's {what} {gap:.3g} > {TIE} "
               f"(seer {s}, libmtmd {m})")
         return 1
     # Same ids as far as both go. A stop on an end-of-generation token may be listed by one side only.

@@ -55,7 +55,10 @@ n=0
 failed=0
 ok() { # ok COND-STATUS DESCRIPTION
   n=$((n + 1))
-  if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
+  if [ "$1" = 0 ]; then echo "ok $n - $2"; else
+    echo "not ok $n - $2"; failed=$((failed + 1))
+    echo "mtmd_oracle.sh: seed $seed: not ok $n - $2" >&2 # prove shows stderr: the replay seed and why
+  fi
 }
 diag() { sed 's/^/# /' "$@"; }
 
