@@ -1,0 +1,365 @@
+/* Tests qwen35_decode_batch (lm/qwen35.c, issue #13 item 5): several sequences decoded one token
+   each per pass over the weights must give every sequence what decoding it alone with
+   qwen35_eval gives. Tiny random models of the real architecture (lm/randmodel.h: Hv > Hk, tied
+   head, every 2nd layer attention), fresh seed each run. Each sequence has its own prompt length
+   (so its own n_past), one is fed through qwen35_forward with positions that run ahead of n_past
+   (as after an image, spec §3.2), one keeps an F16 KV cache. Checked:
+     - together: all sequences decode k steps in one batch; f32 weights on the exact path: logits
+       per row ≤ 1e-4 relative L2 of the alone run's and greedy tokens identical; Q8_0 and Q4_K on
+       the default 8-bit-activation path: greedy tokens identical;
+     - join/leave: sequences finish and join (after their own prefill) between steps, the order is
+       shuffled each step, and the workspace is a separate state on even steps, one of the batch
+       on odd ones;
+     - refusals (n < 1, n > the workspace's micro-batch, a state twice, a full sequence, ids
+       outside the vocabulary, NULL) change nothing: the next step equals a fresh run's;
+     - Vulkan (lavapipe) when a device is present: batched vs alone there, and vs the CPU. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/device.h"
+#include "core/cpu/cpu.h"
+#include "core/util.h"
+#include "lm/qwen35.h"
+#include "lm/randmodel.h"
+#include "seer.h"
+#include "support/testutil.h"
+#include "tap.h"
+
+/* Batched vs alone logits on the exact f32 path (and Vulkan vs CPU): the spec's f32 tolerance,
+   relative L2 per row. The matmul of n rows may sum in another order than the one of 1 row. */
+#define TOL_F32 1e-4
+#define N_UBATCH 8 /* every state's micro-batch: prompts longer than it span several */
+#define MAX_SEQ 6
+#define MAX_STEPS 8
+
+/* One sequence of a schedule: its prompt, how it is fed, and when it decodes. */
+struct seqdef {
+    int64_t n_prompt;
+    bool ahead;     /* prompt through qwen35_forward with positions jumping ahead (spec §3.2) */
+    enum dtype kv;  /* KV cache type */
+    int join, steps; /* decodes in batch steps [join, join + steps) */
+};
+
+/* What decoding a sequence alone gives: tokens[0] is the prefill's greedy token, step s feeds
+   tokens[s] and gives logits row s, whose greedy token is tokens[s + 1]. */
+struct traj {
+    int32_t prompt[64];
+    float *logits; /* [steps][V] */
+    int32_t tokens[MAX_STEPS + 1];
+    int64_t pos_next; /* after the last step */
+};
+
+static int32_t argmax(const float *v, int64_t n)
+{
+    int64_t best = 0;
+    for (int64_t i = 1; i < n; i++)
+        if (v[i] > v[best])
+            best = i;
+    return (int32_t)best;
+}
+
+/* Fresh state for d, prompt fed (its last row's logits into lg). */
+static int prefill(const qwen35_model *m, const struct seqdef *d, const struct traj *t, float *lg, qwen35_state **out)
+{
+    qwen35_state *st = NULL;
+    const int64_t T = d->n_prompt;
+    int rc = qwen35_state_create_kv(m, T + MAX_STEPS + 1, N_UBATCH, d->kv, &st);
+    if (rc == SEER_OK && !d->ahead) {
+        rc = qwen35_eval(m, st, t->prompt, T, QWEN35_LOGITS_LAST, lg, true);
+    } else if (rc == SEER_OK) {
+        /* the second half's positions jump by 2, 5 and 8 on the three axes, so pos_next runs
+           7 ahead of n_past and the axes differ */
+        int32_t pos[3 * 64];
+        for (int a = 0; a < 3; a++)
+            for (int64_t i = 0; i < T; i++)
+                pos[a * T + i] = (int32_t)(i + (i >= T / 2 ? 3 * a + 2 : 0));
+        tensor emb;
+        backend_buffer *buf = NULL;
+        if (!tensor_init4(&emb, DT_F32, m->cfg.n_embd, T, 1, 1))
+            rc = SEER_EINVAL;
+        rc = rc ? rc : backend_tensor_alloc(m->be, &emb, &buf);
+        rc = rc ? rc : qwen35_embed(m, st, t->prompt, T, &emb);
+        rc = rc ? rc : qwen35_forward(m, st, &emb, pos, QWEN35_LOGITS_LAST, lg, true);
+        backend_buffer_free(buf);
+    }
+    if (rc) {
+        qwen35_state_free(st);
+        return rc;
+    }
+    *out = st;
+    return SEER_OK;
+}
+
+/* Every sequence of defs decoded alone with qwen35_eval, one token per call. */
+static int run_alone(const qwen35_model *m, const struct seqdef *defs, int n, struct traj *tr)
+{
+    const int64_t V = m->cfg.n_vocab;
+    float *lg = malloc(sizeof(float) * (size_t)V);
+    int rc = lg ? SEER_OK : SEER_ENOMEM;
+    for (int i = 0; i < n && rc == SEER_OK; i++) {
+        qwen35_state *st;
+        if ((rc = prefill(m, &defs[i], &tr[i], lg, &st)))
+            break;
+        tr[i].tokens[0] = argmax(lg, V);
+        for (int s = 0; s < defs[i].steps && rc == SEER_OK; s++) {
+            float *row = tr[i].logits + (size_t)s * (size_t)V;
+            rc = qwen35_eval(m, st, &tr[i].tokens[s], 1, QWEN35_LOGITS_LAST, row, false);
+            tr[i].tokens[s + 1] = argmax(row, V);
+        }
+        tr[i].pos_next = st->pos_next;
+        qwen35_state_free(st);
+    }
+    free(lg);
+    return rc;
+}
+
+/* The schedule through qwen35_decode_batch, each row against the alone runs `tr`. tol < 0: only
+   greedy tokens are required equal (the worst logits error is reported). */
+static void run_batched(const qwen35_model *m, const struct seqdef *defs, int n, const struct traj *tr, double tol,
+                        const char *label)
+{
+    const int64_t V = m->cfg.n_vocab;
+    qwen35_state *st[MAX_SEQ] = {0}, *ws = NULL;
+    int done[MAX_SEQ] = {0}, last = 0;
+    int32_t cur[MAX_SEQ];
+    float *lg = malloc(sizeof(float) * (size_t)V * MAX_SEQ);
+    double worst = 0;
+    int mismatches = 0, rows = 0, max_n = 0;
+    int rc = qwen35_state_create(m, 4, N_UBATCH, &ws);
+    for (int i = 0; i < n; i++)
+        last = MAX(last, defs[i].join + defs[i].steps);
+    for (int s = 0; s < last && rc == SEER_OK; s++) {
+        qwen35_state *batch[MAX_SEQ];
+        int who[MAX_SEQ], nb = 0;
+        for (int i = 0; i < n && rc == SEER_OK; i++) {
+            if (s == defs[i].join) { /* joins after its own prefill */
+                rc = prefill(m, &defs[i], &tr[i], lg, &st[i]);
+                cur[i] = argmax(lg, V);
+                mismatches += cur[i] != tr[i].tokens[0];
+            }
+            if (s >= defs[i].join && done[i] < defs[i].steps)
+                who[nb++] = i;
+        }
+        for (int k = nb - 1; k > 0; k--) { /* a fresh order each step */
+            int j = (int)(test_rand_u64() % (uint64_t)(k + 1)), w = who[k];
+            who[k] = who[j], who[j] = w;
+        }
+        int32_t ids[MAX_SEQ];
+        for (int k = 0; k < nb; k++)
+            batch[k] = st[who[k]], ids[k] = cur[who[k]];
+        if (rc || nb == 0)
+            continue;
+        max_n = MAX(max_n, nb);
+        if ((rc = qwen35_decode_batch(m, s % 2 ? batch[0] : ws, batch, ids, nb, lg)))
+            break;
+        for (int k = 0; k < nb; k++) {
+            const int i = who[k];
+            const float *row = lg + (size_t)k * (size_t)V;
+            double e = rel_l2(row, tr[i].logits + (size_t)done[i] * (size_t)V, (size_t)V);
+            worst = MAX(worst, e);
+            cur[i] = argmax(row, V);
+            mismatches += cur[i] != tr[i].tokens[done[i] + 1];
+            done[i]++, rows++;
+        }
+    }
+    bool positions = rc == SEER_OK;
+    for (int i = 0; i < n && positions; i++)
+        positions = st[i]->n_past == defs[i].n_prompt + defs[i].steps && st[i]->pos_next == tr[i].pos_next;
+    if (tol >= 0)
+        ok(rc == SEER_OK && worst <= tol, "%s: %d rows in batches of up to %d, worst logits rel L2 %.2e vs alone "
+           "(<= %.0e) %s", label, rows, max_n, worst, tol, rc ? seer_last_error() : "");
+    else
+        diag("%s: worst logits rel L2 vs alone %.2e (tokens are what must agree)", label, worst);
+    ok(rc == SEER_OK && mismatches == 0, "%s: greedy tokens identical to each sequence alone (%d differ) %s", label,
+       mismatches, rc ? seer_last_error() : "");
+    ok(positions, "%s: every sequence ends at its alone run's n_past and pos_next", label);
+    for (int i = 0; i < n; i++)
+        qwen35_state_free(st[i]);
+    qwen35_state_free(ws);
+    free(lg);
+}
+
+/* Refused calls change nothing: afterwards one step of A and B equals their alone runs' first. */
+static void check_refusals(const qwen35_model *m, const struct seqdef *defs, const struct traj *tr, const char *label)
+{
+    const int64_t V = m->cfg.n_vocab;
+    qwen35_state *a = NULL, *b = NULL, *full = NULL, *ws = NULL;
+    float *lg = malloc(sizeof(float) * (size_t)V * 3);
+    struct seqdef fd = defs[1];
+    int rc = prefill(m, &defs[0], &tr[0], lg, &a);
+    rc = rc ? rc : prefill(m, &defs[1], &tr[1], lg, &b);
+    rc = rc ? rc : qwen35_state_create(m, 4, 2, &ws);
+    /* a sequence whose context holds exactly its prompt */
+    rc = rc ? rc : qwen35_state_create(m, fd.n_prompt, N_UBATCH, &full);
+    rc = rc ? rc : qwen35_eval(m, full, tr[1].prompt, fd.n_prompt, QWEN35_LOGITS_NONE, NULL, true);
+    if (!ok(rc == SEER_OK, "%s: refusal setup %s", label, rc ? seer_last_error() : ""))
+        goto done;
+    const int64_t past_a = a->n_past, pos_a = a->pos_next, past_b = b->n_past, pos_b = b->pos_next;
+    const int32_t t0[3] = {tr[0].tokens[0], tr[1].tokens[0], 0};
+    const struct {
+        const char *what, *msg;
+        qwen35_state *seqs[3];
+        int32_t ids[3];
+        int n;
+    } cases[] = {
+        {"no sequences", "1..", {a}, {t0[0]}, 0},
+        {"more than the workspace's micro-batch (2)", "1..2", {a, b, full}, {t0[0], t0[1], 0}, 3},
+        {"the same state twice", "same state", {a, a}, {t0[0], t0[0]}, 2},
+        {"a full sequence", "is full", {a, full}, {t0[0], 0}, 2},
+        {"an id = n_vocab", "outside the vocabulary", {a, b}, {t0[0], (int32_t)V}, 2},
+        {"an id of -1", "outside the vocabulary", {b, a}, {-1, t0[0]}, 2},
+        {"a NULL sequence", "is NULL", {a, NULL}, {t0[0], t0[1]}, 2},
+    };
+    for (size_t k = 0; k < ARRAY_LEN(cases); k++) {
+        rc = qwen35_decode_batch(m, ws, cases[k].seqs, cases[k].ids, cases[k].n, lg);
+        ok(rc == SEER_EINVAL && strstr(seer_last_error(), cases[k].msg), "%s: refuses %s: %s", label, cases[k].what,
+           seer_last_error());
+    }
+    ok(a->n_past == past_a && a->pos_next == pos_a && b->n_past == past_b && b->pos_next == pos_b,
+       "%s: refusals left n_past and pos_next alone", label);
+    /* conv, recurrent and KV state untouched too: the next step is the alone run's first */
+    qwen35_state *ba[2] = {b, a};
+    const int32_t ids[2] = {t0[1], t0[0]};
+    rc = qwen35_decode_batch(m, ws, ba, ids, 2, lg);
+    double e = rc ? INFINITY
+                  : MAX(rel_l2(lg, tr[1].logits, (size_t)V), rel_l2(lg + V, tr[0].logits, (size_t)V));
+    ok(e <= TOL_F32, "%s: after the refusals a step equals a fresh run's: %.2e (<= %.0e) %s", label, e, TOL_F32,
+       rc ? seer_last_error() : "");
+done:
+    qwen35_state_free(a), qwen35_state_free(b), qwen35_state_free(full), qwen35_state_free(ws);
+    free(lg);
+}
+
+static const struct randmodel_shape shape = {
+    .n_layer = 4, .n_embd = 256, .n_ff = 512, .n_head = 2, .n_head_kv = 1, .head_dim = 128,
+    .ssm_n_k_heads = 2, .ssm_n_v_heads = 4, .ssm_d_state = 64, .ssm_conv_kernel = 4,
+    .n_vocab = 384, .n_bpe_tokens = 300, .full_attention_interval = 2, .n_rot = 32,
+    .sections = {6, 5, 5}, .tie = true,
+};
+
+/* All sequences decode together for 5 steps; lengths 1..23 cross the micro-batch of 8. */
+static const struct seqdef together[] = {
+    {.n_prompt = 13, .kv = DT_F32, .steps = 5},
+    {.n_prompt = 1, .kv = DT_F32, .steps = 5},
+    {.n_prompt = 11, .ahead = true, .kv = DT_F32, .steps = 5},
+    {.n_prompt = 23, .kv = DT_F16, .steps = 5},
+};
+/* 1 finishes after 2 steps, 3 joins at step 2 and 4 at step 4; up to 4 at once. */
+static const struct seqdef joins[] = {
+    {.n_prompt = 6, .kv = DT_F32, .steps = 7},
+    {.n_prompt = 17, .kv = DT_F32, .steps = 2},
+    {.n_prompt = 9, .ahead = true, .kv = DT_F32, .steps = 6},
+    {.n_prompt = 3, .kv = DT_F32, .join = 2, .steps = 5},
+    {.n_prompt = 20, .kv = DT_F16, .join = 4, .steps = 3},
+};
+
+struct trajs {
+    struct traj t[MAX_SEQ];
+};
+
+static void trajs_init(struct trajs *ts, const struct seqdef *defs, int n, int64_t V, const struct trajs *prompts)
+{
+    for (int i = 0; i < n; i++) {
+        for (int64_t k = 0; k < defs[i].n_prompt; k++)
+            ts->t[i].prompt[k] = prompts ? prompts->t[i].prompt[k] : (int32_t)(test_rand_u64() % (uint64_t)V);
+        ts->t[i].logits = calloc((size_t)MAX_STEPS * (size_t)V, sizeof(float));
+    }
+}
+
+static void trajs_free(struct trajs *ts)
+{
+    for (int i = 0; i < MAX_SEQ; i++)
+        free(ts->t[i].logits);
+}
+
+/* Writes the model of `wtype`, loads it on be; NULL after a failed test. */
+static qwen35_model *load(backend *be, enum dtype wtype, uint64_t seed)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/model-%s.gguf", test_tmp_dir(), dtype_name(wtype));
+    const struct randmodel_params p = {.wtype = wtype, .seed = seed, .n_threads = 2};
+    qwen35_model *m = NULL;
+    int rc = randmodel_write(path, &shape, &p);
+    rc = rc ? rc : qwen35_load(path, be, &m);
+    ok(rc == SEER_OK, "%s model loads on %s %s", dtype_name(wtype), backend_name(be), rc ? seer_last_error() : "");
+    return m;
+}
+
+int main(void)
+{
+    plan_no_plan();
+    const uint64_t seed = test_seed();
+    const int n_tog = (int)ARRAY_LEN(together), n_join = (int)ARRAY_LEN(joins);
+    backend *cpu = NULL;
+    if (!ok(backend_cpu_create(2, &cpu) == SEER_OK, "cpu backend"))
+        return done_testing();
+    const int64_t V = shape.n_vocab;
+    struct trajs tog = {0}, jn = {0};
+
+    /* the exact f32 path: logits and tokens */
+    qwen35_model *m = load(cpu, DT_F32, seed);
+    trajs_init(&tog, together, n_tog, V, NULL);
+    trajs_init(&jn, joins, n_join, V, NULL);
+    int rc = m ? run_alone(m, together, n_tog, tog.t) : SEER_EINVAL;
+    rc = rc ? rc : run_alone(m, joins, n_join, jn.t);
+    if (m && ok(rc == SEER_OK, "f32: every sequence decoded alone %s", rc ? seer_last_error() : "")) {
+        run_batched(m, together, n_tog, tog.t, TOL_F32, "cpu f32 together");
+        run_batched(m, joins, n_join, jn.t, TOL_F32, "cpu f32 join/leave");
+        check_refusals(m, together, tog.t, "cpu f32");
+    }
+    qwen35_free(m);
+
+    /* the default 8-bit-activation path on quantised weights: greedy tokens */
+    backend_cpu_set_exact(cpu, false);
+    static const enum dtype quant[] = {DT_Q8_0, DT_Q4_K};
+    for (size_t q = 0; q < ARRAY_LEN(quant); q++) {
+        char label[64];
+        struct trajs tq = {0};
+        snprintf(label, sizeof label, "cpu %s 8-bit activations together", dtype_name(quant[q]));
+        trajs_init(&tq, together, n_tog, V, NULL);
+        if ((m = load(cpu, quant[q], seed + 1 + q))) {
+            rc = run_alone(m, together, n_tog, tq.t);
+            if (ok(rc == SEER_OK, "%s: decoded alone %s", label, rc ? seer_last_error() : ""))
+                run_batched(m, together, n_tog, tq.t, -1, label);
+        }
+        qwen35_free(m);
+        trajs_free(&tq);
+    }
+    backend_free(cpu);
+
+    /* Vulkan: batched vs alone there, and the alone runs vs the CPU's */
+    backend *vk = NULL;
+    rc = backend_open("vulkan", 0, &vk);
+    const char *req = getenv("SEER_REQUIRE_VULKAN");
+    if (rc != SEER_OK && !(req && !strcmp(req, "1"))) {
+        char why[600];
+        snprintf(why, sizeof why, "no usable Vulkan device: %s", seer_last_error());
+        skip(why, "vulkan: batched decode vs alone and vs the CPU");
+    } else if (ok(rc == SEER_OK, "vulkan backend %s", rc ? seer_last_error() : backend_name(vk)) &&
+               (m = load(vk, DT_F32, seed))) {
+        struct trajs tv = {0};
+        trajs_init(&tv, together, n_tog, V, &tog);
+        rc = run_alone(m, together, n_tog, tv.t);
+        if (ok(rc == SEER_OK, "vulkan: decoded alone %s", rc ? seer_last_error() : "")) {
+            double worst = 0;
+            int same = 1;
+            for (int i = 0; i < n_tog; i++)
+                for (int s = 0; s < together[i].steps && same; s++) {
+                    same = tv.t[i].tokens[s] == tog.t[i].tokens[s];
+                    if (same) /* rows are comparable while both were fed the same tokens */
+                        worst = MAX(worst, rel_l2(tv.t[i].logits + (size_t)s * (size_t)V,
+                                                  tog.t[i].logits + (size_t)s * (size_t)V, (size_t)V));
+                }
+            ok(worst <= TOL_F32, "vulkan vs cpu alone: worst logits rel L2 %.2e (<= %.0e)", worst, TOL_F32);
+            run_batched(m, together, n_tog, tv.t, TOL_F32, "vulkan f32 together");
+        }
+        trajs_free(&tv);
+        qwen35_free(m);
+    }
+    if (vk)
+        backend_free(vk);
+    trajs_free(&tog), trajs_free(&jn);
+    return done_testing();
+}
