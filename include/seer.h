@@ -213,6 +213,55 @@ SEER_API int seer_generate_text(seer_context *ctx, const char *prompt, const see
 SEER_API int seer_generate_tokens(seer_context *ctx, const int32_t *ids, size_t n_ids,
                                   const seer_generate_params *params, seer_result *result);
 
+/* ---- several replies at once --------------------------------------------------------------- */
+/* Decoding is bound by reading the weights, so one pass over them can serve several contexts. A
+   batch holds replies of different contexts of one model; each seer_batch_step decodes one token of
+   every reply in it in one pass. A reply's prompt (images and videos included) is fed when it is
+   added, one at a time (prefill already keeps the device busy). Replies join and leave as they
+   start and end. Each reply is the one seer_chat_generate (or seer_generate_text) would give its
+   context alone: the same sampler, stop rules, grammar and callbacks, and — greedy — the same tokens
+   (the logits agree to rounding). Each context keeps its own KV cache and state, so memory grows
+   with the number of contexts, not with the batch. A loop:
+
+       for each of the first N jobs: set up its context, seer_batch_add_chat(b, ctx, &params)
+       while (seer_batch_active(b) > 0) {
+           seer_batch_step(b);
+           while (seer_batch_take(b, &ctx, &result, &status)) { use it; add the next job on ctx }
+       }
+   The handles are not thread-safe: one thread drives the batch and its contexts. */
+typedef struct seer_batch seer_batch;
+
+#define SEER_BATCH_MAX 64
+
+/* A batch of at most max_replies (1..SEER_BATCH_MAX) replies, counting finished ones not yet taken. */
+SEER_API int seer_batch_create(seer_model *model, int max_replies, seer_batch **out);
+/* Replies still generating end as cancelled (a chat's history keeps what they generated); results
+   not taken are released. */
+SEER_API void seer_batch_free(seer_batch *batch);
+/* How many replies at once suit this model's device: the contexts' states (params as for
+   seer_context_create, NULL = defaults) must fit in half the free memory, and the CPU gains little
+   past 4 rows per weight pass (docs/PERFORMANCE.md); at least 1. */
+SEER_API int seer_batch_size_default(const seer_model *model, const seer_context_params *params);
+/* Begins ctx's reply as seer_chat_generate would (renders the conversation, feeds what the context has
+   not seen) and adds it to the batch. `params` (NULL = defaults) is copied, but what it points to
+   (stop strings, grammar, callbacks, user_data) must stay valid until the reply is taken. A context
+   may have one reply in the batch. On failure nothing is added and the context is as a failed
+   seer_chat_generate leaves it. A reply that ends already in its prompt (on_progress) finishes here. */
+SEER_API int seer_batch_add_chat(seer_batch *batch, seer_context *ctx, const seer_generate_params *params);
+/* The same for a raw continuation, as seer_generate_text. */
+SEER_API int seer_batch_add_text(seer_batch *batch, seer_context *ctx, const char *prompt,
+                                 const seer_generate_params *params);
+/* One token for every generating reply, in one pass over the weights. A reply that ends (end of turn,
+   stop string, max_tokens, callback, full context, or its own error) waits for seer_batch_take.
+   A device failure ends every reply of the step with that error, and is returned. */
+SEER_API int seer_batch_step(seer_batch *batch);
+/* Replies still generating. */
+SEER_API int seer_batch_active(const seer_batch *batch);
+/* The oldest finished reply: its context, its result (owned by the caller: seer_result_clear) and its
+   status: SEER_OK, or the error that ended it (the result is then zeroed, and seer_last_error() gives
+   its message until the next failing call). Returns 1, or 0 when no reply has finished. */
+SEER_API int seer_batch_take(seer_batch *batch, seer_context **ctx, seer_result *result, int *status);
+
 /* ---- images ------------------------------------------------------------------------------ */
 /* An image for a prompt: a file (JPEG, PNG, WebP, BMP, GIF, a TIFF or PDF page; the format comes
    from the bytes; "-" reads stdin) or 8-bit RGB pixels the caller owns (borrowed for the call).

@@ -1,0 +1,250 @@
+/* batch.c — several replies per pass over the weights (include/seer.h "several replies at once",
+   issue #13 item 5). Decoding one token reads every weight once; with n replies in the batch the
+   same read serves n tokens (qwen35_decode_batch), while each reply keeps its own context: KV
+   cache, recurrent state, positions, sampler, grammar and stop rules (api/reply.c). Prompts are fed
+   one reply at a time when the reply is added — prefill already keeps the device busy. Slots are a
+   fixed array: a reply's visible-text state points into its slot, so slots never move. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/reply.h"
+#include "core/error.h"
+#include "core/util.h"
+
+enum slot_state { SLOT_FREE, SLOT_ACTIVE, SLOT_DONE };
+
+struct slot {
+    enum slot_state state;
+    seer_context *c;
+    struct reply rp;
+    bool chat;             /* added by seer_batch_add_chat: ends through api_chat_end */
+    char *full;            /* chat: the rendering the history takes at the end */
+    size_t full_len;
+    seer_result res;       /* SLOT_DONE: the result and status seer_batch_take hands over */
+    int status;
+    char *error;           /* the message of a failed status */
+    uint64_t finished;     /* SLOT_DONE: order of finishing (take hands out the oldest first) */
+};
+
+struct seer_batch {
+    seer_model *m;
+    int max;
+    struct slot *slots;    /* [max] */
+    qwen35_state *ws;      /* workspace of the batched decode step: rows for `max` tokens */
+    float *logits;         /* [max · n_vocab]: the step's logits, row per decoded reply */
+    qwen35_state **seqs;   /* [max] per step: the states decoded, their tokens, their slots */
+    int32_t *ids;
+    struct slot **rows;
+    uint64_t n_finished;
+};
+
+int seer_batch_create(seer_model *m, int max_replies, seer_batch **out)
+{
+    if (!m || max_replies < 1 || max_replies > SEER_BATCH_MAX)
+        return seer_err(SEER_EINVAL, "seer_batch_create: %d replies at once: give 1..%d", max_replies,
+                        SEER_BATCH_MAX);
+    const size_t V = (size_t)m->lm->cfg.n_vocab, n = (size_t)max_replies;
+    seer_batch *b = seer_calloc(1, sizeof *b);
+    if (!b)
+        return seer_err(SEER_ENOMEM, "no memory for a batch");
+    b->m = m;
+    b->max = max_replies;
+    b->slots = seer_calloc(n, sizeof *b->slots);
+    b->logits = seer_malloc(n * V * sizeof *b->logits);
+    b->seqs = seer_calloc(n, sizeof *b->seqs);
+    b->ids = seer_calloc(n, sizeof *b->ids);
+    b->rows = seer_calloc(n, sizeof *b->rows);
+    int rc = !b->slots || !b->logits || !b->seqs || !b->ids || !b->rows
+                 ? seer_err(SEER_ENOMEM, "no memory for a batch of %d replies", max_replies)
+                 : SEER_OK;
+    /* The workspace holds no sequence, only rows for every reply's token (a state's micro-batch is
+       at most its context, hence a context of max_replies tokens: a few KiB of unused cache). */
+    if (rc == SEER_OK)
+        rc = qwen35_state_create(m->lm, max_replies, max_replies, &b->ws);
+    if (rc) {
+        seer_batch_free(b);
+        return rc;
+    }
+    *out = b;
+    return SEER_OK;
+}
+
+/* Ends a slot's reply with rc (SEER_OK, or the error that ended it) and queues its result. */
+static void slot_finish(seer_batch *b, struct slot *s, int rc)
+{
+    s->status = s->chat ? api_chat_end(s->c, rc, &s->rp, s->full, s->full_len, &s->res)
+                        : reply_end(&s->rp, rc, &s->res);
+    s->full = NULL;
+    if (s->status)
+        s->error = seer_strdup(seer_last_error());
+    s->state = SLOT_DONE;
+    s->finished = b->n_finished++;
+}
+
+void seer_batch_free(seer_batch *b)
+{
+    if (!b)
+        return;
+    for (int i = 0; b->slots && i < b->max; i++) {
+        struct slot *s = &b->slots[i];
+        if (s->state == SLOT_ACTIVE) {
+            s->rp.r.stop = SEER_STOP_CANCELED;
+            slot_finish(b, s, SEER_OK);
+        }
+        if (s->state == SLOT_DONE)
+            seer_result_clear(&s->res), free(s->error);
+    }
+    qwen35_state_free(b->ws);
+    free(b->slots);
+    free(b->logits);
+    free(b->seqs);
+    free(b->ids);
+    free(b->rows);
+    free(b);
+}
+
+int seer_batch_size_default(const seer_model *m, const seer_context_params *params)
+{
+    const seer_context_params p = params ? *params : seer_context_params_default();
+    const qwen35_model *lm = m->lm;
+    const bool cpu = !strcmp(backend_name(lm->be), "cpu");
+    const enum dtype kv = p.cache_type && !strcmp(p.cache_type, "f32") ? DT_F32 : DT_F16;
+    const int64_t n_ctx = p.n_ctx > 0 ? p.n_ctx : 4096, n_batch = p.n_batch > 0 ? p.n_batch : 512;
+    struct qwen35_state_bytes sb;
+    uint64_t free_bytes, total;
+    /* CPU: four rows cost about one weight pass; past that the integer dot products, not the
+       memory, set the pace. A GPU has the arithmetic for more. */
+    int n = cpu ? 4 : 8;
+    qwen35_state_bytes_kv(&lm->cfg, kv, n_batch, lm->be->alignment, &sb);
+    const uint64_t per = sb.kv_per_1k * (((uint64_t)n_ctx + 1023) / 1024) + sb.gdn + sb.scratch;
+    if (backend_memory(lm->be, &free_bytes, &total) == SEER_OK && per > 0)
+        n = (int)MIN((uint64_t)n, MAX(free_bytes / 2 / per, 1));
+    else
+        seer_err_clear(); /* a backend that cannot tell keeps the device's number */
+    return n;
+}
+
+/* A free slot for ctx, or NULL with the error set. */
+static struct slot *slot_for(seer_batch *b, seer_context *c)
+{
+    struct slot *free_slot = NULL;
+    if (!c || c->m != b->m) {
+        seer_err(SEER_EINVAL, "seer_batch: the context is not one of the batch's model");
+        return NULL;
+    }
+    for (int i = 0; i < b->max; i++) {
+        struct slot *s = &b->slots[i];
+        if (s->state != SLOT_FREE && s->c == c) {
+            seer_err(SEER_EINVAL, "seer_batch: this context's reply is already in the batch%s",
+                     s->state == SLOT_DONE ? " (finished: take it first)" : "");
+            return NULL;
+        }
+        if (s->state == SLOT_FREE && !free_slot)
+            free_slot = s;
+    }
+    if (!free_slot)
+        seer_err(SEER_EINVAL, "seer_batch: the batch holds %d replies already: take finished ones first", b->max);
+    return free_slot;
+}
+
+/* After begin: active, or finished already (a prompt cancelled by on_progress). */
+static int slot_started(seer_batch *b, struct slot *s, seer_context *c, int rc)
+{
+    s->c = c;
+    if (rc) { /* nothing was added: the context is left as a failed seer_chat_generate leaves it */
+        seer_result r;
+        if (s->chat)
+            api_chat_end(c, rc, &s->rp, s->full, s->full_len, &r);
+        else
+            reply_end(&s->rp, rc, &r);
+        memset(s, 0, sizeof *s);
+        return rc;
+    }
+    s->state = SLOT_ACTIVE;
+    if (s->rp.done)
+        slot_finish(b, s, SEER_OK);
+    return SEER_OK;
+}
+
+int seer_batch_add_chat(seer_batch *b, seer_context *c, const seer_generate_params *params)
+{
+    seer_generate_params p = params ? *params : seer_generate_params_default();
+    struct slot *s = slot_for(b, c);
+    if (!s)
+        return SEER_EINVAL;
+    s->chat = true;
+    return slot_started(b, s, c, api_chat_begin(c, &p, &s->rp, &s->full, &s->full_len));
+}
+
+int seer_batch_add_text(seer_batch *b, seer_context *c, const char *prompt, const seer_generate_params *params)
+{
+    seer_generate_params p = params ? *params : seer_generate_params_default();
+    struct slot *s = slot_for(b, c);
+    if (!s)
+        return SEER_EINVAL;
+    if (!prompt)
+        return seer_err(SEER_EINVAL, "seer_batch_add_text: no prompt");
+    s->chat = false;
+    return slot_started(b, s, c, api_text_begin(c, prompt, &p, &s->rp));
+}
+
+int seer_batch_step(seer_batch *b)
+{
+    const size_t V = (size_t)b->m->lm->cfg.n_vocab;
+    int n = 0, rc;
+    /* each reply samples from its context's logits; those that go on give the step a token */
+    for (int i = 0; i < b->max; i++) {
+        struct slot *s = &b->slots[i];
+        if (s->state != SLOT_ACTIVE)
+            continue;
+        int32_t id;
+        if ((rc = reply_next(&s->rp, &id)) != 0) {
+            slot_finish(b, s, rc < 0 ? rc : SEER_OK);
+            continue;
+        }
+        b->seqs[n] = s->c->st;
+        b->ids[n] = id;
+        b->rows[n++] = s;
+    }
+    if (n == 0)
+        return SEER_OK;
+    rc = qwen35_decode_batch(b->m->lm, b->ws, b->seqs, b->ids, n, b->logits);
+    for (int k = 0; k < n; k++) {
+        struct slot *s = b->rows[k];
+        if (rc) { /* the device failed: every reply of the step ends with the error */
+            slot_finish(b, s, rc);
+            continue;
+        }
+        memcpy(s->c->logits, b->logits + (size_t)k * V, V * sizeof *b->logits);
+        reply_fed(&s->rp, b->ids[k]);
+    }
+    return rc;
+}
+
+int seer_batch_active(const seer_batch *b)
+{
+    int n = 0;
+    for (int i = 0; i < b->max; i++)
+        n += b->slots[i].state == SLOT_ACTIVE;
+    return n;
+}
+
+int seer_batch_take(seer_batch *b, seer_context **ctx, seer_result *result, int *status)
+{
+    struct slot *oldest = NULL;
+    for (int i = 0; i < b->max; i++) {
+        struct slot *s = &b->slots[i];
+        if (s->state == SLOT_DONE && (!oldest || s->finished < oldest->finished))
+            oldest = s;
+    }
+    if (!oldest)
+        return 0;
+    *ctx = oldest->c;
+    *result = oldest->res;
+    *status = oldest->status;
+    if (oldest->status) /* the message, as the failing call would have left it */
+        seer_err(oldest->status, "%s", oldest->error ? oldest->error : seer_strerror(oldest->status));
+    free(oldest->error);
+    memset(oldest, 0, sizeof *oldest);
+    return 1;
+}

@@ -1,0 +1,240 @@
+/* Tests api/batch.c (include/seer.h "several replies at once") on a tiny random Qwen3.5
+   (tests/reference/gen_tiny.py, fresh seed): replies stepped together in one batch give each context
+   exactly the reply seer_chat_generate gives it alone — greedy tokens, text and stop reason — while
+   replies join (added between steps) and leave (different max_tokens, a stop string, the end of the
+   turn); the chat history a batch reply leaves makes the next turn equal to the one after a reply
+   generated alone; a prompt cancelled by on_progress finishes at once; errors (a context twice, a
+   full batch, a prompt too long) add nothing. On the HF directory (f32 path) and the f16 GGUF. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seer.h"
+#include "support/testutil.h"
+#include "tap.h"
+
+#define N_CTX 4
+
+static const char *const prompts[N_CTX] = {
+    "Describe a quiet harbour at dawn.",
+    "List three prime numbers and explain why.",
+    "x",
+    "Write the word banana backwards, then forwards, then backwards again, slowly.",
+};
+static const int64_t max_tokens[N_CTX] = {24, 9, 17, 30};
+
+static seer_generate_params greedy(int64_t n)
+{
+    seer_generate_params p = seer_generate_params_default();
+    p.sampling.temperature = 0;
+    p.sampling.presence_penalty = 0;
+    p.max_tokens = n;
+    return p;
+}
+
+static int new_chat(seer_model *m, const char *prompt, seer_context **c)
+{
+    int rc = seer_context_create(m, &(seer_context_params){.n_ctx = 512, .n_batch = 64}, c);
+    if (!rc && (rc = seer_chat_add(*c, "user", prompt)))
+        seer_context_free(*c);
+    return rc;
+}
+
+static bool same_result(const seer_result *a, const seer_result *b)
+{
+    return a->n_tokens == b->n_tokens && a->stop == b->stop && a->prompt_tokens == b->prompt_tokens &&
+           (!a->n_tokens || !memcmp(a->tokens, b->tokens, a->n_tokens * sizeof *a->tokens)) &&
+           !strcmp(a->text, b->text);
+}
+
+static int cancel_prompt(int64_t done, int64_t total, int64_t gen, void *user)
+{
+    (void)done, (void)total, (void)gen, (void)user;
+    return 1;
+}
+
+/* Alone vs together: context i joins after i steps (join), leaves at its own end (leave). Reply 0
+   has a stop string taken from the middle of its own text. */
+static void check_together(seer_model *m, const char *what)
+{
+    seer_context *alone[N_CTX] = {0}, *ctx[N_CTX] = {0};
+    seer_result ra[N_CTX] = {{0}}, rb[N_CTX] = {{0}};
+    seer_generate_params p[N_CTX];
+    char stop[64] = "";
+    const char *stops[1] = {stop};
+    int rc = SEER_OK;
+    /* a stop string for reply 0: four bytes from the middle of what it says without one */
+    seer_context *pre;
+    seer_result rp = {0};
+    seer_generate_params p0 = greedy(max_tokens[0]);
+    if (!(rc = new_chat(m, prompts[0], &pre))) {
+        rc = seer_chat_generate(pre, &p0, &rp);
+        seer_context_free(pre);
+    }
+    if (!rc && rp.text && strlen(rp.text) >= 8)
+        snprintf(stop, sizeof stop, "%.4s", rp.text + strlen(rp.text) / 2);
+    seer_result_clear(&rp);
+    for (int i = 0; i < N_CTX && !rc; i++) {
+        p[i] = greedy(max_tokens[i]);
+        if (i == 0 && stop[0])
+            p[0].stop = stops, p[0].n_stop = 1;
+        if (!(rc = new_chat(m, prompts[i], &alone[i])))
+            rc = seer_chat_generate(alone[i], &p[i], &ra[i]);
+    }
+    if (!ok(rc == SEER_OK, "%s: %d replies generated alone: %s", what, N_CTX, seer_last_error()))
+        goto done;
+    if (stop[0])
+        ok(ra[0].stop == SEER_STOP_STRING, "%s: reply 0 alone ends at its stop string (%zu bytes; stop %d)", what, strlen(stop),
+           ra[0].stop);
+    seer_batch *b;
+    if (!ok(seer_batch_create(m, N_CTX, &b) == SEER_OK, "%s: batch of %d created", what, N_CTX))
+        goto done;
+    int added = 0, taken = 0, steps = 0, max_active = 0;
+    while (taken < N_CTX && steps < 200) {
+        if (added < N_CTX && added <= steps) { /* one joins per step */
+            if ((rc = new_chat(m, prompts[added], &ctx[added])) ||
+                (rc = seer_batch_add_chat(b, ctx[added], &p[added])))
+                break;
+            added++;
+        }
+        max_active = seer_batch_active(b) > max_active ? seer_batch_active(b) : max_active;
+        if ((rc = seer_batch_step(b)))
+            break;
+        steps++;
+        seer_context *c;
+        seer_result r;
+        int st;
+        while (seer_batch_take(b, &c, &r, &st)) {
+            int i = 0;
+            while (i < N_CTX && ctx[i] != c)
+                i++;
+            if (i == N_CTX || st) {
+                diag("take: unknown context or status %d: %s", st, seer_last_error());
+                seer_result_clear(&r);
+                rc = SEER_EINVAL;
+                break;
+            }
+            rb[i] = r;
+            taken++;
+        }
+        if (rc)
+            break;
+    }
+    ok(rc == SEER_OK && taken == N_CTX, "%s: all %d replies taken after %d steps (%s)", what, N_CTX, steps,
+       rc ? seer_last_error() : "ok");
+    ok(max_active >= 3, "%s: up to %d replies decoded in one step", what, max_active);
+    for (int i = 0; i < N_CTX; i++)
+        if (!ok(rb[i].text && same_result(&ra[i], &rb[i]),
+                "%s: reply %d together == alone: %zu tokens, stop %d (alone %zu, stop %d)", what, i,
+                rb[i].n_tokens, rb[i].stop, ra[i].n_tokens, ra[i].stop))
+            diag("alone '%s' / together '%s'", ra[i].text ? ra[i].text : "", rb[i].text ? rb[i].text : "");
+    /* the next turn continues the history a batch reply left as it continues one generated alone */
+    seer_result n1 = {0}, n2 = {0};
+    seer_generate_params p2 = greedy(10);
+    rc = seer_chat_add(alone[0], "user", "And then?");
+    rc = rc ? rc : seer_chat_add(ctx[0], "user", "And then?");
+    rc = rc ? rc : seer_chat_generate(alone[0], &p2, &n1);
+    rc = rc ? rc : seer_chat_generate(ctx[0], &p2, &n2);
+    ok(rc == SEER_OK && same_result(&n1, &n2), "%s: the next turn after a batch reply == after a reply alone (%zu tokens)",
+       what, n2.n_tokens);
+    seer_result_clear(&n1), seer_result_clear(&n2);
+    seer_batch_free(b);
+done:
+    for (int i = 0; i < N_CTX; i++) {
+        seer_result_clear(&ra[i]), seer_result_clear(&rb[i]);
+        seer_context_free(alone[i]), seer_context_free(ctx[i]);
+    }
+}
+
+static void check_errors(seer_model *m)
+{
+    seer_batch *b;
+    seer_context *c1, *c2, *c3;
+    seer_generate_params p = greedy(5);
+    if (!ok(seer_batch_create(m, 2, &b) == SEER_OK && !new_chat(m, "hello", &c1) && !new_chat(m, "hi", &c2) &&
+            !new_chat(m, "hey", &c3), "batch of 2 and three contexts"))
+        return;
+    seer_batch *bad;
+    ok(seer_batch_create(m, 0, &bad) == SEER_EINVAL && seer_batch_create(m, SEER_BATCH_MAX + 1, &bad) == SEER_EINVAL,
+       "a batch of 0 or of more than %d replies is refused: %s", SEER_BATCH_MAX, seer_last_error());
+    ok(seer_batch_add_chat(b, c1, &p) == SEER_OK && seer_batch_active(b) == 1, "a reply added");
+    ok(seer_batch_add_chat(b, c1, &p) == SEER_EINVAL && seer_batch_active(b) == 1,
+       "the same context twice is refused: %s", seer_last_error());
+    ok(seer_batch_add_chat(b, c2, &p) == SEER_OK, "a second reply added");
+    ok(seer_batch_add_chat(b, c3, &p) == SEER_EINVAL && strstr(seer_last_error(), "take finished"),
+       "a third in a batch of 2 is refused: %s", seer_last_error());
+    seer_context *cx;
+    seer_result r;
+    int st;
+    ok(seer_batch_take(b, &cx, &r, &st) == 0, "nothing to take before a reply ends");
+    /* a prompt that does not fit: refused, nothing added, the batch goes on */
+    seer_context *small;
+    char longp[4096];
+    memset(longp, 'a', sizeof longp - 1);
+    for (size_t i = 0; i + 1 < sizeof longp; i += 4)
+        longp[i] = ' ';
+    longp[sizeof longp - 1] = '\0';
+    seer_batch *b2;
+    int rc = seer_context_create(m, &(seer_context_params){.n_ctx = 64, .n_batch = 16}, &small);
+    rc = rc ? rc : seer_batch_create(m, 2, &b2);
+    rc = rc ? rc : seer_chat_add(small, "user", longp);
+    ok(rc == SEER_OK && seer_batch_add_chat(b2, small, &p) == SEER_EINVAL && strstr(seer_last_error(), "-c") &&
+       seer_batch_active(b2) == 0, "a prompt too long for its context is refused, nothing added: %s", seer_last_error());
+    /* a prompt cancelled by on_progress finishes at once */
+    seer_generate_params pc = greedy(5);
+    pc.on_progress = cancel_prompt;
+    seer_context_reset(small); /* a prompt of several micro-batches (16 tokens each) */
+    seer_chat_add(small, "user", "one two three four five six seven eight nine ten eleven twelve");
+    rc = seer_batch_add_chat(b2, small, &pc);
+    int active = seer_batch_active(b2), got = seer_batch_take(b2, &cx, &r, &st);
+    ok(rc == SEER_OK && active == 0 && got == 1 && cx == small && st == SEER_OK && r.stop == SEER_STOP_CANCELED &&
+       r.prompt_cut, "a prompt cancelled by on_progress finishes when added (stop %d, prompt_cut %d)", r.stop,
+       r.prompt_cut);
+    seer_result_clear(&r);
+    int steps = 0;
+    while (seer_batch_active(b) && steps++ < 20)
+        seer_batch_step(b);
+    int n_taken = 0;
+    while (seer_batch_take(b, &cx, &r, &st) == 1) {
+        n_taken += st == SEER_OK && r.n_tokens <= 5;
+        seer_result_clear(&r);
+    }
+    ok(n_taken == 2, "both replies end within max_tokens and are taken once each (%d)", n_taken);
+    /* freed with a reply still generating: it ends as cancelled (no leak under ASan) */
+    seer_context_reset(c3);
+    seer_chat_add(c3, "user", "again");
+    ok(seer_batch_add_chat(b, c3, &p) == SEER_OK && seer_batch_step(b) == SEER_OK, "a reply left in the batch");
+    seer_batch_free(b);
+    seer_batch_free(b2);
+    ok(seer_batch_size_default(m, NULL) >= 1 && seer_batch_size_default(m, NULL) <= SEER_BATCH_MAX,
+       "default batch size %d for this device", seer_batch_size_default(m, NULL));
+    seer_context_free(c1), seer_context_free(c2), seer_context_free(c3), seer_context_free(small);
+}
+
+int main(void)
+{
+    plan_no_plan();
+    uint64_t seed = test_seed();
+    char dir[600], cmd[2048], path[700];
+    snprintf(dir, sizeof dir, "%s/tiny", test_tmp_dir());
+    snprintf(cmd, sizeof cmd, "python3 %s --out %s --preset tiny-gqa --seed %llu >/dev/null",
+             test_src_path("tests/reference/gen_tiny.py"), dir, (unsigned long long)(seed % 1000000));
+    if (!ok(system(cmd) == 0, "tiny model generated"))
+        return done_testing();
+    seer_set_log_level(SEER_LOG_ERROR);
+    const char *files[2] = {"hf", "model-f16.gguf"};
+    for (int f = 0; f < 2; f++) {
+        seer_model_params mp = seer_model_params_default();
+        mp.device = "cpu";
+        mp.n_threads = 2;
+        seer_model *m;
+        snprintf(path, sizeof path, "%s/%s", dir, files[f]);
+        if (!ok(seer_model_load(path, &mp, &m) == SEER_OK, "%s loads: %s", files[f], seer_last_error()))
+            continue;
+        check_together(m, files[f]);
+        if (f == 0)
+            check_errors(m);
+        seer_model_free(m);
+    }
+    return done_testing();
+}
