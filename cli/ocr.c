@@ -29,6 +29,7 @@
 #include "cli/gen.h"
 #include "cli/ocr.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "core/util.h"
 #include "media/decode.h"
 #include "seer.h"
@@ -82,6 +83,8 @@ static const char ocr_help[] =
     "  --image-min-tokens N, --image-max-tokens N   per-image token window (default: the model's, 64..16384)\n"
     "  --max-image-pixels N  refuse larger decoded pages (default 178956970)\n"
     "  --dpi N             PDF rasterisation resolution (default 200)\n"
+    "  --parallel N        pages read at once, decoded together in one pass over the weights per token\n"
+    "                      (default: what the device and its memory suit, e.g. 4 on a CPU; 1 = one by one)\n"
     "  OCR defaults differ from seer run: --temp 0 --presence-penalty 0 -n 2048 -c 8192\n";
 
 struct ocr_opts {
@@ -96,6 +99,7 @@ struct ocr_opts {
     struct ocr_pages pages;
     long shard_i, shard_n;
     long guard_repeats, guard_span;
+    long parallel;      /* 0 = seer_batch_size_default */
 };
 
 static int whole(const char *opt, const char *v, long lo, long hi, long *out)
@@ -193,6 +197,10 @@ static int parse(int argc, char **argv, struct ocr_opts *o)
             if (whole(a, v, 1, 1L << 40, &x))
                 return CLI_USAGE;
             o->g.mp.max_image_pixels = x, i++;
+        } else if (!strcmp(a, "--parallel")) {
+            if (whole(a, v, 1, SEER_BATCH_MAX, &o->parallel))
+                return CLI_USAGE;
+            i++;
         } else if (!strcmp(a, "--dpi")) {
             if (whole(a, v, 10, 2400, &x))
                 return CLI_USAGE;
@@ -363,11 +371,36 @@ static int cmp_chunk(const void *a, const void *b)
 
 /* ---- the batch -------------------------------------------------------------------------------- */
 
+/* A page in flight: one context of the seer_batch, its repetition guard, the generation parameters
+   the batch borrows until the page is taken. */
+struct slot {
+    seer_context *ctx;
+    struct guard guard;
+    seer_generate_params gp;
+    bool busy;
+};
+
+/* An item from the decoding thread, held in input order until its result is written: pages finish
+   out of order when several run at once, their outputs never do. */
+struct job {
+    struct ocr_item it;
+    struct slot *slot;  /* while it runs */
+    bool done;
+    int rc;             /* of the page's run */
+    char *error;        /* its message, when rc fails */
+    seer_result r;
+    double t0, seconds;
+    bool looped;        /* the repetition guard stopped it */
+};
+
 struct batch {
     const struct ocr_opts *o;
     const struct ocr_list *list;
-    seer_context *ctx;
-    struct guard guard;
+    seer_batch *sb;
+    struct slot *slots;
+    int n_slots;
+    struct job *q;            /* a ring of q_cap jobs: q_n from q_head on, in input order */
+    size_t q_head, q_n, q_cap;
     struct chunk *out; /* the current input's pages, with --out */
     size_t n_out, cap_out;
     size_t input_failed;      /* failed pages of the current input */
@@ -478,27 +511,73 @@ static int finish_input(struct batch *b, const struct ocr_input *in)
     return rc;
 }
 
-/* Runs one decoded page on the device. Its pixels are copied by seer_chat_add_images and freed
-   here, so no more than two pages are held (this one's copy and the next one decoding). */
-static int run_page(struct batch *b, struct ocr_item *it, seer_result *r, double *seconds)
+/* Starts a decoded page on a free slot: a fresh conversation (the page image and the prompt) added
+   to the seer_batch, which feeds its prompt now. Its pixels are copied by seer_chat_add_images and
+   freed here. A page that cannot start is done, with the error. */
+static void job_start(struct batch *b, struct job *j)
 {
     const struct ocr_opts *o = b->o;
-    seer_image_input img = {.rgb = it->im.px, .width = it->im.width, .height = it->im.height};
-    seer_generate_params gp = o->g.gp;
-    gp.on_text = on_text;
-    gp.user_data = &b->guard;
-    guard_reset(&b->guard, o->guard_repeats, o->guard_span);
-    double t0 = seer_time_now();
-    int rc = seer_context_reset(b->ctx);
+    struct slot *sl = b->slots;
+    while (sl->busy)
+        sl++;
+    seer_image_input img = {.rgb = j->it.im.px, .width = j->it.im.width, .height = j->it.im.height};
+    sl->gp = o->g.gp;
+    sl->gp.on_text = on_text;
+    sl->gp.user_data = &sl->guard;
+    guard_reset(&sl->guard, o->guard_repeats, o->guard_span);
+    j->t0 = seer_time_now();
+    int rc = seer_context_reset(sl->ctx);
     if (!rc && o->g.system)
-        rc = seer_chat_add(b->ctx, "system", o->g.system);
+        rc = seer_chat_add(sl->ctx, "system", o->g.system);
     if (!rc)
-        rc = seer_chat_add_images(b->ctx, "user", &img, 1, o->g.prompt);
-    image_rgb8_free(&it->im);
+        rc = seer_chat_add_images(sl->ctx, "user", &img, 1, o->g.prompt);
+    image_rgb8_free(&j->it.im);
     if (!rc)
-        rc = seer_chat_generate(b->ctx, &gp, r);
-    *seconds = seer_time_now() - t0;
-    return rc;
+        rc = seer_batch_add_chat(b->sb, sl->ctx, &sl->gp);
+    if (rc) {
+        j->done = true;
+        j->rc = rc;
+        j->error = ocr_error_line(rc);
+        return;
+    }
+    sl->busy = true;
+    j->slot = sl;
+}
+
+/* Pages the batch finished: their jobs are done. */
+static void jobs_collect(struct batch *b)
+{
+    seer_context *c;
+    seer_result r;
+    int st;
+    while (seer_batch_take(b->sb, &c, &r, &st)) {
+        struct job *j = NULL;
+        for (size_t k = 0; k < b->q_n && !j; k++) {
+            struct job *x = &b->q[(b->q_head + k) % b->q_cap];
+            if (x->slot && x->slot->ctx == c && !x->done)
+                j = x;
+        }
+        if (!j) { /* cannot happen: every reply in the batch belongs to a job */
+            seer_result_clear(&r);
+            continue;
+        }
+        j->r = r;
+        j->rc = st;
+        j->error = st ? ocr_error_line(st) : NULL;
+        j->seconds = seer_time_now() - j->t0;
+        j->looped = j->slot->guard.fired;
+        j->slot->busy = false;
+        j->slot = NULL;
+        j->done = true;
+    }
+}
+
+static void job_clear(struct job *j)
+{
+    ocr_item_clear(&j->it);
+    seer_result_clear(&j->r);
+    free(j->error);
+    memset(j, 0, sizeof *j);
 }
 
 /* A failed input or page: one line on stderr, an error object in jsonl. */
@@ -513,42 +592,30 @@ static int record_failure(struct batch *b, const char *path, int page, bool mult
     return b->o->fmt == FMT_JSONL ? emit(b, page, fmt_error(path, page, msg)) : SEER_OK;
 }
 
-/* One item from the decoding thread. Returns SEER_OK to go on, or the code of a fatal error (its
-   line printed). */
-static int handle(struct batch *b, struct ocr_item *it)
+/* A done job, in input order: its result (or failure) formatted and written. Returns SEER_OK to go
+   on, or the code of a fatal error (its line printed). */
+static int handle(struct batch *b, struct job *j)
 {
+    const struct ocr_item *it = &j->it;
     const struct ocr_input *in = &b->list->v[it->input];
     int rc = SEER_OK;
     if (it->rc) {
         rc = record_failure(b, in->path, it->page, it->n_pages > 1, it->error);
     } else if (it->page == 0) {
         note(b, "seer ocr: %s: warning: --pages selects none of its pages", in->path);
+    } else if (j->rc == SEER_EDEVICE || j->rc == SEER_EUNSUPPORTED) {
+        note(b, "seer ocr: %s", j->error);
+        return j->rc;
+    } else if (j->rc) {
+        rc = record_failure(b, in->path, it->page, it->n_pages > 1, j->error ? j->error : "failed");
     } else {
-        seer_result r = {0};
-        double seconds;
-        rc = run_page(b, it, &r, &seconds);
-        if (g_signal) { /* interrupted mid-page: the page is not done */
-            seer_result_clear(&r);
-            return SEER_ECANCELED;
+        if (j->looped) {
+            b->loops++;
+            note(b, "seer ocr: %s page %d: warning: the text repeats itself; stopped after %zu tokens "
+                 "(--repeat-guard)", in->path, it->page, j->r.n_tokens);
         }
-        if (rc == SEER_EDEVICE || rc == SEER_EUNSUPPORTED) {
-            note(b, "seer ocr: %s", *seer_last_error() ? seer_last_error() : seer_strerror(rc));
-            return rc;
-        }
-        if (rc) {
-            char *msg = ocr_error_line(rc);
-            rc = record_failure(b, in->path, it->page, it->n_pages > 1, msg ? msg : "failed");
-            free(msg);
-        } else {
-            if (b->guard.fired) {
-                b->loops++;
-                note(b, "seer ocr: %s page %d: warning: the text repeats itself; stopped after %zu tokens "
-                     "(--repeat-guard)", in->path, it->page, r.n_tokens);
-            }
-            b->pages_ok++;
-            rc = emit(b, it->page, fmt_page(b->o->fmt, in->path, it->page, &r, seconds, b->guard.fired));
-        }
-        seer_result_clear(&r);
+        b->pages_ok++;
+        rc = emit(b, it->page, fmt_page(b->o->fmt, in->path, it->page, &j->r, j->seconds, j->looped));
     }
     if (rc && g_signal == SIGPIPE)
         return SEER_ECANCELED;
@@ -561,6 +628,67 @@ static int handle(struct batch *b, struct ocr_item *it)
         note(b, "seer ocr: %s", seer_last_error());
     progress_show(b);
     return rc;
+}
+
+/* The device side: up to n_slots pages run at once while the decoding thread prepares the next, and
+   results leave in input order. Items are taken while a slot is free (the queue bounds how far a
+   slow page lets the others run ahead); each seer_batch_step decodes one token of every running
+   page. Returns SEER_OK, or the fatal error that stopped the batch. */
+static int run_all(struct batch *b, struct ocr_prefetch *pf)
+{
+    size_t cur = SIZE_MAX;
+    bool eof = false;
+    int rc = SEER_OK, busy = 0;
+    while (!rc && !g_signal) {
+        while (!eof && !g_signal && busy < b->n_slots && b->q_n < b->q_cap) {
+            struct job *j = &b->q[(b->q_head + b->q_n) % b->q_cap];
+            if (!ocr_prefetch_take(pf, &j->it)) {
+                eof = true;
+                break;
+            }
+            b->q_n++;
+            if (j->it.input != cur) { /* the input's pages are known now: an estimate of 1 becomes exact */
+                cur = j->it.input;
+                b->pages_total = b->pages_total - 1 + (size_t)(j->it.rc ? 1 : j->it.n_todo);
+            }
+            j->done = j->it.rc || j->it.page == 0;
+            if (!j->done)
+                job_start(b, j);
+            busy += j->slot != NULL;
+        }
+        while (!rc && b->q_n && b->q[b->q_head].done) {
+            rc = handle(b, &b->q[b->q_head]);
+            job_clear(&b->q[b->q_head]);
+            b->q_head = (b->q_head + 1) % b->q_cap;
+            b->q_n--;
+        }
+        if (rc || g_signal || (eof && b->q_n == 0))
+            break;
+        if (seer_batch_active(b->sb)) /* a device failure ends the step's pages with it: handle() stops */
+            seer_batch_step(b->sb);
+        jobs_collect(b);
+        busy = seer_batch_active(b->sb);
+    }
+    if (g_signal && !rc)
+        rc = SEER_ECANCELED;
+    return rc;
+}
+
+/* --parallel contexts (the default from the device and memory plan), the batch that steps them and
+   the queue that keeps results in input order. */
+static int start_slots(struct batch *b, seer_model *m, const struct ocr_opts *o)
+{
+    int n = o->parallel ? (int)o->parallel : seer_batch_size_default(m, &o->g.cp), rc;
+    b->slots = calloc((size_t)n, sizeof *b->slots);
+    b->q_cap = 4 * (size_t)n;
+    b->q = calloc(b->q_cap, sizeof *b->q);
+    if (!b->slots || !b->q)
+        return seer_err(SEER_ENOMEM, "no memory for %d pages at once", n);
+    for (b->n_slots = 0; b->n_slots < n; b->n_slots++)
+        if ((rc = seer_context_create(m, &o->g.cp, &b->slots[b->n_slots].ctx)))
+            return rc;
+    LOG_INFO("ocr", "%d pages at once", n);
+    return seer_batch_create(m, n, &b->sb);
 }
 
 /* A signal already ignored stays ignored: nohup's SIGHUP, SIGINT in a script's background job. */
@@ -626,7 +754,7 @@ int cli_ocr(int argc, char **argv)
             pf.lim.max_pixels = o.g.mp.max_image_pixels;
         if (o.g.mp.pdf_dpi > 0)
             pf.lim.dpi = o.g.mp.pdf_dpi;
-        if ((rc = seer_model_load(o.g.model, &o.g.mp, &m)) || (rc = seer_context_create(m, &o.g.cp, &b.ctx)) ||
+        if ((rc = seer_model_load(o.g.model, &o.g.mp, &m)) || (rc = start_slots(&b, m, &o)) ||
             (rc = ocr_prefetch_start(&pf))) {
             status = cli_fail(rc);
             goto done;
@@ -635,16 +763,8 @@ int cli_ocr(int argc, char **argv)
     }
     b.t0 = seer_time_now();
     progress_show(&b);
-    size_t cur = SIZE_MAX;
-    struct ocr_item it;
-    while (running && !rc && !g_signal && ocr_prefetch_take(&pf, &it)) {
-        if (it.input != cur) { /* the input's pages are known now: an estimate of 1 becomes exact */
-            cur = it.input;
-            b.pages_total = b.pages_total - 1 + (size_t)(it.rc ? 1 : it.n_todo);
-        }
-        rc = handle(&b, &it);
-        ocr_item_clear(&it);
-    }
+    if (running)
+        rc = run_all(&b, &pf);
     if (running)
         ocr_prefetch_stop(&pf);
     if (b.progress)
@@ -658,7 +778,13 @@ int cli_ocr(int argc, char **argv)
 done:
     out_clear(&b);
     free(b.out);
-    seer_context_free(b.ctx);
+    for (size_t k = 0; k < b.q_n; k++) /* interrupted: pages never finished */
+        job_clear(&b.q[(b.q_head + k) % b.q_cap]);
+    free(b.q);
+    seer_batch_free(b.sb);
+    for (int k = 0; b.slots && k < b.n_slots; k++)
+        seer_context_free(b.slots[k].ctx);
+    free(b.slots);
     seer_model_free(m);
     ocr_list_free(&list);
     free(o.args);

@@ -660,6 +660,30 @@ static void test_progress(void)
     test_run_free(&r);
 }
 
+/* --parallel: pages read at once give every page the text it gets alone, in input order (the
+   records equal but for their timing), bad inputs included; a bad count is a usage error. */
+static void test_parallel(void)
+{
+    struct test_run one = ocr("--format jsonl -n 12 --parallel 1 batch missing.png");
+    struct test_run par = ocr("--format jsonl -n 12 --parallel 3 batch missing.png");
+    json_t *a = jsonl(one.out), *b = jsonl(par.out);
+    size_t n = json_array_size(a), same = 0;
+    for (size_t i = 0; i < n && i < json_array_size(b); i++) {
+        json_t *x = json_array_get(a, i), *y = json_array_get(b, i);
+        json_object_del(x, "seconds"), json_object_del(y, "seconds");
+        same += json_equal(x, y);
+    }
+    ok(one.status == 3 && par.status == 3 && n == (size_t)n_want && json_array_size(b) == n && same == n,
+       "--parallel 3 == --parallel 1: %zu of %zu records equal but for seconds, in input order (exit %d, %d)", same, n,
+       par.status, one.status);
+    json_decref(a), json_decref(b);
+    test_run_free(&one), test_run_free(&par);
+    struct test_run bad = ocr("--parallel 0 batch/a00.png"), big = ocr("--parallel 100000 batch/a00.png");
+    ok(bad.status == 2 && big.status == 2 && strstr(bad.err, "--parallel") && test_count_lines(bad.err) == 1,
+       "--parallel 0 or too many: a one-line usage error, exit 2 (got %d, %d)", bad.status, big.status);
+    test_run_free(&bad), test_run_free(&big);
+}
+
 int main(void)
 {
     plan_no_plan();
@@ -677,6 +701,7 @@ int main(void)
         return done_testing();
     bool have_unshare = sh("unshare -rm true") == 0;
     test_batch();
+    test_parallel();
     test_resume_text();
     test_formats();
     test_shards();
