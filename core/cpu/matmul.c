@@ -353,6 +353,7 @@ static bool matmul_simd(threadpool *pool, tensor *out, const tensor *w, const te
 
 struct q_ctx {
     qdot_fn fn;
+    qdot_rows_fn rows; /* several activation rows per weight-row pass, or NULL */
     const tensor *w;
     const char *xq;      /* N rows of rounded activations, x_rb bytes apart (qdot_quantize_act) */
     size_t x_rb;
@@ -361,7 +362,9 @@ struct q_ctx {
 };
 
 /* Weight rows of this thread's units, each against every activation row (a weight row stays in
-   L1 while the activation rows pass it). */
+   L1 while the activation rows pass it). With a several-row kernel the row is also unpacked once
+   per QDOT_MAX_ROWS activation rows: batched decode (issue #13 item 5) is then bound by the
+   weight stream, not by unpacking it once per sequence. */
 static void q_worker(void *ctx, int ith, int nth)
 {
     const struct q_ctx *c = ctx;
@@ -378,8 +381,18 @@ static void q_worker(void *ctx, int ith, int nth)
         if (m + 1 < m1)
             for (size_t off = 0; off < rb; off += 64)
                 __builtin_prefetch(wr + c->w->nb[1] + off);
-        for (int64_t n = 0; n < c->N; n++)
-            c->out[n * c->M + m] = c->fn(wr, c->xq + (size_t)n * c->x_rb, c->nb);
+        if (!c->rows || c->N == 1) {
+            for (int64_t n = 0; n < c->N; n++)
+                c->out[n * c->M + m] = c->fn(wr, c->xq + (size_t)n * c->x_rb, c->nb);
+            continue;
+        }
+        for (int64_t n0 = 0; n0 < c->N; n0 += QDOT_MAX_ROWS) {
+            const int nx = (int)MIN(QDOT_MAX_ROWS, c->N - n0);
+            float s[QDOT_MAX_ROWS];
+            c->rows(wr, c->xq + (size_t)n0 * c->x_rb, c->x_rb, nx, c->nb, s);
+            for (int r = 0; r < nx; r++)
+                c->out[(n0 + r) * c->M + m] = s[r];
+        }
     }
 }
 
@@ -410,7 +423,7 @@ static bool matmul_qdot(backend *be, tensor *out, const tensor *w, const tensor 
     char *xq = cc->qbuf;
     for (int64_t n = 0; n < N; n++)
         qdot_quantize_act(w->type, x_row(x, n), xq + (size_t)n * x_rb, K);
-    struct q_ctx c = {qdot_kernel(w->type), w, xq, x_rb, K / QDOT_BLOCK, M, N, out->data};
+    struct q_ctx c = {qdot_kernel(w->type), qdot_rows_kernel(w->type), w, xq, x_rb, K / QDOT_BLOCK, M, N, out->data};
     cpu_run(be, q_worker, &c, cpu_parallel(be, (double)M * (double)K * (double)N, CPU_PAR_MIN_WORK));
     return true;
 }

@@ -235,6 +235,17 @@ static enum qdot_isa best_isa(void)
 
 qdot_fn qdot_kernel(enum dtype t) { return qdot_kernel_isa(t, best_isa()); }
 
+qdot_rows_fn qdot_rows_kernel(enum dtype t)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    const enum qdot_isa isa = best_isa();
+    return isa == QDOT_PORTABLE ? NULL : qdot_x86_rows_kernel(t, isa == QDOT_VNNI);
+#else
+    (void)t;
+    return NULL;
+#endif
+}
+
 const char *qdot_isa(void)
 {
     static const char *const names[] = {"portable", "avx2", "avx512-vnni"};

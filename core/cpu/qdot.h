@@ -25,6 +25,7 @@
 #define SEER_CORE_CPU_QDOT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/tensor.h"
@@ -48,10 +49,19 @@ typedef struct {
    rounded activations in the format qdot_quantize_act writes for that type. */
 typedef float (*qdot_fn)(const void *w, const void *x, int64_t nb);
 
+/* Σ w·x_r for the nx ≤ QDOT_MAX_ROWS activation rows x_r = x + r·x_rb (several sequences decoding
+   together, issue #13 item 5): the weight row is read and unpacked once for all of them, and
+   out[r] equals the qdot_fn of that type and family on row r bit for bit. */
+#define QDOT_MAX_ROWS 4
+typedef void (*qdot_rows_fn)(const void *w, const void *x, size_t x_rb, int nx, int64_t nb, float *out);
+
 /* True for the weight types with kernels: Q8_0, Q4_0, Q4_K, Q5_K, Q6_K. */
 bool qdot_type(enum dtype t);
 /* The fastest kernel this CPU runs for type t (qdot_type(t) must hold). */
 qdot_fn qdot_kernel(enum dtype t);
+/* The several-row kernel of qdot_kernel(t)'s family, or NULL where there is none (then each row
+   goes through qdot_kernel(t)): Q8_0 and Q4_K on AVX2 and AVX-512 VNNI. */
+qdot_rows_fn qdot_rows_kernel(enum dtype t);
 /* Which kernel family qdot_kernel() chose: "avx512-vnni", "avx2" or "portable". */
 const char *qdot_isa(void);
 /* Rounds n values (a multiple of 32) into n/32 blocks. */
@@ -68,5 +78,6 @@ enum qdot_isa { QDOT_PORTABLE, QDOT_AVX2, QDOT_VNNI };
 qdot_fn qdot_kernel_isa(enum dtype t, enum qdot_isa isa);
 /* x86-64 tables (qdot_x86.c): NULL entries where the CPU lacks the ISA. */
 qdot_fn qdot_x86_kernel(enum dtype t, bool vnni);
+qdot_rows_fn qdot_x86_rows_kernel(enum dtype t, bool vnni);
 
 #endif

@@ -67,4 +67,15 @@ qdot_fn qdot_x86_kernel(enum dtype t, bool vnni)
     default: return NULL;
     }
 }
+
+qdot_rows_fn qdot_x86_rows_kernel(enum dtype t, bool vnni)
+{
+    if (vnni ? !have_vnni() : !mm_x86_available())
+        return NULL;
+    switch (t) {
+    case DT_Q8_0: return vnni ? rows_q8_0_vnni : rows_q8_0_avx2;
+    case DT_Q4_K: return vnni ? rows_q4_K_vnni : rows_q4_K_avx2;
+    default: return NULL;
+    }
+}
 #endif

@@ -42,6 +42,40 @@ KTGT static float KFN(dot_q8_0)(const void *w, const void *xv, int64_t nb)
     return KFN(hsum)(_mm256_add_ps(acc[0], acc[1]));
 }
 
+/* dot_q8_0 for nx activation rows (qdot_rows_fn): each weight block is loaded and its signs
+   taken once for all rows; every row keeps dot_q8_0's two alternating accumulators, so each
+   result is dot_q8_0's bit for bit. nx is a constant in each instance (the switch below), so
+   the row loop unrolls and the 2·nx accumulators stay in registers. */
+KINL void KFN(rows_q8_0_n)(const void *w, const char *xv, size_t x_rb, int64_t nb, float *out, const int nx)
+{
+    const block_q8_0 *b = w;
+    __m256 acc[QDOT_MAX_ROWS][2];
+    for (int r = 0; r < nx; r++)
+        acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    for (int64_t j = 0; j < nb; j++) {
+        const __m256i wq = KFN(load32)(b[j].qs), wabs = _mm256_sign_epi8(wq, wq);
+        const float wd = _cvtsh_ss(b[j].d);
+        for (int r = 0; r < nx; r++) {
+            const block_q8x *x = (const block_q8x *)(const void *)(xv + (size_t)r * x_rb) + j;
+            /* sum_s8s8(wq, xq) with |wq| shared */
+            const __m256i isum = sum_u8s8(wabs, _mm256_sign_epi8(KFN(load32)(x->qs), wq));
+            acc[r][j & 1] = KFN(fma_blk)(isum, wd * x->d, acc[r][j & 1]);
+        }
+    }
+    for (int r = 0; r < nx; r++)
+        out[r] = KFN(hsum)(_mm256_add_ps(acc[r][0], acc[r][1]));
+}
+
+KTGT static void KFN(rows_q8_0)(const void *w, const void *x, size_t x_rb, int nx, int64_t nb, float *out)
+{
+    switch (nx) {
+    case 1: KFN(rows_q8_0_n)(w, x, x_rb, nb, out, 1); break;
+    case 2: KFN(rows_q8_0_n)(w, x, x_rb, nb, out, 2); break;
+    case 3: KFN(rows_q8_0_n)(w, x, x_rb, nb, out, 3); break;
+    default: KFN(rows_q8_0_n)(w, x, x_rb, nb, out, 4); break;
+    }
+}
+
 KTGT static float KFN(dot_q4_0)(const void *w, const void *xv, int64_t nb)
 {
     const block_q8x *x = xv;
@@ -117,6 +151,72 @@ KTGT static float KFN(dot_q4_K)(const void *w, const void *xv, int64_t nb)
     accm = _mm_add_ps(accm, _mm_movehl_ps(accm, accm));
     accm = _mm_add_ss(accm, _mm_movehdup_ps(accm));
     return KFN(hsum)(acc) - _mm_cvtss_f32(accm);
+}
+
+/* dot_q4_K for nx activation rows (qdot_rows_fn): a superblock's scales, mins and nibbles are
+   unpacked once for all rows; each row's integer sums and its two accumulators follow dot_q4_K's
+   order, so each result is dot_q4_K's bit for bit. */
+KINL void KFN(rows_q4_K_n)(const void *w, const char *xv, size_t x_rb, int64_t nb, float *out, const int nx)
+{
+    const block_q4_K *b = w;
+    const __m256i m4 = _mm256_set1_epi8(0xF);
+    __m256 acc[QDOT_MAX_ROWS];
+    __m128 accm[QDOT_MAX_ROWS];
+    for (int r = 0; r < nx; r++)
+        acc[r] = _mm256_setzero_ps(), accm[r] = _mm_setzero_ps();
+    for (int64_t i = 0; i < nb / 8; i++) {
+        uint32_t u[4];
+        memcpy(u, b[i].scales, 12);
+        u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
+        const uint32_t m_lo = u[1] & 0x3f3f3f3f;
+        u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
+        u[2] = m_lo;
+        u[0] &= 0x3f3f3f3f;
+        const __m256i sm = _mm256_cvtepu8_epi16(_mm_set_epi32((int)u[3], (int)u[2], (int)u[1], (int)u[0]));
+        const __m128i sc = _mm256_castsi256_si128(sm);
+        const __m256i scales = _mm256_set_m128i(sc, sc);
+        const float d = _cvtsh_ss(b[i].d), dmin = _cvtsh_ss(b[i].dmin);
+        __m256i sumi[QDOT_MAX_ROWS];
+        for (int r = 0; r < nx; r++) {
+            const block_q8k *x = (const block_q8k *)(const void *)(xv + (size_t)r * x_rb) + i;
+            const __m256i bs = KFN(load32)(x->bsums);
+            const __m128i pair = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+            const __m128i pm = _mm_madd_epi16(_mm256_extracti128_si256(sm, 1), pair);
+            accm[r] = _mm_fmadd_ps(_mm_set1_ps(dmin * x->d), _mm_cvtepi32_ps(pm), accm[r]);
+            sumi[r] = _mm256_setzero_si256();
+        }
+        for (int g = 0; g < 4; g++) {
+            const __m256i s0 = _mm256_shuffle_epi8(scales, _mm256_set1_epi16((short)((4 * g + 1) << 8 | 4 * g)));
+            const __m256i s1 = _mm256_shuffle_epi8(scales, _mm256_set1_epi16((short)((4 * g + 3) << 8 | (4 * g + 2))));
+            const __m256i v = KFN(load32)(b[i].qs + 32 * g);
+            const __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+            for (int r = 0; r < nx; r++) {
+                const block_q8k *x = (const block_q8k *)(const void *)(xv + (size_t)r * x_rb) + i;
+                const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, KFN(load32)(x->qs + 64 * g)), s0);
+                const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, KFN(load32)(x->qs + 64 * g + 32)), s1);
+                sumi[r] = _mm256_add_epi32(sumi[r], _mm256_add_epi32(plo, phi));
+            }
+        }
+        for (int r = 0; r < nx; r++) {
+            const block_q8k *x = (const block_q8k *)(const void *)(xv + (size_t)r * x_rb) + i;
+            acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[r]), _mm256_set1_ps(d * x->d), acc[r]);
+        }
+    }
+    for (int r = 0; r < nx; r++) {
+        __m128 m = _mm_add_ps(accm[r], _mm_movehl_ps(accm[r], accm[r]));
+        m = _mm_add_ss(m, _mm_movehdup_ps(m));
+        out[r] = KFN(hsum)(acc[r]) - _mm_cvtss_f32(m);
+    }
+}
+
+KTGT static void KFN(rows_q4_K)(const void *w, const void *x, size_t x_rb, int nx, int64_t nb, float *out)
+{
+    switch (nx) {
+    case 1: KFN(rows_q4_K_n)(w, x, x_rb, nb, out, 1); break;
+    case 2: KFN(rows_q4_K_n)(w, x, x_rb, nb, out, 2); break;
+    case 3: KFN(rows_q4_K_n)(w, x, x_rb, nb, out, 3); break;
+    default: KFN(rows_q4_K_n)(w, x, x_rb, nb, out, 4); break;
+    }
 }
 
 KTGT static float KFN(dot_q5_K)(const void *w, const void *xv, int64_t nb)
