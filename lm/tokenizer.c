@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/strtab.h"
 #include "core/util.h"
 #include "lm/tok_internal.h"
 
@@ -27,6 +28,8 @@ struct cache_entry {
 };
 
 struct word_cache {
+    const uint64_t *key; /* the tokenizer's random hash key: crafted words cannot be made to collide
+                            (a keyless hash let a text of colliding words make encoding quadratic) */
     uint32_t *index; /* entry + 1, 0 = empty; open addressing */
     size_t mask;
     struct cache_entry *e;
@@ -35,14 +38,6 @@ struct word_cache {
     size_t keys_len, keys_cap;
     tok_ids ids;
 };
-
-static uint64_t word_hash(const unsigned char *s, size_t n)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ s[i]) * 0x100000001b3ull;
-    return h ^ (h >> 31);
-}
 
 /* Returns the entry for word w, or NULL. */
 static const struct cache_entry *cache_get(const struct word_cache *c, const unsigned char *w, size_t n, uint64_t h)
@@ -93,7 +88,7 @@ static void cache_put(struct word_cache *c, const unsigned char *w, size_t n, ui
         c->mask = cap - 1;
         for (size_t k = 0; k < c->n; k++) {
             const struct cache_entry *e = &c->e[k];
-            size_t i = word_hash((const unsigned char *)c->keys + e->key_off, e->key_len) & c->mask;
+            size_t i = strtab_hash(c->key, c->keys + e->key_off, e->key_len) & c->mask;
             while (c->index[i])
                 i = (i + 1) & c->mask;
             c->index[i] = (uint32_t)k + 1;
@@ -145,7 +140,7 @@ static int encode_word(struct enc *e, const unsigned char *w, size_t n)
         return SEER_OK;
     if (n > CACHE_MAX_WORD)
         return tok_bpe_word(e->tok, w, n, &e->bpe, e->out);
-    uint64_t h = word_hash(w, n);
+    uint64_t h = strtab_hash(e->cache.key, w, n);
     const struct cache_entry *ce = cache_get(&e->cache, w, n, h);
     if (ce) {
         int rc = tok_ids_reserve(e->out, ce->n_ids);
@@ -310,7 +305,7 @@ int tok_encode_ranges(const tokenizer *tok, const char *text, size_t len, bool p
        match limit, out of memory) must leave the caller's vector exactly as it was, not grown. */
     tok_ids ids = {0};
     struct enc e = {.tok = tok, .parse_special = parse_special, .text = text, .plain = plain, .n_plain = n_plain,
-                    .out = &ids};
+                    .out = &ids, .cache = {.key = tok->hash_key}};
     int rc = SEER_OK;
     if (len) {
         e.md = pcre2_match_data_create_from_pattern(tok->re, NULL);
