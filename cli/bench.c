@@ -5,6 +5,8 @@
    Prefill: a random prompt of each -p length through a fresh state (chunked GDN, micro-batches
    of -ub tokens), timed per repetition. Decode: -n single-token steps, each feeding the previous
    step's greedy token, after untimed warm-up steps, from a fresh state (llama-bench's "tg").
+   With --parallel N, N sequences decode together, one token each per pass over the weights
+   (qwen35_decode_batch), and the decode rate counts the tokens of all N.
    A warm-up pass first touches every weight, so page faults of the mapped file are not timed.
    Results go to stdout (a table, or one JSON object with --json); progress and logs to stderr. */
 #define _POSIX_C_SOURCE 200809L
@@ -29,6 +31,9 @@
 #include "seer.h"
 
 #define MAX_PROMPTS 16
+/* Sequences --parallel may decode together: each has its own GDN state and KV cache (tens of MiB
+   for the 0.8B shape), and a batch this wide is long past where the weight read stops dominating. */
+#define MAX_PARALLEL 64
 
 static void usage(FILE *f)
 {
@@ -49,11 +54,12 @@ static void usage(FILE *f)
             "  --exact         CPU: f32 activations in every matmul (default: 8-bit rounded, as llama.cpp)\n"
             "  --cache-type T  KV cache f16 (default) or f32\n"
             "  -d N            decode tests start after N prompt tokens (untimed; default 0)\n"
+            "  --parallel N    N sequences decode together, 1..%d (default 1); tg counts all their tokens\n"
             "  --json          print one JSON object instead of the table\n"
             "  seer bench --tokenizer -m MODEL [-f FILE]: encoding speed instead (--help there)\n"
             "  seer bench --video FILE -m MODEL: one video's time by stage instead (--help there)\n"
             "  seer bench --image WxH (-m MMPROJ | --preset 0.8b): the vision tower by image size (--help there)\n",
-            randmodel_preset_names());
+            randmodel_preset_names(), MAX_PARALLEL);
 }
 
 struct opts {
@@ -65,6 +71,7 @@ struct opts {
     int n_prompts;
     int64_t n_decode, n_ubatch, depth;
     int reps, warmup;
+    int parallel; /* sequences decoding together in the decode test */
     const char *device;
     bool json;
     bool exact;
@@ -132,7 +139,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     *o = (struct opts){
         .dtype = DT_Q8_0, .seed = 1, .threads = cpus > 0 && cpus < 1024 ? (int)cpus : 1,
         .prompts = {512, 2048}, .n_prompts = 2, .n_decode = 128, .n_ubatch = 512, .reps = 3, .warmup = 2,
-        .cache_type = DT_F16, .device = cli_default_device(),
+        .cache_type = DT_F16, .device = cli_default_device(), .parallel = 1,
     };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -175,6 +182,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->warmup = (int)x;
         } else if (!strcmp(a, "-d")) {
             ok = parse_i64(v, 0, 1 << 24, &o->depth);
+        } else if (!strcmp(a, "--parallel")) {
+            ok = parse_i64(v, 1, MAX_PARALLEL, &x);
+            o->parallel = (int)x;
         } else if (!strcmp(a, "-ub")) {
             ok = parse_i64(v, 1, 1 << 16, &o->n_ubatch);
         } else if (!strcmp(a, "--device")) {
@@ -233,9 +243,50 @@ static int decode_steps(const qwen35_model *m, qwen35_state *st, int32_t *tok, i
     return SEER_OK;
 }
 
-static int run_tests(const qwen35_model *m, qwen35_state *st, const struct opts *o, struct result *res, int n_res,
-                     const int32_t *prompt, float *logits)
+/* Decode steps of n sequences together (seqs[0] lends the workspace), each feeding its own greedy
+   token to its next step. */
+static int decode_steps_batch(const qwen35_model *m, qwen35_state **seqs, int n, int32_t *toks, int64_t steps,
+                              float *logits)
 {
+    const int64_t V = m->cfg.n_vocab;
+    for (int64_t s = 0; s < steps; s++) {
+        int rc = qwen35_decode_batch(m, seqs[0], seqs, toks, n, logits);
+        if (rc)
+            return rc;
+        for (int i = 0; i < n; i++)
+            toks[i] = argmax(logits + i * V, V);
+    }
+    return SEER_OK;
+}
+
+/* One repetition of the decode test with o->parallel sequences (seqs[0] is st): fresh states,
+   the -d prompt and the warm-up untimed, then o->n_decode steps of all of them timed. */
+static int decode_parallel(const qwen35_model *m, qwen35_state **seqs, const struct opts *o, const int32_t *prompt,
+                           float *logits, double *secs)
+{
+    int32_t toks[MAX_PARALLEL];
+    int rc;
+    for (int i = 0; i < o->parallel; i++) {
+        if ((rc = qwen35_state_reset(m, seqs[i])))
+            return rc;
+        if (o->depth > 0 && (rc = qwen35_eval(m, seqs[i], prompt, o->depth, QWEN35_LOGITS_NONE, NULL, true)))
+            return rc;
+        /* different first tokens, so the sequences do not compute the same thing */
+        toks[i] = (int32_t)(((int64_t)prompt[0] + 7919 * (int64_t)i) % m->cfg.n_vocab);
+    }
+    if ((rc = decode_steps_batch(m, seqs, o->parallel, toks, o->warmup, logits)))
+        return rc;
+    const double t0 = seer_time_now();
+    if ((rc = decode_steps_batch(m, seqs, o->parallel, toks, o->n_decode, logits)))
+        return rc;
+    *secs = seer_time_now() - t0;
+    return SEER_OK;
+}
+
+static int run_tests(const qwen35_model *m, qwen35_state **seqs, const struct opts *o, struct result *res,
+                     int n_res, const int32_t *prompt, float *logits)
+{
+    qwen35_state *st = seqs[0];
     int rc;
     /* Warm-up: one prompt token and the decode warm-up read every weight once. */
     int32_t tok = prompt[0];
@@ -246,6 +297,13 @@ static int run_tests(const qwen35_model *m, qwen35_state *st, const struct opts 
     for (int k = 0; k < n_res; k++) {
         struct result *r = &res[k];
         for (int rep = 0; rep < r->reps; rep++) {
+            if (!r->prefill && o->parallel > 1) {
+                if ((rc = decode_parallel(m, seqs, o, prompt, logits, &r->secs[rep])))
+                    return rc;
+                LOG_INFO("bench", "%s rep %d/%d: %.3f s, %.2f tokens/s (%d sequences)", r->test, rep + 1, r->reps,
+                         r->secs[rep], (double)r->n_tokens / r->secs[rep], o->parallel);
+                continue;
+            }
             if ((rc = qwen35_state_reset(m, st)))
                 return rc;
             tok = prompt[0];
@@ -330,7 +388,8 @@ static void print_results(const struct opts *o, const char *path, const qwen35_m
                "\"device\": ", (unsigned long long)file_bytes, wt, (long long)c->n_layer, (long long)c->n_embd,
                (long long)c->n_vocab);
         json_str(m->be->description);
-        printf(", \"threads\": %d, \"n_ubatch\": %lld, \"results\": [", o->threads, (long long)o->n_ubatch);
+        printf(", \"threads\": %d, \"n_ubatch\": %lld, \"parallel\": %d, \"results\": [", o->threads,
+               (long long)o->n_ubatch, o->parallel);
         for (int k = 0; k < n_res; k++) {
             const struct stats s = stats_of(&res[k]);
             printf("%s{\"test\": \"%s\", \"kind\": \"%s\", \"n_tokens\": %lld, \"reps\": %d, \"tokens_per_s\": %.3f, "
@@ -347,8 +406,8 @@ static void print_results(const struct opts *o, const char *path, const qwen35_m
     printf("model     %s\n", path);
     printf("shape     qwen35, %lld layers, hidden %lld, vocab %lld, %s weights, %.1f MiB\n", (long long)c->n_layer,
            (long long)c->n_embd, (long long)c->n_vocab, wt, (double)file_bytes / (1 << 20));
-    printf("device    %s, micro-batch %lld, KV cache %s%s\n", m->be->description, (long long)o->n_ubatch,
-           dtype_name(o->cache_type), o->exact ? ", exact" : "");
+    printf("device    %s, micro-batch %lld, KV cache %s%s, parallel %d\n", m->be->description,
+           (long long)o->n_ubatch, dtype_name(o->cache_type), o->exact ? ", exact" : "", o->parallel);
     printf("%-8s %10s %8s %10s %10s %5s\n", "test", "tokens/s", "+-", "min", "max", "reps");
     for (int k = 0; k < n_res; k++) {
         const struct stats s = stats_of(&res[k]);
@@ -406,7 +465,7 @@ int cli_bench(int argc, char **argv)
     char path[4096], tmp_dir[4096] = "";
     backend *be = NULL;
     qwen35_model *m = NULL;
-    qwen35_state *st = NULL;
+    qwen35_state *seqs[MAX_PARALLEL] = {0};
     int32_t *prompt = NULL;
     float *logits = NULL;
     struct result res[MAX_PROMPTS + 1];
@@ -432,11 +491,12 @@ int cli_bench(int argc, char **argv)
     int64_t max_p = 0;
     for (int i = 0; i < o.n_prompts; i++)
         max_p = MAX(max_p, o.prompts[i]);
-    const int64_t n_ctx = MAX(max_p, o.depth + 1 + o.warmup + o.n_decode) + 1;
+    /* the first state lends the batch its workspace: its micro-batch holds all the sequences */
+    const int64_t n_ctx = MAX(MAX(max_p, o.depth + 1 + o.warmup + o.n_decode) + 1, o.parallel);
     max_p = MAX(max_p, o.depth);
     secs = calloc((size_t)(MAX_PROMPTS + 1) * (size_t)o.reps, sizeof *secs);
     prompt = malloc((size_t)MAX(max_p, 1) * sizeof *prompt);
-    logits = malloc((size_t)m->cfg.n_vocab * sizeof *logits);
+    logits = malloc((size_t)m->cfg.n_vocab * (size_t)o.parallel * sizeof *logits);
     if (!secs || !prompt || !logits) {
         rc = seer_err(SEER_ENOMEM, "out of memory");
         goto done;
@@ -453,7 +513,8 @@ int cli_bench(int argc, char **argv)
         snprintf(res[n_res].test, sizeof res[n_res].test, "pp%lld", (long long)o.prompts[i]);
     }
     if (o.n_decode > 0) {
-        res[n_res] = (struct result){.prefill = false, .n_tokens = o.n_decode, .reps = o.reps,
+        /* n_decode steps of every sequence: the rate counts all their tokens */
+        res[n_res] = (struct result){.prefill = false, .n_tokens = o.n_decode * o.parallel, .reps = o.reps,
                                      .secs = secs + (size_t)n_res * (size_t)o.reps};
         if (o.depth > 0)
             snprintf(res[n_res].test, sizeof res[n_res].test, "tg%lld@d%lld", (long long)o.n_decode,
@@ -462,13 +523,19 @@ int cli_bench(int argc, char **argv)
             snprintf(res[n_res].test, sizeof res[n_res].test, "tg%lld", (long long)o.n_decode);
         n_res++;
     }
-    if ((rc = qwen35_state_create_kv(m, n_ctx, o.n_ubatch, o.cache_type, &st)) ||
-        (rc = run_tests(m, st, &o, res, n_res, prompt, logits)))
+    if ((rc = qwen35_state_create_kv(m, n_ctx, MAX(o.n_ubatch, o.parallel), o.cache_type, &seqs[0])))
+        goto done;
+    /* the others only prefill the -d prompt on their own: a small micro-batch (less scratch) without it */
+    for (int i = 1; i < o.parallel; i++)
+        if ((rc = qwen35_state_create_kv(m, n_ctx, o.depth > 0 ? o.n_ubatch : 1, o.cache_type, &seqs[i])))
+            goto done;
+    if ((rc = run_tests(m, seqs, &o, res, n_res, prompt, logits)))
         goto done;
     print_results(&o, path, m, file_bytes, res, n_res);
 
 done:
-    qwen35_state_free(st);
+    for (int i = 0; i < o.parallel; i++)
+        qwen35_state_free(seqs[i]);
     qwen35_free(m);
     if (be)
         backend_free(be);

@@ -3,9 +3,11 @@
    device, one line per test with positive tokens/s, peak RSS) on stdout and nothing but logs on
    stderr; --json prints exactly one JSON object with the same tests and fields; two prompt
    lengths give two prefill lines. A missing model exits 1 with stdout empty and one "seer: …"
-   line naming it; usage errors exit 2. No timing is asserted (only that times are positive). */
+   line naming it; usage errors exit 2. --parallel N times N sequences decoding together: the tg
+   result counts N tokens per step. No timing is asserted (only that times are positive). */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +88,39 @@ static void test_json(void)
     test_run_free(&r);
 }
 
+/* --parallel 3: one decode result of 3 × 5 tokens whose rate is those tokens over each timed
+   repetition's seconds; the table says parallel 3; with -d each sequence first takes the prompt. */
+static void test_parallel(void)
+{
+    char args[1200];
+    snprintf(args, sizeof args, "-v bench -m '%s' --device cpu -t 2 -p 0 -n 5 --reps 2 --parallel 3 --json", model);
+    struct test_run r = test_seer(args);
+    json_t *j = r.status == 0 ? json_loads(r.out, 0, NULL) : NULL;
+    json_t *res = json_object_get(j, "results"), *t = json_array_get(res, 0), *secs = json_object_get(t, "seconds");
+    double want = 0; /* the mean of tokens / seconds over the repetitions */
+    for (size_t i = 0; i < json_array_size(secs); i++)
+        want += 15.0 / json_real_value(json_array_get(secs, i)) / 2;
+    const double got = json_real_value(json_object_get(t, "tokens_per_s"));
+    ok(j && json_integer_value(json_object_get(j, "parallel")) == 3 && json_array_size(res) == 1 &&
+           !strcmp(json_string_value(json_object_get(t, "test")), "tg5") &&
+           json_integer_value(json_object_get(t, "n_tokens")) == 15 && json_array_size(secs) == 2 && got > 0 &&
+           /* 1 %: the seconds are printed to 1 µs of a few ms; a wrong count is off by 3× */
+           fabs(got - want) <= 1e-2 * want,
+       "--parallel 3 -n 5: \"parallel\": 3, tg5 counts 15 tokens, tokens_per_s %.3f = 15 / seconds (%.3f)", got,
+       want);
+    ok(r.status == 0 && strstr(r.err, "(3 sequences)"), "-v: each repetition says it decoded 3 sequences");
+    if (!j)
+        diag("stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    json_decref(j);
+    test_run_free(&r);
+
+    snprintf(args, sizeof args, "bench -m '%s' --device cpu -t 1 -p 0 -n 3 -d 7 --reps 1 --parallel 2", model);
+    r = test_seer(args);
+    ok(r.status == 0 && strstr(r.out, ", parallel 2\n") && table_line(r.out, "tg3@d7", 1),
+       "--parallel 2 -d 7: the table says parallel 2 and times tg3@d7 %s", r.status ? r.err : "");
+    test_run_free(&r);
+}
+
 /* $SEER_DEVICE picks the device when --device is absent; here the Vulkan backend (lavapipe in CI). */
 static void test_vulkan(void)
 {
@@ -158,7 +193,8 @@ static void test_errors(void)
     static const char *const bad[] = {
         "bench", "bench -m a.gguf --preset 0.8b", "bench -m a.gguf -p x", "bench -m a.gguf -n -1",
         "bench -m a.gguf --frobnicate", "bench -m a.gguf -t 0", "bench -m a.gguf -o out.gguf",
-        "bench --preset 0.8b --dtype q6_k",
+        "bench --preset 0.8b --dtype q6_k", "bench -m a.gguf --parallel 0", "bench -m a.gguf --parallel 65",
+        "bench -m a.gguf --parallel x",
     };
     int n_ok = 0;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -198,6 +234,7 @@ int main(void)
     }
     test_table();
     test_json();
+    test_parallel();
     test_vulkan();
     test_tokenizer();
     test_errors();
