@@ -288,17 +288,22 @@ static void tile_worker(void *ctx, int ith, int nth)
         mm_avx512_tile(c->job, t * MM512_TILE, scratch);
 }
 
-/* Rounds the activations to int16 blocks, rows split over the threads. */
+/* Rounds the activations to int16 (exact) or int8 blocks, rows split over the threads. */
 static void quant_worker(void *ctx, int ith, int nth)
 {
     const struct mm_job *j = ctx;
     long long lo, hi;
     threadpool_range(j->N, ith, nth, &lo, &hi);
-    mm_avx512_quantize_rows(j->x, j->x_rs, lo, hi, j->K, (int16_t *)j->xq, (float *)j->xs, (float *)j->xsum);
+    if (j->xq8)
+        mm_avx512_quantize_rows_i8(j->x, j->x_rs, lo, hi, j->K, (int8_t *)j->xq8, (float *)j->xs, (float *)j->xsum,
+                                   (int32_t *)j->xqsum);
+    else
+        mm_avx512_quantize_rows(j->x, j->x_rs, lo, hi, j->K, (int16_t *)j->xq, (float *)j->xs, (float *)j->xsum);
 }
 
-/* Returns false when the int16 buffers cannot be allocated (the caller falls back to f32). */
-static bool matmul_avx512(threadpool *pool, const struct simd_ctx *c)
+/* Returns false when the rounded activations' buffers cannot be allocated (the caller falls back
+   to f32). `exact`: int16 activations (within the f32 tolerance); else int8, as decode rounds them. */
+static bool matmul_avx512(threadpool *pool, const struct simd_ctx *c, bool exact)
 {
     struct mm_job j = {
         .type = c->w->type, .w = c->w->data, .w_rs = c->w->nb[1], .K = c->K, .M = c->M, .N = c->N,
@@ -306,13 +311,18 @@ static bool matmul_avx512(threadpool *pool, const struct simd_ctx *c)
     };
     void *buf = NULL;
     if (mm_avx512_int16_type(j.type)) {
+        /* per block: scale and f32 sum, and (int8) the sum of the rounded values */
         size_t nq, ns;
-        if (!size_mul((size_t)c->N, (size_t)c->K * sizeof(int16_t), &nq) ||
-            !size_mul((size_t)c->N, (size_t)(c->K / 32) * 2 * sizeof(float), &ns) || !(buf = seer_malloc(nq + ns)))
+        if (!size_mul((size_t)c->N, (size_t)c->K * (exact ? sizeof(int16_t) : 1), &nq) ||
+            !size_mul((size_t)c->N, (size_t)(c->K / 32) * 3 * sizeof(float), &ns) || !(buf = seer_malloc(nq + ns)))
             return false;
-        j.xq = buf;
+        if (exact)
+            j.xq = buf;
+        else
+            j.xq8 = buf;
         j.xs = (const float *)(const void *)((const char *)buf + nq);
         j.xsum = j.xs + c->N * (c->K / 32);
+        j.xqsum = (const int32_t *)(const void *)(j.xsum + c->N * (c->K / 32));
         threadpool_run(pool, quant_worker, &j);
     }
     struct tile_ctx t = {&j, (c->M + MM512_TILE - 1) / MM512_TILE};
@@ -323,7 +333,7 @@ static bool matmul_avx512(threadpool *pool, const struct simd_ctx *c)
 
 /* Runs the SIMD paths when they apply: a dtype with kernels, and activation rows at one stride
    (the flattened {ne1,ne2,ne3} index is then row·x_rs). Returns false to use the portable path. */
-static bool matmul_simd(threadpool *pool, tensor *out, const tensor *w, const tensor *x)
+static bool matmul_simd(threadpool *pool, tensor *out, const tensor *w, const tensor *x, bool exact)
 {
     if (!mm_x86_type(w->type) || !mm_x86_available())
         return false;
@@ -337,7 +347,7 @@ static bool matmul_simd(threadpool *pool, tensor *out, const tensor *w, const te
     if (c.N < GEMM_MIN_N) {
         c.n_units = c.M;
         threadpool_run(pool, dot_worker, &c);
-    } else if (!mm_avx512_available() || !matmul_avx512(pool, &c)) {
+    } else if (!mm_avx512_available() || !matmul_avx512(pool, &c, exact)) {
         c.n_units = (c.M + MB - 1) / MB;
         threadpool_run(pool, gemm_worker, &c);
     }
@@ -439,7 +449,7 @@ int cpu_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
     if (matmul_qdot(be, out, w, x))
         return SEER_OK;
 #ifdef SEER_MM_X86
-    if (matmul_simd(pool, out, w, x))
+    if (matmul_simd(pool, out, w, x, ((struct cpu_ctx *)be->ctx)->exact))
         return SEER_OK;
 #endif
     matmul_portable(pool, out, w, x);

@@ -7,6 +7,11 @@
        block's largest value, ~2e-5 rel-L2 on a dot product, inside the 1e-4 f32 bound); VPDPWSSD
        multiplies 32 pairs per instruction, twice the f32 FMA rate, and the block sums are scaled
        in f32 (Q4_K: minus the sub-block min times the exact f32 sum of the activations).
+     - Not exact (backend_cpu_set_exact false, the default of seer's commands): Q8_0/Q4_K weights
+       as unsigned bytes (Q4_K nibbles as they are, Q8_0 + 128) and activations rounded to int8 per
+       32-element block (scale amax/127, llama.cpp's rounding for its integer dot products);
+       VPDPBUSD multiplies 64 byte pairs per instruction, twice the int16 rate. Q8_0's +128 comes
+       back out as 128 × the block's sum of rounded activations.
    Compiled for AVX-512 F/BW/VL/VNNI by target attribute; matmul.c calls it only after
    mm_avx512_available(). Divisions: CPU check · activation rounding · packing · kernels · tiles */
 #include "core/cpu/matmul_x86.h"
@@ -25,7 +30,8 @@
 #define UNROLL _Pragma("GCC unroll 16")
 
 /* Tile: 2 strips of 16 weight rows (one zmm of lanes each). NR activation rows per kernel call:
-   f32 8 (16 accumulators), int16 6 (12 integer + 12 float accumulators of the 32 registers). */
+   f32 8 (16 accumulators), int16 and int8 6 (12 integer + 12 float accumulators of the 32
+   registers). */
 #define NR_F32 8
 #define NR_I16 6
 _Static_assert(MM512_TILE == 32 && MM512_KC % QK_K == 0, "tile shape");
@@ -71,6 +77,30 @@ T512 void mm_avx512_quantize_rows(const float *x, int64_t x_rs, int64_t n0, int6
             _mm256_storeu_si256((__m256i *)(void *)(q + 32 * b + 16), _mm512_cvtsepi32_epi16(q1));
             xs[n * nb + b] = amax / 32767.0f;
             xsum[n * nb + b] = _mm512_reduce_add_ps(_mm512_add_ps(v0, v1));
+        }
+    }
+}
+
+/* Rows [n0,n1) of x: per 32-element block b, scale s = amax/127, q = round(x/s) (to nearest even;
+   llama.cpp rounds half away from zero, which differs only on exact ties), sum = Σx in f32 and
+   qsum = Σq. A zero block gets s = 0, q = 0. */
+T512 void mm_avx512_quantize_rows_i8(const float *x, int64_t x_rs, int64_t n0, int64_t n1, int64_t K, int8_t *xq,
+                                     float *xs, float *xsum, int32_t *xqsum)
+{
+    const int64_t nb = K / 32;
+    for (int64_t n = n0; n < n1; n++) {
+        const float *xr = x + n * x_rs;
+        int8_t *q = xq + n * K;
+        for (int64_t b = 0; b < nb; b++) {
+            const __m512 v0 = _mm512_loadu_ps(xr + 32 * b), v1 = _mm512_loadu_ps(xr + 32 * b + 16);
+            const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
+            const __m512 iv = _mm512_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
+            const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, iv)), q1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, iv));
+            _mm_storeu_si128((__m128i *)(void *)(q + 32 * b), _mm512_cvtsepi32_epi8(q0));
+            _mm_storeu_si128((__m128i *)(void *)(q + 32 * b + 16), _mm512_cvtsepi32_epi8(q1));
+            xs[n * nb + b] = amax / 127.0f;
+            xsum[n * nb + b] = _mm512_reduce_add_ps(_mm512_add_ps(v0, v1));
+            xqsum[n * nb + b] = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
         }
     }
 }
@@ -136,6 +166,55 @@ static void pack_i16(const struct mm_job *j, int64_t m0, int64_t mb, int64_t kc,
                 for (int i = 0; i < 32; i++)
                     q[i] = sub % 2 ? blk->qs[32 * g + i] >> 4 : blk->qs[32 * g + i] & 0xF;
                 put_pairs(p, s, b, lane, q);
+                p->d[s][b][lane] = f16_to_f32(blk->d) * sc;
+                p->m[s][b][lane] = f16_to_f32(blk->dmin) * mn;
+            }
+        }
+    }
+}
+
+/* int8 tile: strip s holds, per 32-block b and quad i, 16 lanes of the weight bytes 4i..4i+3 as
+   unsigned values (the u8 operand layout of VPDPBUSD), and per block the lanes' scale (and Q4_K
+   min). Missing rows and blocks are zero. */
+struct u8_panel {
+    uint8_t q[2][MM512_KC / 32][8][16][4];
+    float d[2][MM512_KC / 32][16];
+    float m[2][MM512_KC / 32][16];
+};
+
+/* One block's 32 weight bytes (already unsigned) into its lane: 8 quads, 64 bytes apart. */
+I512 void put_quads(struct u8_panel *p, int s, int64_t b, int lane, __m256i v)
+{
+    uint32_t quad[8];
+    _mm256_storeu_si256((__m256i *)(void *)quad, v);
+    for (int i = 0; i < 8; i++)
+        memcpy(p->q[s][b][i][lane], &quad[i], 4);
+}
+
+T512 static void pack_u8(const struct mm_job *j, int64_t m0, int64_t mb, int64_t kc, int64_t len, struct u8_panel *p)
+{
+    const int64_t nb = len / 32;
+    const __m256i lo4 = _mm256_set1_epi8(0x0F), bias = _mm256_set1_epi8((char)0x80);
+    memset(p, 0, sizeof *p);
+    for (int64_t r = 0; r < mb; r++) {
+        const int s = (int)(r / 16), lane = (int)(r % 16);
+        const uint8_t *row = j->w + (size_t)(m0 + r) * j->w_rs;
+        if (j->type == DT_Q8_0) {
+            const block_q8_0 *blk = (const block_q8_0 *)(const void *)row + kc / QK8_0;
+            for (int64_t b = 0; b < nb; b++) {
+                /* q + 128 for a signed byte is its bits with the top one flipped */
+                put_quads(p, s, b, lane, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)blk[b].qs), bias));
+                p->d[s][b][lane] = f16_to_f32(blk[b].d);
+            }
+        } else { /* Q4_K: 256-element blocks, 8 sub-blocks of 32 with their own scale and min */
+            for (int64_t b = 0; b < nb; b++) {
+                const block_q4_K *blk = (const block_q4_K *)(const void *)row + (kc + 32 * b) / QK_K;
+                const int sub = (int)(((kc + 32 * b) % QK_K) / 32), g = sub / 2;
+                uint8_t sc, mn;
+                get_scale_min_k4(sub, blk->scales, &sc, &mn);
+                /* sub-blocks 2g and 2g+1 are the low and high nibbles of the same 32 bytes */
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(blk->qs + 32 * g));
+                put_quads(p, s, b, lane, _mm256_and_si256(sub % 2 ? _mm256_srli_epi16(v, 4) : v, lo4));
                 p->d[s][b][lane] = f16_to_f32(blk->d) * sc;
                 p->m[s][b][lane] = f16_to_f32(blk->dmin) * mn;
             }
@@ -228,6 +307,59 @@ I512 void kern_i16(const struct i16_panel *p, const int16_t *const *xq, const fl
     }
 }
 
+/* The int8 kernel over nb blocks: per block, 8 VPDPBUSD steps per row and strip into int32 lanes
+   (|sum| ≤ 32·255·127 < 2^20; Q8_0 then takes 128·Σq back out), then as kern_i16. */
+I512 void kern_u8(const struct u8_panel *p, const int8_t *const *xq, const float *const *xs,
+                  const float *const *xsum, const int32_t *const *xqsum, const int nr, int64_t nb, bool q4k,
+                  float *const *orow, __mmask16 k0, __mmask16 k1, bool acc)
+{
+    __m512 f0[NR_I16], f1[NR_I16];
+    UNROLL
+    for (int n = 0; n < nr; n++) {
+        f0[n] = acc ? _mm512_maskz_loadu_ps(k0, orow[n]) : _mm512_setzero_ps();
+        f1[n] = acc ? _mm512_maskz_loadu_ps(k1, orow[n] + 16) : _mm512_setzero_ps();
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        __m512i i0[NR_I16], i1[NR_I16];
+        UNROLL
+        for (int n = 0; n < nr; n++)
+            i0[n] = i1[n] = q4k ? _mm512_setzero_si512() : _mm512_set1_epi32(-128 * xqsum[n][b]);
+        UNROLL
+        for (int i = 0; i < 8; i++) {
+            const __m512i w0 = _mm512_load_si512(p->q[0][b][i]), w1 = _mm512_load_si512(p->q[1][b][i]);
+            UNROLL
+            for (int n = 0; n < nr; n++) {
+                int32_t quad;
+                memcpy(&quad, xq[n] + 32 * b + 4 * i, sizeof quad);
+                const __m512i xv = _mm512_set1_epi32(quad);
+                i0[n] = _mm512_dpbusd_epi32(i0[n], w0, xv);
+                i1[n] = _mm512_dpbusd_epi32(i1[n], w1, xv);
+            }
+        }
+        const __m512 d0 = _mm512_load_ps(p->d[0][b]), d1 = _mm512_load_ps(p->d[1][b]);
+        UNROLL
+        for (int n = 0; n < nr; n++) {
+            const __m512 s = _mm512_set1_ps(xs[n][b]);
+            f0[n] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i0[n]), _mm512_mul_ps(d0, s), f0[n]);
+            f1[n] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i1[n]), _mm512_mul_ps(d1, s), f1[n]);
+        }
+        if (q4k) {
+            const __m512 m0 = _mm512_load_ps(p->m[0][b]), m1 = _mm512_load_ps(p->m[1][b]);
+            UNROLL
+            for (int n = 0; n < nr; n++) {
+                const __m512 sx = _mm512_set1_ps(xsum[n][b]);
+                f0[n] = _mm512_fnmadd_ps(m0, sx, f0[n]);
+                f1[n] = _mm512_fnmadd_ps(m1, sx, f1[n]);
+            }
+        }
+    }
+    UNROLL
+    for (int n = 0; n < nr; n++) {
+        _mm512_mask_storeu_ps(orow[n], k0, f0[n]);
+        _mm512_mask_storeu_ps(orow[n] + 16, k1, f1[n]);
+    }
+}
+
 /* Instances for every row count, so each has its accumulators in registers. */
 T512 static void run_f32(const float *panel, const float *const *xr, int nr, int64_t len, float *const *orow,
                          __mmask16 k0, __mmask16 k1, bool acc)
@@ -258,12 +390,26 @@ T512 static void run_i16(const struct i16_panel *p, const int16_t *const *xq, co
     }
 }
 
+T512 static void run_u8(const struct u8_panel *p, const int8_t *const *xq, const float *const *xs,
+                        const float *const *xsum, const int32_t *const *xqsum, int nr, int64_t nb, bool q4k,
+                        float *const *orow, __mmask16 k0, __mmask16 k1, bool acc)
+{
+    switch (nr) {
+    case 1: kern_u8(p, xq, xs, xsum, xqsum, 1, nb, q4k, orow, k0, k1, acc); break;
+    case 2: kern_u8(p, xq, xs, xsum, xqsum, 2, nb, q4k, orow, k0, k1, acc); break;
+    case 3: kern_u8(p, xq, xs, xsum, xqsum, 3, nb, q4k, orow, k0, k1, acc); break;
+    case 4: kern_u8(p, xq, xs, xsum, xqsum, 4, nb, q4k, orow, k0, k1, acc); break;
+    case 5: kern_u8(p, xq, xs, xsum, xqsum, 5, nb, q4k, orow, k0, k1, acc); break;
+    default: kern_u8(p, xq, xs, xsum, xqsum, 6, nb, q4k, orow, k0, k1, acc); break;
+    }
+}
+
 /* ---- tiles ---------------------------------------------------------------------------------- */
 
 size_t mm_avx512_scratch_bytes(void)
 {
     const size_t f32 = (size_t)MM512_TILE * MM512_KC * sizeof(float) + MM512_KC * sizeof(float);
-    return (MAX(f32, sizeof(struct i16_panel)) + 63) / 64 * 64;
+    return (MAX(MAX(f32, sizeof(struct i16_panel)), sizeof(struct u8_panel)) + 63) / 64 * 64;
 }
 
 /* Output columns [m0, m0+mb) for every activation row: per KC chunk, pack the tile, then run the
@@ -274,12 +420,14 @@ T512 void mm_avx512_tile(const struct mm_job *j, int64_t m0, void *scratch)
     const int64_t mb = MIN(MM512_TILE, j->M - m0);
     const __mmask16 k0 = (__mmask16)(mb >= 16 ? 0xFFFF : (1u << mb) - 1);
     const __mmask16 k1 = (__mmask16)(mb >= 32 ? 0xFFFF : mb > 16 ? (1u << (mb - 16)) - 1 : 0);
-    const bool i16 = j->xq != NULL;
+    const bool i8 = j->xq8 != NULL, i16 = j->xq != NULL || i8;
     const int nr_max = i16 ? NR_I16 : NR_F32;
     const int64_t nbk = j->K / 32; /* activation blocks per row (int16 path) */
     for (int64_t kc = 0; kc < j->K; kc += MM512_KC) {
         const int64_t len = MIN(MM512_KC, j->K - kc);
-        if (i16)
+        if (i8)
+            pack_u8(j, m0, mb, kc, len, scratch);
+        else if (i16)
             pack_i16(j, m0, mb, kc, len, scratch);
         else
             pack_f32(j, m0, mb, kc, len, scratch, (float *)scratch + MM512_TILE * MM512_KC);
@@ -288,7 +436,18 @@ T512 void mm_avx512_tile(const struct mm_job *j, int64_t m0, void *scratch)
             float *orow[NR_F32];
             for (int n = 0; n < nr; n++)
                 orow[n] = j->out + (n0 + n) * j->M + m0;
-            if (i16) {
+            if (i8) {
+                const int8_t *xq[NR_I16];
+                const float *xs[NR_I16], *xsum[NR_I16];
+                const int32_t *xqsum[NR_I16];
+                for (int n = 0; n < nr; n++) {
+                    xq[n] = j->xq8 + (n0 + n) * j->K + kc;
+                    xs[n] = j->xs + (n0 + n) * nbk + kc / 32;
+                    xsum[n] = j->xsum + (n0 + n) * nbk + kc / 32;
+                    xqsum[n] = j->xqsum + (n0 + n) * nbk + kc / 32;
+                }
+                run_u8(scratch, xq, xs, xsum, xqsum, nr, len / 32, j->type == DT_Q4_K, orow, k0, k1, kc > 0);
+            } else if (i16) {
                 const int16_t *xq[NR_I16];
                 const float *xs[NR_I16], *xsum[NR_I16];
                 for (int n = 0; n < nr; n++) {

@@ -50,6 +50,8 @@ struct mm_job {
     const int16_t *xq;  /* int16 path: N rows of K values */
     const float *xs;    /* N × K/32 block scales (x ≈ xq·scale) */
     const float *xsum;  /* N × K/32 block sums of x (Q4_K's min term) */
+    const int8_t *xq8;  /* int8 path (not exact, instead of xq): N rows of K values, scales in xs */
+    const int32_t *xqsum; /* int8 path: N × K/32 block sums of xq8 (Q8_0's offset term) */
     float *out;         /* out[n·M + m], contiguous */
 };
 
@@ -61,6 +63,10 @@ bool mm_avx512_int16_type(enum dtype t);
    xs and xsum (N×K/32). */
 void mm_avx512_quantize_rows(const float *x, int64_t x_rs, int64_t n0, int64_t n1, int64_t K, int16_t *xq,
                              float *xs, float *xsum);
+/* The same rounded to int8 (scale amax/127, as llama.cpp rounds activations for its integer dot
+   products), with the block sums of the rounded values in xqsum: the not-exact path. */
+void mm_avx512_quantize_rows_i8(const float *x, int64_t x_rs, int64_t n0, int64_t n1, int64_t K, int8_t *xq,
+                                float *xs, float *xsum, int32_t *xqsum);
 /* Bytes of 64-byte-aligned scratch one mm_avx512_tile call needs (~33 KiB). */
 size_t mm_avx512_scratch_bytes(void);
 /* Output columns [m0, m0 + MM512_TILE) ∩ [0, M) for every activation row. */
