@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "core/error.h"
+#include "core/quant.h"
 
 static void shape_str(const tensor *t, char *s, size_t n)
 {
@@ -97,10 +98,12 @@ int op_scale(backend *be, tensor *out, const tensor *x, float s)
 
 int op_cpy(backend *be, tensor *dst, const tensor *src)
 {
-    if (!is_f32(src) || (dst->type != DT_F32 && dst->type != DT_F16 && dst->type != DT_BF16))
-        return bad_shape("op_cpy", "src f32, dst f32/f16/bf16", dst, src);
+    if (!is_f32(src) || (dst->type != DT_F32 && dst->type != DT_F16 && dst->type != DT_BF16 && dst->type != DT_Q8_0))
+        return bad_shape("op_cpy", "src f32, dst f32/f16/bf16/q8_0", dst, src);
     if (!tensor_same_shape(dst, src))
         return bad_shape("op_cpy", "shapes differ", dst, src);
+    if (dst->type == DT_Q8_0 && dst->ne[0] % QK8_0 != 0)
+        return bad_shape("op_cpy", "q8_0 rows are whole 32-value blocks", dst, src);
     return DISPATCH(be, cpy, dst, src);
 }
 
@@ -231,8 +234,11 @@ int op_attention(backend *be, tensor *out, const tensor *q, const tensor *k, con
                  float scale, const struct attn_mask *mask)
 {
     int64_t hd = q->ne[0], nh = q->ne[1], T = q->ne[2], nkv = k->ne[1], Tk = k->ne[2];
-    if (!is_f32(q) || !is_f32(out) || (k->type != DT_F32 && k->type != DT_F16) || v->type != k->type)
-        return bad_shape("op_attention", "q, out f32; k, v f32 or f16", q, k);
+    if (!is_f32(q) || !is_f32(out) || (k->type != DT_F32 && k->type != DT_F16 && k->type != DT_Q8_0) ||
+        v->type != k->type)
+        return bad_shape("op_attention", "q, out f32; k, v f32, f16 or q8_0", q, k);
+    if (k->type == DT_Q8_0 && hd % QK8_0 != 0)
+        return bad_shape("op_attention", "q8_0 k, v need a head dim multiple of 32", q, k);
     if (k->ne[0] != hd || !tensor_same_shape(k, v) || nkv < 1 || nh % nkv != 0 || q->ne[3] != 1 || k->ne[3] != 1)
         return bad_shape("op_attention", "need q{hd,nh,T}, k,v{hd,nkv,Tk}, nh multiple of nkv", q, k);
     if (!tensor_same_shape(out, q) || !tensor_is_contiguous(out))

@@ -119,8 +119,10 @@ int op_unary(backend *be, enum unary_op op, tensor *out, const tensor *x);
 int op_silu(backend *be, tensor *out, const tensor *x);
 int op_sigmoid(backend *be, tensor *out, const tensor *x);
 int op_scale(backend *be, tensor *out, const tensor *x, float s);
-/* dst = src converted to dst's dtype (F32, F16 or BF16 destinations); same shape, any strides on
-   both sides. Used to write K/V into cache views. */
+/* dst = src converted to dst's dtype (F32, F16, BF16 or Q8_0 destinations); same shape, any
+   strides on both sides. Used to write K/V into cache views. Q8_0 (a q8_0 KV cache): ne[0] a
+   multiple of 32, each 32 values of a row one block rounded as core/quant.h's quantize_row_q8_0
+   (d = amax/127, q = round(x/d), llama.cpp's reference); dst must not alias src. */
 int op_cpy(backend *be, tensor *dst, const tensor *src);
 
 /* RMSNorm over each row: out = x · rsqrt(mean(x²) + eps) · (w + w_shift). w f32{ne0} or NULL
@@ -162,7 +164,8 @@ int op_gdn_recurrent(backend *be, tensor *out, const tensor *q, const tensor *k,
 int op_gdn_chunked(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
                    const tensor *g, const tensor *beta, tensor *state, float scale, enum gdn_head_order order);
 
-/* Attention: q{hd,nh,T}, k and v{hd,nkv,Tk} (f32 or F16, e.g. views of a KV cache), nh a
+/* Attention: q{hd,nh,T}, k and v{hd,nkv,Tk} (f32, F16 or Q8_0 — hd then a multiple of 32 —,
+   e.g. views of a KV cache; each is read in its own type, never converted as a whole), nh a
    multiple of nkv; query head h uses kv head h/(nh/nkv) (spec §2.6 step 6). Scores scale·q·k,
    masked per `mask`, softmax over keys, times v. out{hd,nh,T} contiguous f32. */
 int op_attention(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,

@@ -4,8 +4,8 @@
    key range), online softmax over key blocks. With few row tiles (decoding: one query) the keys
    are split into ranges run by separate workgroups (split-K), whose partial sums
    attention_combine.comp merges, so a single query still fills the device.
-   K and V (f32 or f16, any row strides: views of a cache) must each fit one storage window; q
-   and out are split by queries when they do not. */
+   K and V (f32, f16 or q8_0, any row strides: views of a cache) must each fit one storage
+   window; q and out are split by queries when they do not. */
 #include "core/error.h"
 #include "core/util.h"
 #include "vulkan/op_tokens.h"
@@ -25,8 +25,10 @@ int vk_attention(backend *be, tensor *out, const tensor *q, const tensor *k, con
     static const char op[] = "op_attention";
     struct vk_ctx *vk = vk_ctx_of(be);
     const int64_t hd = q->ne[0], nh = q->ne[1], T = q->ne[2], nkv = k->ne[1], Tk = k->ne[2], r = nh / nkv;
-    const bool causal = mask->kind == ATTN_CAUSAL, f16 = k->type == DT_F16;
-    const size_t kv_unit = f16 ? 2 : 4;
+    const bool causal = mask->kind == ATTN_CAUSAL;
+    /* the shader indexes K/V in elements (f32, f16) or bytes (q8_0's 34-byte blocks) */
+    const size_t kv_unit = k->type == DT_F32 ? 4 : k->type == DT_F16 ? 2 : 1;
+    const enum vk_kernel kern = k->type == DT_F32 ? VK_K_ATTN_F32 : k->type == DT_F16 ? VK_K_ATTN_F16 : VK_K_ATTN_Q8_0;
     if (hd > VK_ATTN_HEAD_DIM_MAX)
         return seer_err(SEER_EUNSUPPORTED, "vulkan: %s: head dim %lld exceeds %d", op, (long long)hd,
                         VK_ATTN_HEAD_DIM_MAX);
@@ -53,7 +55,7 @@ int vk_attention(backend *be, tensor *out, const tensor *q, const tensor *k, con
     }
     const struct vk_pipeline *pl, *comb = NULL;
     if (rc == SEER_OK)
-        rc = vk_pipeline_get(vk, f16 ? VK_K_ATTN_F16 : VK_K_ATTN_F32, variant, &pl);
+        rc = vk_pipeline_get(vk, kern, variant, &pl);
     if (rc)
         return rc;
     if (nkv > (int64_t)vk->caps.max_wg_count[1])

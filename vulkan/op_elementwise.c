@@ -1,9 +1,9 @@
 /* op_elementwise.c — elementwise and row-wise ops of core/ops.h: vk_binary (op_add, op_mul: out
    = a (+|·) b with b broadcast where its dimension is 1), vk_unary (op_unary: silu, gelu tanh/erf
    for spec §4.5/§4.6, sigmoid, softplus for spec §2.5 step 4, exp), vk_scale, vk_cpy (f32 → f32,
-   f16, bf16, any strides both sides) and vk_softmax (per row). One invocation per element (cpy
-   to f16/bf16: per 32-bit word), one workgroup per row for softmax; rows split across storage
-   windows when a tensor exceeds one (memory.c's rule). */
+   f16, bf16, q8_0, any strides both sides) and vk_softmax (per row). One invocation per element
+   (cpy to f16/bf16: per 32-bit word; to q8_0: per block), one workgroup per row for softmax;
+   rows split across storage windows when a tensor exceeds one (memory.c's rule). */
 #include "core/error.h"
 #include "core/util.h"
 #include "vulkan/push.h"
@@ -64,6 +64,7 @@ int vk_binary(backend *be, enum binary_op op, tensor *out, const tensor *a, cons
 enum rows_grid {
     PER_ELEMENT, /* one invocation per element */
     PER_WORD,    /* one per 32-bit word of a 16-bit destination row: ne0/2 + 1 a row */
+    PER_BLOCK,   /* one per 32-value block of a q8_0 destination row: ne0/32 a row */
     PER_ROW,     /* one workgroup per row */
 };
 
@@ -84,7 +85,10 @@ static int rows_op(backend *be, const char *op, enum vk_kernel k, uint32_t varia
         return rc;
     const uint64_t WG = pl->spec[VK_SPEC_WG];
     const int64_t ne0 = x->ne[0], n_rows = tensor_nrows(x);
-    const int64_t per_row = grid == PER_ELEMENT ? ne0 : grid == PER_WORD ? ne0 / 2 + 1 : 1;
+    const int64_t per_row = grid == PER_ELEMENT ? ne0
+                            : grid == PER_WORD  ? ne0 / 2 + 1
+                            : grid == PER_BLOCK ? ne0 / 32
+                                                : 1;
     /* per dispatch: invocations below 2^31 (the shaders' uint index) and within the grid */
     int64_t max_rows = (int64_t)vk_grid_max(vk);
     if (grid != PER_ROW)
@@ -124,11 +128,14 @@ int vk_scale(backend *be, tensor *out, const tensor *x, float s)
     return rows_op(be, "op_scale", VK_K_UNARY, UNARY_OP_SCALE, PER_ELEMENT, out, 4, x, s);
 }
 
-/* cpy.comp's DST: 0 f32, 1 f16, 2 bf16 (ops.c admits no other destination). */
+/* cpy.comp's DST: 0 f32, 1 f16, 2 bf16, 3 q8_0 (ops.c admits no other destination); a q8_0
+   destination is indexed in bytes (its 34-byte blocks keep no other alignment). */
 int vk_cpy(backend *be, tensor *dst, const tensor *src)
 {
     if (dst->type == DT_F32)
         return rows_op(be, "op_cpy", VK_K_CPY, 0, PER_ELEMENT, dst, 4, src, 0.0f);
+    if (dst->type == DT_Q8_0)
+        return rows_op(be, "op_cpy", VK_K_CPY, 3, PER_BLOCK, dst, 1, src, 0.0f);
     return rows_op(be, "op_cpy", VK_K_CPY, dst->type == DT_F16 ? 1 : 2, PER_WORD, dst, 2, src, 0.0f);
 }
 

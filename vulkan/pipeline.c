@@ -253,7 +253,7 @@ static const struct vk_blob weight_blobs[VK_FAM_COUNT][VK_N_WTYPES] = {
 static const struct vk_kernel_desc kernels[VK_KERNEL_COUNT] = {
     [VK_K_NORM] = {"norm", spv_norm, &spv_norm_size, 4, sizeof(struct vk_push_norm), 4, spec_norm_mode, NULL},
     [VK_K_UNARY] = {"unary", spv_unary, &spv_unary_size, 2, sizeof(struct vk_push_rows), UNARY_COUNT + 1, spec_unary, NULL},
-    [VK_K_CPY] = {"cpy", spv_cpy, &spv_cpy_size, 2, sizeof(struct vk_push_rows), 3, spec_unary, NULL},
+    [VK_K_CPY] = {"cpy", spv_cpy, &spv_cpy_size, 2, sizeof(struct vk_push_rows), 4, spec_unary, NULL},
     [VK_K_SOFTMAX] = {"softmax", spv_softmax, &spv_softmax_size, 2, sizeof(struct vk_push_rows), 1, spec_softmax, NULL},
     [VK_K_ROPE] = {"rope", spv_rope, &spv_rope_size, 3, sizeof(struct vk_push_rope), 1, spec_rope, NULL},
     [VK_K_BINARY] = {"binary", spv_elementwise, &spv_elementwise_size, 3, sizeof(struct vk_push_binary), BINARY_COUNT, spec_binary, NULL},
@@ -263,6 +263,7 @@ static const struct vk_kernel_desc kernels[VK_KERNEL_COUNT] = {
     [VK_K_GDN_STATE] = {"gdn_state", spv_gdn_state, &spv_gdn_state_size, 5, sizeof(struct vk_push_gdn), 1, spec_none, supports_gdn_chunk},
     [VK_K_ATTN_F32] = {"attention_f32", spv_attention, &spv_attention_size, 6, sizeof(struct vk_push_attn), 3, spec_attention, supports_attention},
     [VK_K_ATTN_F16] = {"attention_f16", spv_attention_f16, &spv_attention_f16_size, 6, sizeof(struct vk_push_attn), 3, spec_attention, supports_attention},
+    [VK_K_ATTN_Q8_0] = {"attention_q8_0", spv_attention_q8_0, &spv_attention_q8_0_size, 6, sizeof(struct vk_push_attn), 3, spec_attention, supports_attention},
     [VK_K_ATTN_COMBINE] = {"attention_combine", spv_attention_combine, &spv_attention_combine_size, 2, sizeof(struct vk_push_attn_combine), 1, spec_attn_combine, NULL},
 };
 

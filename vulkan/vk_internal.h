@@ -99,7 +99,7 @@ enum vk_kernel {
     VK_K_BINARY,
     VK_K_CONV,                                   /* op_conv.c */
     VK_K_GDN_RECURRENT, VK_K_GDN_PREP, VK_K_GDN_STATE, /* op_gdn.c */
-    VK_K_ATTN_F32, VK_K_ATTN_F16, VK_K_ATTN_COMBINE,  /* op_attention.c */
+    VK_K_ATTN_F32, VK_K_ATTN_F16, VK_K_ATTN_Q8_0, VK_K_ATTN_COMBINE, /* op_attention.c */
     VK_KERNEL_COUNT
 };
 

@@ -1,7 +1,8 @@
 /* attention.c — CPU op_attention (core/ops.h): softmax(scale·q·kᵀ, masked)·v per query head,
    for the text decoder's full-attention layers (spec §2.6 step 6: GQA, query head h reads kv
    head h/(nh/nkv), causal mask) and the vision tower (spec §4.5 step 4: attention within each
-   image's segment). K and V are f32 or f16 and read through their strides (views of a KV cache).
+   image's segment). K and V are f32, f16 or q8_0 and read through their strides (views of a KV
+   cache); f16 and q8_0 rows are widened a key block at a time, never the whole cache.
    Keys are visited in blocks with an online softmax (running max and sum per query row), so
    the T×Tk score matrix never exists; a block's scores and its P·V update are small GEMMs over
    a tile of (query, head) rows that share one kv head. Tiles run on the backend's pool. */
@@ -15,6 +16,7 @@
 #include "core/cpu/cpu_internal.h"
 #include "core/cpu/gemm_f32.h"
 #include "core/error.h"
+#include "core/quant.h"
 #include "core/util.h"
 #include "seer.h"
 
@@ -24,7 +26,7 @@
 #define TILE_ROWS 64
 
 struct attn_ctx {
-    const tensor *q, *k, *v;  /* q{hd,nh,T} f32; k, v{hd,nkv,Tk} f32 or f16, any row strides */
+    const tensor *q, *k, *v;  /* q{hd,nh,T} f32; k, v{hd,nkv,Tk} f32, f16 or q8_0, any row strides */
     tensor *out;              /* {hd,nh,T} contiguous f32 */
     float scale;
     bool causal;
@@ -50,7 +52,8 @@ static inline const char *kv_row(const tensor *t, int64_t g, int64_t j)
 }
 
 /* Keys [j0, j0+n) of kv head g as f32 rows: in place for f32 with float-multiple strides,
-   else converted into buf {n×hd}. *ld receives the row stride in floats. */
+   else converted into buf {n×hd} (KB rows: an L1/L2-sized tile). *ld receives the row stride
+   in floats. */
 static const float *kv_block(const struct attn_ctx *c, const tensor *t, int64_t g, int64_t j0, int64_t n,
                              float *buf, int64_t *ld)
 {
@@ -63,6 +66,8 @@ static const float *kv_block(const struct attn_ctx *c, const tensor *t, int64_t 
         float *dst = buf + j * c->hd;
         if (t->type == DT_F16) {
             cpu_f16_to_f32_row(dst, (const uint16_t *)(const void *)src, c->hd);
+        } else if (t->type == DT_Q8_0) {
+            dequantize_row(DT_Q8_0, src, dst, c->hd); /* hd/32 blocks: d·q per value */
         } else {
             memcpy(dst, src, (size_t)c->hd * sizeof(float));
         }

@@ -1,6 +1,6 @@
 /* elementwise.c — CPU elementwise ops (core/ops.h): add/mul with b broadcast, the unary
    activations (SiLU, GELU tanh/erf for spec §4.5/§4.6, sigmoid, softplus for spec §2.5 step 4,
-   exp), scale, f32 → f32/f16/bf16 copies between strided layouts, and row softmax.
+   exp), scale, f32 → f32/f16/bf16/q8_0 copies between strided layouts, and row softmax.
    Divisions: work splitting, binary, unary, scale, cpy, softmax. */
 #include <math.h>
 #include <stdint.h>
@@ -8,6 +8,7 @@
 
 #include "core/cpu/cpu_internal.h"
 #include "core/fp16.h"
+#include "core/quant.h"
 #include "core/util.h"
 #include "seer.h"
 
@@ -183,7 +184,7 @@ int cpu_scale(backend *be, tensor *out, const tensor *x, float s)
     return SEER_OK;
 }
 
-/* ---- cpy: f32 → f32 / f16 / bf16 ---------------------------------------------------------------- */
+/* ---- cpy: f32 → f32 / f16 / bf16 / q8_0 ------------------------------------------------------- */
 
 struct cpy_ctx {
     tensor *dst;
@@ -208,16 +209,33 @@ static void cpy_seg(void *p, int64_t r, int64_t j0, int64_t j1)
             y[j] = f32_to_bf16(x[j]);
         break;
     }
-    default: /* DT_F32: ops.c admits only these three */
+    default: /* DT_F32: ops.c admits only these three here (Q8_0 goes to cpy_q8_0_seg) */
         /* memmove: a copy onto itself (dst == src) is legal and must stay a no-op */
         memmove((float *)d + j0, x + j0, (size_t)(j1 - j0) * sizeof(float));
         break;
     }
 }
 
+/* Q8_0 destination (a q8_0 KV cache): blocks [b0, b1) of row r, each 32 values quantised
+   together by core/quant.c's quantize_row_q8_0 (llama.cpp's reference rounding). */
+static void cpy_q8_0_seg(void *p, int64_t r, int64_t b0, int64_t b1)
+{
+    const struct cpy_ctx *c = p;
+    const float *x = (const float *)cpu_row_at(c->src, r);
+    block_q8_0 *y = (block_q8_0 *)(void *)cpu_row_at(c->dst, r);
+    quantize_row_q8_0(x + b0 * QK8_0, y + b0, (b1 - b0) * QK8_0);
+}
+
 int cpu_cpy(backend *be, tensor *dst, const tensor *src)
 {
     struct cpy_ctx c = {dst, src};
+    if (dst->type == DT_Q8_0) {
+        /* the flat split runs over blocks, so no block is cut between two threads */
+        tensor blocks = *src;
+        blocks.ne[0] = src->ne[0] / QK8_0;
+        run_flat(be, &blocks, cpy_q8_0_seg, &c);
+        return SEER_OK;
+    }
     run_flat(be, src, cpy_seg, &c);
     return SEER_OK;
 }

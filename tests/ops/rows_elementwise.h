@@ -1,6 +1,6 @@
 /* rows_elementwise.h — rows of tests/ops/backend_ops.c for the per-element and per-row ops:
    unary activations, scale, softmax (and, through the same "map" machinery, the norms of
-   rows_norm.h), add/mul with every broadcast pattern, and cpy f32 → f32/f16/bf16. */
+   rows_norm.h), add/mul with every broadcast pattern, and cpy f32 → f32/f16/bf16 and → q8_0. */
 
 /* ---- map ops: out{ne} = f(x{ne}) row by row --------------------------------------------------- */
 
@@ -377,7 +377,101 @@ static const struct op_row row_cpy = {"cpy", 0, make_cpy, ref_cpy, run_cpy, fill
                                       "conversion is exact: nearest even, bit for bit",
                                       OP_CASES(cpy_cases), NULL, "dst_offset dst_row_stride"};
 
+/* ---- cpy to q8_0 (a q8_0 KV cache) ------------------------------------------------------------ */
+
+/* src as the cpy row's (a view with 3 floats of padding per row; OPC_ALT: the swapped view); dst a
+   view of a flat q8_0 parent in whole 34-byte blocks, starting p[0] blocks in, rows p[1] blocks
+   apart and planes ne1·p[1] + 1 blocks apart (an odd block count puts rows 2 bytes off a 32-bit
+   word, so the shader's partial words and a neighbour's bytes are exercised). Parents: 0 src, 1 dst. */
+static void cpy_q8_views(const struct op_case *c, const tensor *sp, const tensor *dp, tensor *sv, tensor *dv)
+{
+    const int64_t *ne = c->ne;
+    const size_t srow = (size_t)(ne[0] + 3) * 4, ds1 = (size_t)c->p[1] * 34, ds2 = ds1 * (size_t)ne[1] + 34;
+    const size_t snb[4] = {4, srow, srow * (size_t)ne[1], srow * (size_t)(ne[1] * ne[2])};
+    *sv = c->flags & OPC_ALT ? op_swapped_view(sp, ne) : tensor_view(sp, 4, ne, snb, 0);
+    *dv = tensor_view(dp, 4, ne, (size_t[]){34, ds1, ds2, ds2 * (size_t)ne[2]}, (size_t)c->p[0] * 34);
+}
+
+static void make_cpy_q8(const struct op_row *r, const struct op_case *c, struct op_data *d)
+{
+    (void)r;
+    const int64_t *ne = c->ne;
+    if (c->flags & OPC_ALT)
+        op_add_swapped(d, ne, fill_normal);
+    else
+        op_add_input(d, DT_F32, ne[0] + 3, ne[1], ne[2], ne[3], fill_normal);
+    /* the dst parent: whole blocks, sentinel bytes */
+    const int64_t blocks = c->p[0] + (c->p[1] * ne[1] + 1) * ne[2] * ne[3] + 1;
+    struct op_in *in = &d->in[d->n_in++];
+    *in = (struct op_in){DT_Q8_0, {32 * blocks, 1, 1, 1}, NULL, calloc((size_t)(32 * blocks), sizeof(float)),
+                         (size_t)blocks * 34};
+    d->n_out = in->nbytes;
+    /* row (0,0,0) of the view: block 0 all zero (d = 0), block 1 tiny (a subnormal f16 step),
+       block 2 steps of exactly 1 (amax 127) with halves, where round-half-away and
+       round-half-even differ; the other blocks N(0, s²) with s from 1e-3 to 1e3 per block */
+    tensor sp = op_host_parent(d, 0), dp = op_host_parent(d, 1), sv, dv;
+    cpy_q8_views(c, &sp, &dp, &sv, &dv);
+    static const float halves[] = {127.0f, 2.5f, -2.5f, 0.5f, -0.5f, 1.5f, -126.5f, 3.5f, 64.5f};
+    for (int64_t i3 = 0; i3 < ne[3]; i3++)
+        for (int64_t i2 = 0; i2 < ne[2]; i2++)
+            for (int64_t i1 = 0; i1 < ne[1]; i1++)
+                for (int64_t b = 0; b < ne[0] / 32; b++) {
+                    const bool first = i1 == 0 && i2 == 0 && i3 == 0;
+                    float s = (float)pow(10.0, test_randf(-3.0f, 3.0f));
+                    if (first && b < 2)
+                        s = b == 0 ? 0.0f : 1e-6f;
+                    for (int64_t j = 0; j < 32; j++) {
+                        float *x = &d->in[0].val[op_view_index(&sp, &sv, 32 * b + j, i1, i2, i3)];
+                        *x = first && b == 2 ? (j < (int64_t)ARRAY_LEN(halves) ? halves[j] : (float)(j - 60))
+                                             : *x * s;
+                    }
+                }
+    op_sync_f32(&d->in[0]);
+}
+
+/* The dst parent's expected bytes: the sentinel, and each row of the view quantised where the
+   view puts it by ref_quantize_q8_0 (tests/support/op_ref.c, not core/quant.c). */
+static void ref_cpy_q8(const struct op_row *r, const struct op_case *c, const struct op_data *d, void *want)
+{
+    (void)r;
+    tensor sp = op_host_parent(d, 0), dp = op_host_parent(d, 1), sv, dv;
+    cpy_q8_views(c, &sp, &dp, &sv, &dv);
+    float *src = malloc((size_t)tensor_nelements(&sv) * sizeof *src);
+    op_gather_vals(&d->in[0], &sp, &sv, src);
+    memset(want, OP_SENTINEL, d->n_out);
+    size_t n = 0;
+    for (int64_t i3 = 0; i3 < dv.ne[3]; i3++)
+        for (int64_t i2 = 0; i2 < dv.ne[2]; i2++)
+            for (int64_t i1 = 0; i1 < dv.ne[1]; i1++, n += (size_t)dv.ne[0])
+                ref_quantize_q8_0(src + n, dv.ne[0],
+                                  (unsigned char *)want + dv.offset + i1 * dv.nb[1] + i2 * dv.nb[2] + i3 * dv.nb[3]);
+    free(src);
+}
+
+static int run_cpy_q8(const struct op_row *r, const struct op_case *c, struct op_bufs *b, void *got)
+{
+    (void)r;
+    tensor sv, dv;
+    cpy_q8_views(c, b->t[0], b->t[1], &sv, &dv);
+    int rc = op_cpy(b->be, &dv, &sv);
+    return rc ? rc : op_read_bytes(b, 1, got);
+}
+
+static const struct op_case cpy_q8_cases[] = {
+    {NE(256, 2, 3, 1), PAR(0, 8)},   /* three tokens of a cache {hd 256, nkv 2}: rows back to back */
+    {NE(32, 1, 1, 1), PAR(1, 1)},    /* one block, 2 bytes off a word */
+    {NE(96, 5, 3, 1), PAR(1, 4)},    /* a spare block between rows, odd plane starts */
+    {NE(256, 4, 7, 2), PAR(3, 9)},
+    {NE(4096, 67, 1, 1), PAR(1, 129)},
+    {NE(1024, 60, 1, 1), PAR(1, 33), .flags = OPC_SPLIT}, /* 240 KB of src, 64 KB of dst */
+    {NE(4096, 33, 1, 1), PAR(0, 128), .flags = OPC_THREADS},
+    {NE(96, 3, 2, 1), PAR(2, 3), .flags = OPC_ALT}, {NE(256, 2, 5, 1), PAR(0, 8), .flags = OPC_ALT},
+};
+static const struct op_row row_cpy_q8 = {"cpy_q8_0", 0, make_cpy_q8, ref_cpy_q8, run_cpy_q8, fill_normal, OP_BITS, 0,
+                                         "one f32 division, product and rounding per value, as the reference",
+                                         OP_CASES(cpy_q8_cases), NULL, "dst_offset dst_row_stride"};
+
 static const struct op_row *const elementwise_rows[] = {
     &row_silu, &row_gelu_tanh, &row_gelu_erf, &row_sigmoid, &row_softplus, &row_exp,
-    &row_scale, &row_softmax, &row_add, &row_mul, &row_cpy,
+    &row_scale, &row_softmax, &row_add, &row_mul, &row_cpy, &row_cpy_q8,
 };

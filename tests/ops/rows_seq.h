@@ -308,7 +308,8 @@ static const struct op_row row_gdn_mixed = {"gdn_chunked+recurrent", GDN_MIXED, 
 
 /* ---- attention -------------------------------------------------------------------------------- */
 
-/* Case: ne {hd, nh, T, Tk}; p {nkv, q_pos0, mask, layout}; type: K/V's dtype (F32 or F16);
+/* Case: ne {hd, nh, T, Tk}; p {nkv, q_pos0, mask, layout}; type: K/V's dtype (F32, F16 or Q8_0:
+   values drawn in f32, quantised by ref_quantize_q8_0 and compared on their dequantised values);
    s: q's spread (1, or large to push scores to hundreds). Masks: causal from q_pos0; segments
    in runs of 7, 20, 1, 22 tokens (cycled, ids neither small nor increasing); ids (7t) mod 3;
    runs of 37%, 45% and the rest; ids t mod 3. Layouts of K and V: contiguous {hd, nkv, Tk}; the
@@ -324,16 +325,32 @@ static int64_t attn_cap(const struct op_case *c) { return c->ne[3] + 37 > 100 ? 
 
 static void fill_junk(float *x, size_t n) { test_fill_uniform(x, n, 1000.0f, 2000.0f); }
 
+/* Bytes of one K/V row of hd values (34 per 32 for q8_0). */
+static size_t attn_row_bytes(const struct op_case *c)
+{
+    size_t rb = 0;
+    dtype_row_bytes(c->type, c->ne[0], &rb);
+    return rb;
+}
+
 static void attn_kv_view(const struct op_case *c, const tensor *parent, tensor *view)
 {
     const int64_t hd = c->ne[0], nkv = c->p[0], Tk = c->ne[3], cap = attn_cap(c);
-    const size_t es = c->type == DT_F16 ? 2 : 4;
+    const size_t es = (size_t)dtype_info(c->type)->block_bytes, rb = attn_row_bytes(c);
     if (c->p[3] == KV_CONTIG)
         *view = *parent;
     else if (c->p[3] == KV_CACHE)
-        *view = tensor_view(parent, 3, (int64_t[]){hd, nkv, Tk}, (size_t[]){es, hd * es, (size_t)(hd * nkv) * es}, 0);
+        *view = tensor_view(parent, 3, (int64_t[]){hd, nkv, Tk}, (size_t[]){es, rb, rb * (size_t)nkv}, 0);
     else
-        *view = tensor_view(parent, 3, (int64_t[]){hd, nkv, Tk}, (size_t[]){es, (size_t)(hd * cap) * es, hd * es}, 0);
+        *view = tensor_view(parent, 3, (int64_t[]){hd, nkv, Tk}, (size_t[]){es, rb * (size_t)cap, rb}, 0);
+}
+
+/* Index, in the parent's packed values, of element e of kv head g, token j of a K/V view (the
+   parents' rows are whole head rows, so a byte offset names a row whatever the dtype). */
+static size_t attn_kv_index(const struct op_case *c, const tensor *view, int64_t e, int64_t g, int64_t j)
+{
+    return (view->offset + (size_t)g * view->nb[1] + (size_t)j * view->nb[2]) / attn_row_bytes(c) * (size_t)c->ne[0] +
+           (size_t)e;
 }
 
 static void attn_q_view(const struct op_case *c, const tensor *parent, tensor *view)
@@ -356,18 +373,26 @@ static void make_attention(const struct op_row *r, const struct op_case *c, stru
         op_put(&d->in[0], i, (float)c->s * d->in[0].val[i]);
     for (int kv = 0; kv < 2; kv++) {
         struct op_in *in = &d->in[d->n_in];
+        const enum dtype made = c->type == DT_Q8_0 ? DT_F32 : c->type; /* q8_0: quantised below */
         if (c->p[3] == KV_CONTIG)
-            op_add_input(d, c->type, hd, nkv, Tk, 1, fill_normal);
+            op_add_input(d, made, hd, nkv, Tk, 1, fill_normal);
         else if (c->p[3] == KV_CACHE)
-            op_add_input(d, c->type, hd, nkv, cap, 1, fill_junk);
+            op_add_input(d, made, hd, nkv, cap, 1, fill_junk);
         else
-            op_add_input(d, c->type, hd, cap, nkv, 1, fill_junk);
-        tensor parent = op_host_parent(d, 1 + kv), view;
+            op_add_input(d, made, hd, cap, nkv, 1, fill_junk);
+        tensor parent, view; /* described in the final dtype (q8_0 strides before quantising) */
+        tensor_init4(&parent, c->type, in->ne[0], in->ne[1], in->ne[2], 1);
         attn_kv_view(c, &parent, &view);
         for (int64_t j = 0; j < Tk; j++)
             for (int64_t g = 0; g < nkv; g++)
                 for (int64_t e = 0; e < hd; e++)
-                    op_put(in, op_view_index(&parent, &view, e, g, j, 0), (float)test_randn());
+                    op_put(in, attn_kv_index(c, &view, e, g, j), (float)test_randn());
+        if (c->type == DT_Q8_0) {
+            const size_t n = in->nbytes / 4;
+            in->type = DT_Q8_0, in->nbytes = n / 32 * 34;
+            ref_quantize_q8_0(in->val, (int64_t)n, in->bytes); /* fits: 34 of 128 bytes per block */
+            ref_dequantize_q8_0(in->bytes, (int64_t)n, in->val);
+        }
     }
     op_add_input(d, DT_F32, hd, nh, T, 1, NULL);
     int32_t *seg = malloc((size_t)T * sizeof *seg);
@@ -397,12 +422,18 @@ static void ref_attention_row(const struct op_row *r, const struct op_case *c, c
     float *x[3];
     for (int i = 0; i < 3; i++) {
         par[i] = op_host_parent(d, i);
-        if (i == 0)
+        x[i] = malloc((size_t)tensor_nelements(&par[i]) * sizeof(float));
+        if (i == 0) {
             attn_q_view(c, &par[0], &view[0]);
-        else
-            attn_kv_view(c, &par[i], &view[i]);
-        x[i] = malloc((size_t)tensor_nelements(&view[i]) * sizeof(float));
-        op_gather_vals(&d->in[i], &par[i], &view[i], x[i]);
+            op_gather_vals(&d->in[i], &par[i], &view[i], x[i]);
+            continue;
+        }
+        attn_kv_view(c, &par[i], &view[i]);
+        size_t n = 0;
+        for (int64_t j = 0; j < Tk; j++)
+            for (int64_t g = 0; g < nkv; g++)
+                for (int64_t e = 0; e < hd; e++)
+                    x[i][n++] = d->in[i].val[attn_kv_index(c, &view[i], e, g, j)];
     }
     const double scale = (double)(float)(1.0 / sqrt((double)hd));
     ref_attention(x[0], x[1], x[2], hd, nh, nkv, T, Tk, c->p[1],
@@ -451,6 +482,12 @@ static const struct op_case attention_cases[] = {
     ATT(64, 8, 2, 130, 130, 0, ATT_CAUSAL, DT_F32, KV_CONTIG, OPC_THREADS_REF, 40),
     ATT(64, 8, 2, 70, 70, 0, ATT_CAUSAL, DT_F32, KV_CONTIG, OPC_THREADS_REF | OPC_IN_PLACE, 0),
     ATT(256, 8, 2, 1, 37, 36, ATT_CAUSAL, DT_F16, KV_HEAD_MAJOR, OPC_THREADS_REF | OPC_IN_PLACE, 0),
+    /* a q8_0 cache: prefill, decode (head-major too), a prefill continuing a cache, segments */
+    ATT(256, 8, 2, 37, 37, 0, ATT_CAUSAL, DT_Q8_0, KV_CONTIG, OPC_THREADS_REF, 0),
+    ATT(256, 8, 2, 1, 37, 36, ATT_CAUSAL, DT_Q8_0, KV_CACHE, OPC_THREADS_REF, 0),
+    ATT(256, 8, 2, 1, 37, 36, ATT_CAUSAL, DT_Q8_0, KV_HEAD_MAJOR, OPC_THREADS_REF, 0),
+    ATT(64, 4, 1, 70, 200, 130, ATT_CAUSAL, DT_Q8_0, KV_CACHE, OPC_THREADS_REF, 0),
+    ATT(96, 8, 2, 50, 50, 0, ATT_RUNS, DT_Q8_0, KV_HEAD_MAJOR, OPC_THREADS_REF, 0),
     /* the Vulkan list: decode over ~2000 cached keys (split-K), prefill and continued prefill,
        the vision tower's bidirectional segments, strided q, out over q, large scores; those
        flagged OPC_SHARED16 also in the smallest tiles (head dim 256: 4 rows x 8 keys) */
@@ -468,12 +505,18 @@ static const struct op_case attention_cases[] = {
     ATT(72, 4, 4, 700, 700, 0, ATT_THIRDS, DT_F32, KV_CONTIG, 0, 0),
     ATT(72, 4, 4, 50, 50, 0, ATT_MOD3, DT_F32, KV_CONTIG, OPC_IN_PLACE, 0),
     ATT(64, 2, 2, 257, 257, 0, ATT_THIRDS, DT_F16, KV_CONTIG, OPC_SHARED16, 8),
+    /* q8_0 K/V: decode over 2000 keys (split-K), prefill, an odd block count per row */
+    ATT(256, 8, 2, 1, 2000, 1999, ATT_CAUSAL, DT_Q8_0, KV_CACHE, OPC_STRIDED | OPC_SHARED16, 0),
+    ATT(256, 8, 2, 300, 300, 0, ATT_CAUSAL, DT_Q8_0, KV_CACHE, OPC_SHARED16, 0),
+    ATT(96, 6, 3, 33, 40, 7, ATT_CAUSAL, DT_Q8_0, KV_HEAD_MAJOR, OPC_STRIDED | OPC_SHARED16, 0),
     /* a 256 KiB window: q of 500 tokens is 1 MB, K/V (f16) 128 KB, so q and out go in pieces */
     ATT(64, 8, 2, 500, 500, 0, ATT_CAUSAL, DT_F16, KV_CACHE, OPC_STRIDED | OPC_SPLIT256, 0),
     ATT(64, 8, 2, 1, 900, 899, ATT_CAUSAL, DT_F16, KV_CACHE, OPC_SPLIT256, 0),
+    ATT(64, 8, 2, 1, 900, 899, ATT_CAUSAL, DT_Q8_0, KV_CACHE, OPC_SPLIT256, 0),
 };
-/* 1e-4: f32 scores and sums over <= 2000 keys of <= 256-long products round near 1e-6; f16 K/V
-   are compared on the values they hold */
+/* 1e-4: f32 scores and sums over <= 2000 keys of <= 256-long products round near 1e-6; f16 and
+   q8_0 K/V are compared on the values they hold (q8_0's ~0.4 % rounding is in the reference's
+   input too) */
 static const struct op_row row_attention = {"attention", 0, make_attention, ref_attention_row, run_attention,
                                             fill_normal, OP_L2, 1e-4, "f32 scores and sums",
                                             OP_CASES(attention_cases), "hd nh T Tk", "nkv q_pos0 mask kv_layout"};

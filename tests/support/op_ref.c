@@ -260,10 +260,41 @@ float ref_round(enum dtype type, float f)
         w = (uint32_t)ref_bf16_bits(f) << 16;
         memcpy(&f, &w, 4);
     } else if (type == DT_F16) {
-        uint16_t h = ref_f16_bits(f);
-        int e = (h >> 10) & 31, m = h & 1023;
-        double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, e - 25);
-        f = (float)(h & 0x8000 ? -v : v);
+        f = (float)ref_f16_value(ref_f16_bits(f));
     }
     return f;
+}
+
+double ref_f16_value(uint16_t h)
+{
+    int e = (h >> 10) & 31, m = h & 1023;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+/* The rule of llama.cpp's quantize_row_q8_0_ref, written out: per 32 values the step
+   d = amax/127 and its inverse in f32, q = x·(1/d) rounded half away from zero. */
+void ref_quantize_q8_0(const float *x, int64_t n, unsigned char *out)
+{
+    for (int64_t b = 0; b < n / 32; b++, x += 32, out += 34) {
+        float amax = 0.0f;
+        for (int j = 0; j < 32; j++)
+            amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
+        const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        const uint16_t h = ref_f16_bits(d);
+        out[0] = (unsigned char)(h & 0xff), out[1] = (unsigned char)(h >> 8);
+        for (int j = 0; j < 32; j++) {
+            const float v = x[j] * id;
+            out[2 + j] = (unsigned char)(int8_t)round((double)v);
+        }
+    }
+}
+
+void ref_dequantize_q8_0(const unsigned char *blocks, int64_t n, float *out)
+{
+    for (int64_t b = 0; b < n / 32; b++, blocks += 34) {
+        const double d = ref_f16_value((uint16_t)(blocks[0] | blocks[1] << 8));
+        for (int j = 0; j < 32; j++)
+            out[b * 32 + j] = (float)(d * (int8_t)blocks[2 + j]);
+    }
 }

@@ -68,5 +68,12 @@ uint16_t ref_f16_bits(float f);
 uint16_t ref_bf16_bits(float f);
 /* The value f holds once stored as `type` (F32, F16 or BF16). */
 float ref_round(enum dtype type, float f);
+/* The value of IEEE binary16 bits h (subnormals, infinities and NaN included). */
+double ref_f16_value(uint16_t h);
+/* Q8_0 (34-byte blocks: f16 d little-endian, int8 q[32]) of n finite values, n a multiple of
+   32, by llama.cpp's reference rule (d = amax/127, q = round(x/d) half away from zero, taken as
+   x times the f32 inverse of d); and back (d·q per value). Independent of core/quant.c. */
+void ref_quantize_q8_0(const float *x, int64_t n, unsigned char *out);
+void ref_dequantize_q8_0(const unsigned char *blocks, int64_t n, float *out);
 
 #endif

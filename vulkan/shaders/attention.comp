@@ -7,8 +7,10 @@
 // A workgroup owns BR rows of one kv head — row ρ = t·r + hh is query t, head g·r + hh, so the r
 // heads sharing a kv head reuse each K/V block — and one key range (split-K, grid z): with one
 // range it writes out; with several it leaves (acc, m, l) per row for attention_combine.comp.
-// Bindings: 0 q f32, 1 k, 2 v (f32, or f16 words with KV_F16), 3 out f32, 4 seg i32 (a dummy when
-//   causal), 5 partials f32 (a dummy without split-K). Push: AttnPush.
+// Bindings: 0 q f32, 1 k, 2 v (f32, or words of f16 pairs with KV_F16, or words of q8_0 blocks
+//   with KV_Q8_0, whose bases and strides are then in bytes), 3 out f32, 4 seg i32 (a dummy when
+//   causal), 5 partials f32 (a dummy without split-K). Push: AttnPush. K/V blocks are widened to
+//   f32 into shared memory as they are visited, never the whole cache.
 // Grid: x = row tiles of this dispatch's queries, y = kv heads, z = key ranges.
 // Assumes: WG (spec 0) a multiple of BR (spec 2); TPR = WG/BR invocations per row, each holding
 //   NO = HDM/TPR ≤ 32 output dims (HDM, spec 1, ≥ hd) and NS = ⌈BK/TPR⌉ ≤ 8 scores (BK, spec 3)
@@ -36,17 +38,40 @@ const uint LP = BK + 1u;
 #define NEG_HALF (-5.0e29)
 
 layout(std430, binding = 0) readonly buffer Q { float qb[]; };
-#ifdef KV_F16
+// k_at/v_at(row, d): element d of the K/V row starting at `row` (in the binding's units)
+#if defined(KV_F16)
 // f16 K/V as 32-bit words of two halves (element e in the low half when e is even)
 layout(std430, binding = 1) readonly buffer K { uint kw[]; };
 layout(std430, binding = 2) readonly buffer V { uint vw[]; };
-float k_at(uint e) { vec2 h = unpackHalf2x16(kw[e >> 1]); return (e & 1u) != 0u ? h.y : h.x; }
-float v_at(uint e) { vec2 h = unpackHalf2x16(vw[e >> 1]); return (e & 1u) != 0u ? h.y : h.x; }
+float k_at(uint row, uint d)
+{
+    const vec2 h = unpackHalf2x16(kw[(row + d) >> 1]);
+    return ((row + d) & 1u) != 0u ? h.y : h.x;
+}
+float v_at(uint row, uint d)
+{
+    const vec2 h = unpackHalf2x16(vw[(row + d) >> 1]);
+    return ((row + d) & 1u) != 0u ? h.y : h.x;
+}
+#elif defined(KV_Q8_0)
+// q8_0 K/V (core/quant.h: 34-byte blocks, f16 d then int8 q[32]; value d·q) as 32-bit words,
+// rows addressed in bytes: a block starts on any even byte, so d's two bytes may straddle a word
+// (as quant.glsl's q_u16 reads them). d is decoded by unpackHalf2x16 like the f16 cache's values.
+#define Q8_0_AT(W, row, d)                                                                         \
+    const uint b = row + (d >> 5) * 34u, a = b + 2u + (d & 31u), hs = (b & 3u) << 3;               \
+    uint h = W[b >> 2] >> hs;                                                                      \
+    if (hs == 24u)                                                                                 \
+        h |= W[(b >> 2) + 1u] << 8;                                                                \
+    return float(bitfieldExtract(int(W[a >> 2]), int((a & 3u) << 3), 8)) * unpackHalf2x16(h & 0xffffu).x;
+layout(std430, binding = 1) readonly buffer K { uint kw[]; };
+layout(std430, binding = 2) readonly buffer V { uint vw[]; };
+float k_at(uint row, uint d) { Q8_0_AT(kw, row, d) }
+float v_at(uint row, uint d) { Q8_0_AT(vw, row, d) }
 #else
 layout(std430, binding = 1) readonly buffer K { float kf[]; };
 layout(std430, binding = 2) readonly buffer V { float vf[]; };
-float k_at(uint e) { return kf[e]; }
-float v_at(uint e) { return vf[e]; }
+float k_at(uint row, uint d) { return kf[row + d]; }
+float v_at(uint row, uint d) { return vf[row + d]; }
 #endif
 layout(std430, binding = 3) writeonly buffer O { float ob[]; };
 layout(std430, binding = 4) readonly buffer Seg { int seg[]; };
@@ -127,7 +152,7 @@ void main()
         }
         for (uint e = tid; e < BK * HDM; e += WG) {
             const uint jj = e / HDM, d = e % HDM;
-            skv[jj * LKV + d] = (jj < nk && d < p.hd) ? k_at(p.k_base + g * p.k_s1 + (j0 + jj) * p.k_s2 + d) : 0.0;
+            skv[jj * LKV + d] = (jj < nk && d < p.hd) ? k_at(p.k_base + g * p.k_s1 + (j0 + jj) * p.k_s2, d) : 0.0;
         }
         barrier(); // K block written -> scores
 
@@ -169,7 +194,7 @@ void main()
         }
         for (uint e = tid; e < BK * HDM; e += WG) {
             const uint jj = e / HDM, d = e % HDM;
-            skv[jj * LKV + d] = (jj < nk && d < p.hd) ? v_at(p.v_base + g * p.v_s1 + (j0 + jj) * p.v_s2 + d) : 0.0;
+            skv[jj * LKV + d] = (jj < nk && d < p.hd) ? v_at(p.v_base + g * p.v_s1 + (j0 + jj) * p.v_s2, d) : 0.0;
         }
         barrier(); // probabilities and V block written -> accumulate
 

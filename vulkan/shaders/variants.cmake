@@ -35,4 +35,5 @@ set(seer_shader_variants
   "get_rows_q5_k|get_rows.comp|W_Q5_K"
   "get_rows_q6_k|get_rows.comp|W_Q6_K"
   "attention_f16|attention.comp|KV_F16"
+  "attention_q8_0|attention.comp|KV_Q8_0"
 )
