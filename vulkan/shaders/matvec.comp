@@ -5,8 +5,9 @@
 // their GGUF blocks, dequantised bit-exactly per element).
 // Bindings: 0 w, 1 x f32 (rows by x_s1..3 strides), 2 out f32. Push: MatmulPush (N = NX).
 // Each workgroup owns NR weight rows: its invocations walk the rows' 8-element chunks in
-// strides of WG (consecutive invocations, consecutive memory), dequantise each chunk once and
-// use it for all N x rows; the partial sums meet in a shared-memory tree (log2 WG barriers), or,
+// strides of WG (consecutive invocations, consecutive memory; Q4_K/Q5_K: whole 32-element
+// sub-blocks, whose scales are decoded once), dequantise each chunk once and use it for all N
+// x rows; the partial sums meet in a shared-memory tree (log2 WG barriers), or,
 // built with SG_REDUCE (the *_sg variants, for devices with subgroup arithmetic), in subgroupAdd
 // then one barrier and a sum over the workgroup's subgroups: far fewer barriers per workgroup,
 // which is what decode's many small workgroups pay for.
@@ -59,29 +60,47 @@ void main()
     [[unroll]] for (uint i = 0u; i < NR * NX; i++)
         acc[i] = 0.0;
 
-    const uint n_chunks = (p.K + 7u) / 8u;
-    for (uint ch = tid; ch < n_chunks; ch += WG) {
-        const uint k0 = 8u * ch;
-        float xv[NX * 8u];
-        [[unroll]] for (uint n = 0u; n < NX; n++)
-            [[unroll]] for (uint i = 0u; i < 8u; i++)
-#if defined(W_QUANT)
-                xv[n * 8u + i] = x[xo[n] + k0 + i]; // whole blocks: no tail
+#if defined(QSUB)
+    // Q4_K/Q5_K: a step is one 32-element sub-block, its 6-bit scale, min and two f16 factors
+    // decoded once for its four 8-element chunks (per chunk they cost about as much as the chunk)
+    const uint n_steps = p.K / 32u, per = 4u;
 #else
-            {   // the row's tail: w_chunk8 gives 0 there, and x is read in bounds, then zeroed
-                // (a select after the load, not a branch around it)
-                const float xx = x[xo[n] + min(k0 + i, p.K - 1u)];
-                xv[n * 8u + i] = k0 + i < p.K ? xx : 0.0;
-            }
+    const uint n_steps = (p.K + 7u) / 8u, per = 1u;
 #endif
-        [[unroll]] for (uint r = 0u; r < NR; r++) {
-            float v[8];
-            w_chunk8(wrow[r], k0, p.K, v);
-            [[unroll]] for (uint n = 0u; n < NX; n++) {
-                float s = acc[r * NX + n];
+    for (uint st = tid; st < n_steps; st += WG) {
+#if defined(QSUB)
+        const uint kb = 32u * st, blk = (kb / QK) * QBYTES, j = (kb % QK) / 32u;
+        float d1[NR], m1[NR];
+        [[unroll]] for (uint r = 0u; r < NR; r++)
+            dq_scale(wrow[r] + blk, j, d1[r], m1[r]);
+#endif
+        [[unroll]] for (uint c = 0u; c < per; c++) {
+            const uint k0 = 8u * (per * st + c);
+            float xv[NX * 8u];
+            [[unroll]] for (uint n = 0u; n < NX; n++)
                 [[unroll]] for (uint i = 0u; i < 8u; i++)
-                    s = fma(v[i], xv[n * 8u + i], s);
-                acc[r * NX + n] = s;
+#if defined(W_QUANT)
+                    xv[n * 8u + i] = x[xo[n] + k0 + i]; // whole blocks: no tail
+#else
+                {   // the row's tail: w_chunk8 gives 0 there, and x is read in bounds, then zeroed
+                    // (a select after the load, not a branch around it)
+                    const float xx = x[xo[n] + min(k0 + i, p.K - 1u)];
+                    xv[n * 8u + i] = k0 + i < p.K ? xx : 0.0;
+                }
+#endif
+            [[unroll]] for (uint r = 0u; r < NR; r++) {
+                float v[8];
+#if defined(QSUB)
+                dq8_sub(wrow[r] + blk, j, c, d1[r], m1[r], v);
+#else
+                w_chunk8(wrow[r], k0, p.K, v);
+#endif
+                [[unroll]] for (uint n = 0u; n < NX; n++) {
+                    float s = acc[r * NX + n];
+                    [[unroll]] for (uint i = 0u; i < 8u; i++)
+                        s = fma(v[i], xv[n * 8u + i], s);
+                    acc[r * NX + n] = s;
+                }
             }
         }
     }

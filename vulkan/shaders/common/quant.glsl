@@ -8,6 +8,8 @@
 //   q_byte/q_u16/q_u32(a)  little-endian loads at byte address a (any alignment)
 //   half_bits_to_float(h)  exact IEEE half decode, subnormals too whatever the denorm mode
 //   dq8(bb, c, v)          elements 8c .. 8c+7 of the block at byte address bb
+//   dq_scale, dq8_sub      (Q4_K, Q5_K: QSUB defined) the same in two steps, the first once per
+//                          32-element sub-block
 //   QK, QBYTES             elements and bytes per block
 
 uint q_byte(uint a) { return (wq[a >> 2] >> ((a & 3u) << 3)) & 0xffu; }
@@ -90,14 +92,23 @@ void scale_min_k4(uint sb, uint j, out uint sc, out uint m)
     m = lo ? b4 & 63u : (b4 >> 4) | ((bj >> 6) << 4);
 }
 
-void dq8(uint bb, uint c, out float v[8])
+// The scale and min of sub-block j, then its elements 8·part .. 8·part+7 with them: a kernel that
+// walks a whole sub-block (QSUB) decodes the 6-bit scale, the min and the two halves once per 32
+// elements instead of once per 8.
+#define QSUB 1
+void dq_scale(uint bb, uint j, out float d1, out float m1)
 {
-    const uint j = c >> 2, part = c & 3u, sh = (j & 1u) * 4u;
     uint sc, m;
     scale_min_k4(bb + 4u, j, sc, m);
-    precise const float d1 = half_bits_to_float(q_u16(bb)) * float(sc);
-    precise const float m1 = half_bits_to_float(q_u16(bb + 2u)) * float(m);
-    const uint a = bb + QS_AT + 32u * (j >> 1) + 8u * part;
+    precise const float d = half_bits_to_float(q_u16(bb)) * float(sc);
+    precise const float mm = half_bits_to_float(q_u16(bb + 2u)) * float(m);
+    d1 = d;
+    m1 = mm;
+}
+
+void dq8_sub(uint bb, uint j, uint part, float d1, float m1, out float v[8])
+{
+    const uint sh = (j & 1u) * 4u, a = bb + QS_AT + 32u * (j >> 1) + 8u * part;
     const uint w[2] = uint[](q_u32(a), q_u32(a + 4u));
 #if defined(W_Q5_K)
     const uint h[2] = uint[](q_u32(bb + 16u + 8u * part), q_u32(bb + 20u + 8u * part));
@@ -110,6 +121,13 @@ void dq8(uint bb, uint c, out float v[8])
         precise float x = d1 * float(q) - m1;
         v[i] = x;
     }
+}
+
+void dq8(uint bb, uint c, out float v[8])
+{
+    float d1, m1;
+    dq_scale(bb, c >> 2, d1, m1);
+    dq8_sub(bb, c >> 2, c & 3u, d1, m1, v);
 }
 
 #elif defined(W_Q6_K)
