@@ -7,8 +7,8 @@ are within TIE in probability (there a rounding-level difference may legitimatel
 is wider than the text oracle's, see below).
 Comparison stops at an excused difference (the two then continue different sequences). Where
 mtmd_logits.mjs has no probabilities for a step (they need the greedy prefix to round-trip through text),
-its exact top-2 logit gap bounds the probability gap from above (1 - exp(-gap)), so the bound excuses no
-more than the rule does; where both are unknown a difference fails. A padding row (an id past the
+its exact top-2 logit gap g bounds the probability gap from above (tanh(g/2), since the two
+probabilities sum to at most 1), so the bound excuses no more than the rule does; where both are unknown a difference fails. A padding row (an id past the
 tokenizer, which llama.cpp may pick and seer never samples, spec §2.7, §10 item 9) chosen by libmtmd
 ends the comparison as agreed — also where seer, its best real token being the end of the turn, stops
 there (the stop token is not in seer's --json tokens, so its list is just shorter).
@@ -62,8 +62,9 @@ def main():
         if probs and len(probs) >= 2:
             gap, what = probs[0]["p"] - probs[1]["p"], "top-2 probability gap"
         elif logit_gap is not None:
-            # p1 - p2 = p1 (1 - exp(-logit gap)) <= 1 - exp(-logit gap): an upper bound of the same gap
-            gap, what = -math.expm1(-logit_gap), "top-2 probability gap at most"
+            # p2 = p1 exp(-g) and p1 + p2 <= 1, so p1 <= 1 / (1 + exp(-g)) and
+            # p1 - p2 = p1 (1 - exp(-g)) <= (1 - exp(-g)) / (1 + exp(-g)) = tanh(g / 2): an upper bound
+            gap, what = math.tanh(logit_gap / 2), "top-2 probability gap at most"
         else:
             print(f"step {i}: seer {seer_id}, libmtmd {m[i]}; libmtmd's probabilities there are unknown "
                   f"(seer {s}, libmtmd {m})")
