@@ -46,9 +46,9 @@ int seer_context_create(seer_model *m, const seer_context_params *params, seer_c
     seer_context_params p = params ? *params : seer_context_params_default();
     enum dtype kv_type = DT_F16;
     if (p.cache_type && strcmp(p.cache_type, "f16"))
-        kv_type = !strcmp(p.cache_type, "f32") ? DT_F32 : DT_COUNT;
+        kv_type = !strcmp(p.cache_type, "f32") ? DT_F32 : !strcmp(p.cache_type, "q8_0") ? DT_Q8_0 : DT_COUNT;
     if (kv_type == DT_COUNT)
-        return seer_err(SEER_EINVAL, "seer_context_create: cache type '%s' is not f16 or f32", p.cache_type);
+        return seer_err(SEER_EINVAL, "seer_context_create: cache type '%s' is not f16, f32 or q8_0", p.cache_type);
     if (p.n_ctx == 0 && p.n_batch >= 1)
         p.n_ctx = context_auto(m, p.n_batch, kv_type);
     /* checked before anything n_ctx-sized is allocated, so a bad value is EINVAL, not ENOMEM

@@ -52,7 +52,7 @@ static void usage(FILE *f)
             "  -ub N           tokens per forward micro-batch in prefill (default 512)\n"
             "  --device D      auto (default; or $SEER_DEVICE), cpu, vulkan or vulkan:N\n"
             "  --exact         CPU: f32 activations in every matmul (default: 8-bit rounded, as llama.cpp)\n"
-            "  --cache-type T  KV cache f16 (default) or f32\n"
+            "  --cache-type T  KV cache f16 (default), f32 or q8_0\n"
             "  -d N            decode tests start after N prompt tokens (untimed; default 0)\n"
             "  --parallel N    N sequences decode together, 1..%d (default 1); tg counts all their tokens\n"
             "  --json          print one JSON object instead of the table\n"
@@ -190,7 +190,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--device")) {
             o->device = v;
         } else if (!strcmp(a, "--cache-type")) {
-            ok = parse_dtype(v, &o->cache_type) && (o->cache_type == DT_F16 || o->cache_type == DT_F32);
+            ok = parse_dtype(v, &o->cache_type) &&
+                 (o->cache_type == DT_F16 || o->cache_type == DT_F32 || o->cache_type == DT_Q8_0);
         } else {
             fprintf(stderr, "seer bench: unknown option '%s'\n", a);
             usage(stderr);

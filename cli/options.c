@@ -31,7 +31,7 @@ const struct cli_opt gen_opts_table[] = {
     {{"--device"}, "D", "auto (default; or $SEER_DEVICE), cpu, vulkan, vulkan:N", G_DEVICE},
     {{"-t", "--threads"}, "N", "CPU threads (default: all cores)", G_THREADS},
     {{"--exact"}, NULL, "CPU: f32 activations in every matmul (default: 8-bit, as llama.cpp; faster)", G_EXACT},
-    {{"--cache-type"}, "T", "KV cache f16 (default) or f32", G_CACHE_TYPE},
+    {{"--cache-type"}, "T", "KV cache f16 (default), f32 or q8_0", G_CACHE_TYPE},
     {{"-c", "--ctx-size"}, "N", "context size in tokens (default 4096; 0 = the model's, as memory allows)", G_CTX},
     {{"-ub", "--ubatch-size", "-b"}, "N", "prompt tokens per forward micro-batch (default 512; -b is an alias)",
      G_UBATCH},
@@ -227,8 +227,8 @@ int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_s
     case G_PROGRESS: o->progress = true; break;
     case G_EXACT: o->mp.exact = 1; break;
     case G_CACHE_TYPE:
-        if (strcmp(v, "f16") && strcmp(v, "f32"))
-            return fprintf(stderr, "seer: --cache-type must be f16 or f32, got '%s'\n", v), -1;
+        if (strcmp(v, "f16") && strcmp(v, "f32") && strcmp(v, "q8_0"))
+            return fprintf(stderr, "seer: --cache-type must be f16, f32 or q8_0, got '%s'\n", v), -1;
         o->cp.cache_type = v;
         break;
     case G_FORMAT:

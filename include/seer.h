@@ -119,7 +119,8 @@ typedef struct seer_context_params {
     int64_t n_ctx;   /* tokens the conversation may hold (default 4096); 0 = the model's trained
                         context, lowered to what the device's free memory holds */
     int64_t n_batch; /* prompt tokens per forward micro-batch (default 512) */
-    const char *cache_type; /* KV cache element type: "f16" (default, also NULL) or "f32" */
+    const char *cache_type; /* KV cache element type: "f16" (default, also NULL), "f32" or "q8_0"
+                               (34 bytes per 32 values, ~0.4 % rounding; llama.cpp's q8_0 cache) */
 } seer_context_params;
 
 SEER_API seer_context_params seer_context_params_default(void);

@@ -36,7 +36,10 @@ void qwen35_state_bytes_kv(const struct qwen35_config *c, enum dtype kv_type, in
 {
     const uint64_t n_attn = (uint64_t)qwen35_n_attn_layers(c), n_gdn = (uint64_t)c->n_layer - n_attn;
     const uint64_t ub = (uint64_t)n_ubatch, a = (uint64_t)alignment;
-    out->kv_per_1k = n_attn * 2 * (uint64_t)(c->n_head_kv * c->head_dim) * dtype_info(kv_type)->block_bytes * 1024;
+    /* a cache row is one head's head_dim values: whole blocks (q8_0: 34 bytes per 32 values) */
+    const struct dtype_info *ti = dtype_info(kv_type);
+    const uint64_t row_bytes = (uint64_t)(c->head_dim / ti->block_elems) * (uint64_t)ti->block_bytes;
+    out->kv_per_1k = n_attn * 2 * (uint64_t)c->n_head_kv * row_bytes * 1024;
     out->gdn = n_gdn * ((uint64_t)(c->ssm_n_v_heads * c->ssm_d_k * c->ssm_d_v) +
                         (uint64_t)(qwen35_conv_dim(c) * (c->ssm_conv_kernel - 1))) * 4;
     /* the arena, then x, logits, ids and pos (each its own buffer, rounded to the alignment) */
@@ -134,8 +137,11 @@ int qwen35_state_create_kv(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatc
                            qwen35_state **out)
 {
     const struct qwen35_config *c = &m->cfg;
-    if (kv_type != DT_F32 && kv_type != DT_F16)
-        return seer_err(SEER_EUNSUPPORTED, "KV cache type %s is not supported (f16 or f32)", dtype_name(kv_type));
+    if (kv_type != DT_F32 && kv_type != DT_F16 && kv_type != DT_Q8_0)
+        return seer_err(SEER_EUNSUPPORTED, "KV cache type %s is not supported (f16, f32 or q8_0)", dtype_name(kv_type));
+    if (c->head_dim % dtype_info(kv_type)->block_elems != 0) /* q8_0: whole 32-value blocks per head row */
+        return seer_err(SEER_EUNSUPPORTED, "a %s KV cache needs a head dim multiple of %d (this model's is %lld)",
+                        dtype_name(kv_type), dtype_info(kv_type)->block_elems, (long long)c->head_dim);
     /* positions travel as i32 (spec §3.2), so no sequence is longer than INT32_MAX */
     if (n_ctx < 1 || n_ctx > INT32_MAX || n_ubatch < 1)
         return seer_err(SEER_EINVAL, "context size %lld (1..%d) and micro-batch %lld (≥ 1) are out of range",
