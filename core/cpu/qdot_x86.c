@@ -2,7 +2,8 @@
    compiled for its ISA by target attribute (the scheme of matmul_avx512.c) and handed out only
    when CPUID says the CPU has it. The kernel bodies are in qdot_x86_kern.h, included once per
    family: AVX2 sums four u8×s8 products with VPMADDUBSW (pairs into int16) + VPMADDWD (pairs of
-   those into int32); AVX-512 VNNI does it in one VPDPBUSD (256-bit, EVEX: avx512vl). */
+   those into int32); AVX-512 VNNI does it in one VPDPBUSD (256-bit, EVEX: avx512vl), and adds
+   int16 pair products to an int32 accumulator in one VPDPWSSD (madd16_acc). */
 #include "core/cpu/qdot.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -20,8 +21,14 @@ KTGT __attribute__((always_inline)) static inline __m256i sum_u8s8(__m256i u, __
 {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
 }
+/* acc + pairs of int16 products summed into int32 */
+KTGT __attribute__((always_inline)) static inline __m256i madd16_acc(__m256i acc, __m256i a, __m256i b)
+{
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
+}
 #include "core/cpu/qdot_x86_kern.h"
 #undef sum_u8s8
+#undef madd16_acc
 #undef KTGT
 #undef KFN
 
@@ -29,12 +36,19 @@ KTGT __attribute__((always_inline)) static inline __m256i sum_u8s8(__m256i u, __
 #define KTGT __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512vnni")))
 #define KFN(name) name##_vnni
 #define sum_u8s8 sum_u8s8_vnni
+#define madd16_acc madd16_acc_vnni
 KTGT __attribute__((always_inline)) static inline __m256i sum_u8s8_vnni(__m256i u, __m256i s)
 {
     return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
 }
+/* the same in one VPDPWSSD */
+KTGT __attribute__((always_inline)) static inline __m256i madd16_acc_vnni(__m256i acc, __m256i a, __m256i b)
+{
+    return _mm256_dpwssd_epi32(acc, a, b);
+}
 #include "core/cpu/qdot_x86_kern.h"
 #undef sum_u8s8
+#undef madd16_acc
 #undef KTGT
 #undef KFN
 

@@ -2,7 +2,7 @@
    once for AVX2 and once for AVX-512 VNNI. The two differ only in sum_u8s8() (how four u8×s8
    products become one int32 lane), so the unpacking of every weight format is written once.
    Before including, qdot_x86.c defines KTGT (the target attribute), KFN(name) (the suffixed
-   function name) and sum_u8s8. Not a header of its own: include nowhere else. */
+   function name), sum_u8s8 and madd16_acc. Not a header of its own: include nowhere else. */
 
 #define KINL KTGT __attribute__((always_inline)) static inline
 
@@ -55,24 +55,38 @@ KTGT static float KFN(dot_q8_0)(const void *w, const void *xv, int64_t nb)
    taken once for all rows; every row keeps dot_q8_0's two alternating accumulators, so each
    result is dot_q8_0's bit for bit. nx is a constant in each instance (the switch below), so
    the row loop unrolls and the 2·nx accumulators stay in registers. */
+KINL void KFN(rows_q8_0_blk)(const block_q8_0 *b, const char *xv, size_t x_rb, int64_t j, __m256 *acc, const int nx)
+{
+    const __m256i wq = KFN(load32)(b[j].qs), wabs = _mm256_sign_epi8(wq, wq);
+    const __m256 wd = _mm256_set1_ps(_cvtsh_ss(b[j].d));
+#pragma GCC unroll 4
+    for (int r = 0; r < nx; r++) {
+        const block_q8x *x = (const block_q8x *)(const void *)(xv + (size_t)r * x_rb) + j;
+        /* sum_s8s8(wq, xq) with |wq| shared */
+        const __m256i isum = sum_u8s8(wabs, _mm256_sign_epi8(KFN(load32)(x->qs), wq));
+        acc[r] = KFN(fma_blk2)(isum, &x->d, wd, acc[r]);
+    }
+}
+
 KINL void KFN(rows_q8_0_n)(const void *w, const char *xv, size_t x_rb, int64_t nb, float *out, const int nx)
 {
     const block_q8_0 *b = w;
-    __m256 acc[QDOT_MAX_ROWS][2];
+    /* even blocks into acc0, odd into acc1, as dot_q8_0's j & 1; written as two calls per pass
+       so the accumulators are registers, not an array indexed at run time */
+    __m256 acc0[QDOT_MAX_ROWS], acc1[QDOT_MAX_ROWS];
+#pragma GCC unroll 4
     for (int r = 0; r < nx; r++)
-        acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-    for (int64_t j = 0; j < nb; j++) {
-        const __m256i wq = KFN(load32)(b[j].qs), wabs = _mm256_sign_epi8(wq, wq);
-        const __m256 wd = _mm256_set1_ps(_cvtsh_ss(b[j].d));
-        for (int r = 0; r < nx; r++) {
-            const block_q8x *x = (const block_q8x *)(const void *)(xv + (size_t)r * x_rb) + j;
-            /* sum_s8s8(wq, xq) with |wq| shared */
-            const __m256i isum = sum_u8s8(wabs, _mm256_sign_epi8(KFN(load32)(x->qs), wq));
-            acc[r][j & 1] = KFN(fma_blk2)(isum, &x->d, wd, acc[r][j & 1]);
-        }
+        acc0[r] = acc1[r] = _mm256_setzero_ps();
+    int64_t j = 0;
+    for (; j + 1 < nb; j += 2) {
+        KFN(rows_q8_0_blk)(b, xv, x_rb, j, acc0, nx);
+        KFN(rows_q8_0_blk)(b, xv, x_rb, j + 1, acc1, nx);
     }
+    if (j < nb)
+        KFN(rows_q8_0_blk)(b, xv, x_rb, j, acc0, nx);
+#pragma GCC unroll 4
     for (int r = 0; r < nx; r++)
-        out[r] = KFN(hsum)(_mm256_add_ps(acc[r][0], acc[r][1]));
+        out[r] = KFN(hsum)(_mm256_add_ps(acc0[r], acc1[r]));
 }
 
 KTGT static void KFN(rows_q8_0)(const void *w, const void *x, size_t x_rb, int nx, int64_t nb, float *out)
@@ -118,7 +132,7 @@ KINL void KFN(k_scales)(const uint8_t *scales, float d, float dmin, float *sc, f
    (≤ 2·15·127) and VPMADDWD multiplies those pairs by the sub-block's 6-bit scale into int32
    (≤ 2·3810·63), so a superblock is one int32 vector and one f32 multiply-add; the mins meet the
    activations' 16-value sums in integers. Both families use this body: a VPDPBUSD would still need
-   the scale multiply that VPMADDWD gives for free. */
+   the scale multiply that VPMADDWD gives for free (VNNI's VPDPWSSD also adds it to the sum). */
 KTGT static float KFN(dot_q4_K)(const void *w, const void *xv, int64_t nb)
 {
     const block_q4_K *b = w;
@@ -151,9 +165,8 @@ KTGT static float KFN(dot_q4_K)(const void *w, const void *xv, int64_t nb)
             const __m256i s1 = _mm256_shuffle_epi8(scales, _mm256_set1_epi16((short)((4 * g + 3) << 8 | (4 * g + 2))));
             const __m256i v = KFN(load32)(b[i].qs + 32 * g);
             const __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-            const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, KFN(load32)(x[i].qs + 64 * g)), s0);
-            const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, KFN(load32)(x[i].qs + 64 * g + 32)), s1);
-            sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(plo, phi));
+            sumi = madd16_acc(sumi, _mm256_maddubs_epi16(lo, KFN(load32)(x[i].qs + 64 * g)), s0);
+            sumi = madd16_acc(sumi, _mm256_maddubs_epi16(hi, KFN(load32)(x[i].qs + 64 * g + 32)), s1);
         }
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_set1_ps(_cvtsh_ss(b[i].d) * x[i].d), acc);
     }
@@ -162,9 +175,11 @@ KTGT static float KFN(dot_q4_K)(const void *w, const void *xv, int64_t nb)
     return KFN(hsum)(acc) - _mm_cvtss_f32(accm);
 }
 
-/* dot_q4_K for nx activation rows (qdot_rows_fn): a superblock's scales, mins and nibbles are
-   unpacked once for all rows; each row's integer sums and its two accumulators follow dot_q4_K's
-   order, so each result is dot_q4_K's bit for bit. */
+/* dot_q4_K for nx activation rows (qdot_rows_fn): a superblock's scales and nibbles are unpacked
+   once for all rows, then each row in turn takes the whole superblock (its integer sum stays in a
+   register: looping over rows inside the 64-value groups instead kept the sums in memory, ~2×
+   slower); each row's integer sums and its two accumulators follow dot_q4_K's order, so each
+   result is dot_q4_K's bit for bit. */
 KINL void KFN(rows_q4_K_n)(const void *w, const char *xv, size_t x_rb, int64_t nb, float *out, const int nx)
 {
     const block_q4_K *b = w;
@@ -182,33 +197,27 @@ KINL void KFN(rows_q4_K_n)(const void *w, const char *xv, size_t x_rb, int64_t n
         u[2] = m_lo;
         u[0] &= 0x3f3f3f3f;
         const __m256i sm = _mm256_cvtepu8_epi16(_mm_set_epi32((int)u[3], (int)u[2], (int)u[1], (int)u[0]));
-        const __m128i sc = _mm256_castsi256_si128(sm);
+        const __m128i sc = _mm256_castsi256_si128(sm), mins = _mm256_extracti128_si256(sm, 1);
         const __m256i scales = _mm256_set_m128i(sc, sc);
         const float d = _cvtsh_ss(b[i].d), dmin = _cvtsh_ss(b[i].dmin);
-        __m256i sumi[QDOT_MAX_ROWS];
+        __m256i lo[4], hi[4], s0[4], s1[4];
+        for (int g = 0; g < 4; g++) {
+            s0[g] = _mm256_shuffle_epi8(scales, _mm256_set1_epi16((short)((4 * g + 1) << 8 | 4 * g)));
+            s1[g] = _mm256_shuffle_epi8(scales, _mm256_set1_epi16((short)((4 * g + 3) << 8 | (4 * g + 2))));
+            const __m256i v = KFN(load32)(b[i].qs + 32 * g);
+            lo[g] = _mm256_and_si256(v, m4), hi[g] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        }
         for (int r = 0; r < nx; r++) {
             const block_q8k *x = (const block_q8k *)(const void *)(xv + (size_t)r * x_rb) + i;
             const __m256i bs = KFN(load32)(x->bsums);
             const __m128i pair = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-            const __m128i pm = _mm_madd_epi16(_mm256_extracti128_si256(sm, 1), pair);
-            accm[r] = _mm_fmadd_ps(_mm_set1_ps(dmin * x->d), _mm_cvtepi32_ps(pm), accm[r]);
-            sumi[r] = _mm256_setzero_si256();
-        }
-        for (int g = 0; g < 4; g++) {
-            const __m256i s0 = _mm256_shuffle_epi8(scales, _mm256_set1_epi16((short)((4 * g + 1) << 8 | 4 * g)));
-            const __m256i s1 = _mm256_shuffle_epi8(scales, _mm256_set1_epi16((short)((4 * g + 3) << 8 | (4 * g + 2))));
-            const __m256i v = KFN(load32)(b[i].qs + 32 * g);
-            const __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-            for (int r = 0; r < nx; r++) {
-                const block_q8k *x = (const block_q8k *)(const void *)(xv + (size_t)r * x_rb) + i;
-                const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, KFN(load32)(x->qs + 64 * g)), s0);
-                const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, KFN(load32)(x->qs + 64 * g + 32)), s1);
-                sumi[r] = _mm256_add_epi32(sumi[r], _mm256_add_epi32(plo, phi));
+            accm[r] = _mm_fmadd_ps(_mm_set1_ps(dmin * x->d), _mm_cvtepi32_ps(_mm_madd_epi16(mins, pair)), accm[r]);
+            __m256i sumi = _mm256_setzero_si256();
+            for (int g = 0; g < 4; g++) {
+                sumi = madd16_acc(sumi, _mm256_maddubs_epi16(lo[g], KFN(load32)(x->qs + 64 * g)), s0[g]);
+                sumi = madd16_acc(sumi, _mm256_maddubs_epi16(hi[g], KFN(load32)(x->qs + 64 * g + 32)), s1[g]);
             }
-        }
-        for (int r = 0; r < nx; r++) {
-            const block_q8k *x = (const block_q8k *)(const void *)(xv + (size_t)r * x_rb) + i;
-            acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[r]), _mm256_set1_ps(d * x->d), acc[r]);
+            acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_set1_ps(d * x->d), acc[r]);
         }
     }
     for (int r = 0; r < nx; r++) {
