@@ -400,6 +400,29 @@ static void test_progress(const char *dir)
     test_run_free(&r);
 }
 
+/* --cache-type: q8_0 (issue #13 item 3) runs like the others and answers in full (its numbers
+   against an f32 cache are tests/lm/kvq8.c's); an unknown type is a usage error naming the
+   valid ones. */
+static void test_cache_type(const char *dir)
+{
+    char args[4096];
+    int st;
+    snprintf(args, sizeof args, "run -m '%s/model-f32.gguf' --prompt-tokens 5,6,7,8 --temp 0 -n 6 --cache-type q8_0 --json",
+             dir);
+    json_t *j = run_json(args, &st);
+    const char *stop = j ? json_string_value(json_object_get(j, "stop")) : NULL;
+    const size_t n = json_array_size(json_object_get(j, "tokens"));
+    ok(st == 0 && stop && (n == 6 ? !strcmp(stop, "length") : !strcmp(stop, "eos")),
+       "--cache-type q8_0: %zu tokens, stop=%s", n, stop ? stop : "?");
+    json_decref(j);
+    snprintf(args, sizeof args, "run -m '%s/model-f32.gguf' -p hi -n 2 --cache-type q4_0", dir);
+    struct test_run r = test_seer(args);
+    ok(r.status == 2 && strstr(r.err, "f16, f32 or q8_0") && strstr(r.err, "q4_0"),
+       "--cache-type q4_0: exit 2, naming f16, f32 or q8_0 (exit %d: %.*s)", r.status, (int)strcspn(r.err, "\n"),
+       r.err);
+    test_run_free(&r);
+}
+
 int main(void)
 {
     plan_no_plan();
@@ -455,6 +478,7 @@ int main(void)
     test_injection(dir);
     test_thinking_budget(dir);
     test_progress(dir);
+    test_cache_type(dir);
     test_sigint(dir);
     test_second_sigint(dir);
 
