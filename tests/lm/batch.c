@@ -14,7 +14,9 @@
        on odd ones;
      - refusals (n < 1, n > the workspace's micro-batch, a state twice, a full sequence, ids
        outside the vocabulary, NULL) change nothing: the next step equals a fresh run's;
-     - Vulkan (lavapipe) when a device is present: batched vs alone there, and vs the CPU. */
+     - Vulkan (lavapipe) when a device is present: batched vs alone there, and vs the CPU;
+     - the several-row kernels of every x86 family present (core/cpu/qdot.h) against the one-row
+       kernel of the same family, 1..4 rows: equal bit for bit, as the batched decode relies on. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,8 @@
 
 #include "api/device.h"
 #include "core/cpu/cpu.h"
+#include "core/cpu/qdot.h"
+#include "core/quant.h"
 #include "core/util.h"
 #include "lm/qwen35.h"
 #include "lm/randmodel.h"
@@ -231,6 +235,54 @@ done:
     free(lg);
 }
 
+/* qdot_rows_fn vs qdot_fn per row, on random rows (Q8_0: K = 1248, an odd number of blocks, so the
+   pass over pairs of blocks leaves one; Q4_K: K = 1280, 5 superblocks) and activations of mixed
+   scales. */
+static void check_row_kernels(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    static const enum dtype types[] = {DT_Q8_0, DT_Q4_K};
+    float x[QDOT_MAX_ROWS][1280], wf[1280];
+    char w[2048];
+    for (int vnni = 0; vnni < 2; vnni++)
+        for (size_t ti = 0; ti < ARRAY_LEN(types); ti++) {
+            const enum dtype t = types[ti];
+            const int64_t K = t == DT_Q8_0 ? 1248 : 1280;
+            qdot_fn one = qdot_x86_kernel(t, vnni);
+            qdot_rows_fn rows = qdot_x86_rows_kernel(t, vnni);
+            char name[64];
+            snprintf(name, sizeof name, "%s %s several-row kernel", vnni ? "avx512-vnni" : "avx2", dtype_name(t));
+            if (!one) {
+                skip("this CPU lacks the ISA", name);
+                continue;
+            }
+            const size_t x_rb = qdot_act_row_bytes(t, K);
+            char *xq = malloc(x_rb * QDOT_MAX_ROWS);
+            int same = rows != NULL;
+            for (int rep = 0; rep < 8 && same; rep++) {
+                test_fill_normal(wf, (size_t)K, 1.0f);
+                quantize_row(t, wf, w, K);
+                for (int r = 0; r < QDOT_MAX_ROWS; r++) {
+                    test_fill_normal(x[r], (size_t)K, r == 2 ? 1e3f : 1.0f);
+                    qdot_quantize_act(t, x[r], xq + (size_t)r * x_rb, K);
+                }
+                for (int nx = 1; nx <= QDOT_MAX_ROWS && same; nx++) {
+                    float got[QDOT_MAX_ROWS];
+                    rows(w, xq, x_rb, nx, K / QDOT_BLOCK, got);
+                    for (int r = 0; r < nx; r++) {
+                        const float want = one(w, xq + (size_t)r * x_rb, K / QDOT_BLOCK);
+                        same &= memcmp(&got[r], &want, sizeof want) == 0;
+                    }
+                }
+            }
+            ok(same, "%s: 1..4 rows, each equal to the one-row kernel bit for bit", name);
+            free(xq);
+        }
+#else
+    skip("no x86-64 kernels in this build", "several-row kernels");
+#endif
+}
+
 static const struct randmodel_shape shape = {
     .n_layer = 4, .n_embd = 256, .n_ff = 512, .n_head = 2, .n_head_kv = 1, .head_dim = 128,
     .ssm_n_k_heads = 2, .ssm_n_v_heads = 4, .ssm_d_state = 64, .ssm_conv_kernel = 4,
@@ -294,6 +346,7 @@ int main(void)
     backend *cpu = NULL;
     if (!ok(backend_cpu_create(2, &cpu) == SEER_OK, "cpu backend"))
         return done_testing();
+    check_row_kernels();
     const int64_t V = shape.n_vocab;
     struct trajs tog = {0}, jn = {0};
 
