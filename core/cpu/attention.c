@@ -15,6 +15,7 @@
 
 #include "core/cpu/cpu_internal.h"
 #include "core/cpu/gemm_f32.h"
+#include "core/cpu/matmul_x86.h"
 #include "core/error.h"
 #include "core/quant.h"
 #include "core/util.h"
@@ -39,6 +40,7 @@ struct attn_ctx {
     int64_t qt;               /* queries per tile */
     int64_t n_tiles, n_items; /* tiles per (kv head, head part); items in all */
     bool kv_direct;           /* f32 K/V whose strides are whole floats: read in place */
+    bool q8_simd;             /* q8_0 K/V widened by matmul_x86.h's AVX2 dequantiser */
     float *scratch;
     size_t scratch_floats;    /* per thread */
     atomic_llong next;        /* next work item (dynamic: causal tiles differ in cost) */
@@ -67,7 +69,14 @@ static const float *kv_block(const struct attn_ctx *c, const tensor *t, int64_t 
         if (t->type == DT_F16) {
             cpu_f16_to_f32_row(dst, (const uint16_t *)(const void *)src, c->hd);
         } else if (t->type == DT_Q8_0) {
-            dequantize_row(DT_Q8_0, src, dst, c->hd); /* hd/32 blocks: d·q per value */
+            /* hd/32 blocks: d·q per value, the same products either way */
+#ifdef SEER_MM_X86
+            if (c->q8_simd) {
+                mm_x86_dequant(DT_Q8_0, src, dst, c->hd);
+                continue;
+            }
+#endif
+            dequantize_row(DT_Q8_0, src, dst, c->hd);
         } else {
             memcpy(dst, src, (size_t)c->hd * sizeof(float));
         }
@@ -301,6 +310,9 @@ int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, co
     c.kv_direct = k->type == DT_F32 && (uintptr_t)k->data % sizeof(float) == 0 &&
                   (uintptr_t)v->data % sizeof(float) == 0 && k->nb[1] % sizeof(float) == 0 &&
                   k->nb[2] % sizeof(float) == 0 && v->nb[1] % sizeof(float) == 0 && v->nb[2] % sizeof(float) == 0;
+#ifdef SEER_MM_X86
+    c.q8_simd = k->type == DT_Q8_0 && mm_x86_available();
+#endif
     if (!c.causal) {
         c.seg = (const int32_t *)mask->seg->data;
         ranges = seer_malloc(2 * (size_t)c.T * sizeof *ranges);

@@ -244,6 +244,19 @@ static void check_cpu_errors(void)
         test_tensor_free(ids), vk_test_tensor_free(o);
     }
     vk_test_tensor_free(table);
+
+    /* q8_0 (a q8_0 KV cache): rows must be whole 32-value blocks, in a copy and in attention */
+    tensor *c8 = chk_tensor(cpu_be, DT_Q8_0, 64, 2, 1, NULL), *x = chk_tensor(cpu_be, DT_F32, 48, 2, 1, NULL);
+    tensor *qa = chk_tensor(cpu_be, DT_F32, 48, 2, 1, NULL), *oa = chk_tensor(cpu_be, DT_F32, 48, 2, 1, NULL);
+    tensor c48 = tensor_view(c8, 2, (int64_t[]){48, 2}, c8->nb, 0);
+    ok(op_cpy(cpu_be, &c48, x) == SEER_EINVAL && strstr(seer_last_error(), "whole 32-value blocks"),
+       "cpu: cpy to q8_0 rows of 48: SEER_EINVAL (\"%s\")", seer_last_error());
+    const struct attn_mask causal = {.kind = ATTN_CAUSAL, .q_pos0 = 1};
+    tensor k48 = tensor_view(c8, 3, (int64_t[]){48, 1, 2}, (size_t[]){34, 68, 68}, 0);
+    ok(op_attention(cpu_be, oa, qa, &k48, &k48, 0.125f, &causal) == SEER_EINVAL &&
+           strstr(seer_last_error(), "multiple of 32"),
+       "cpu: attention over q8_0 k, v of head dim 48: SEER_EINVAL (\"%s\")", seer_last_error());
+    vk_test_tensor_free(c8), vk_test_tensor_free(x), vk_test_tensor_free(qa), vk_test_tensor_free(oa);
 }
 
 #include "op_checks_vulkan.h"
