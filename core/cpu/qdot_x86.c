@@ -52,6 +52,74 @@ KTGT __attribute__((always_inline)) static inline __m256i madd16_acc_vnni(__m256
 #undef KTGT
 #undef KFN
 
+/* rows_q4_K with 512-bit vectors (AVX-512 BW + VNNI): a 64-value group's low and high nibbles
+   are one zmm, paired with the group's 64 contiguous activations, so each row takes a superblock
+   in 4 VPMADDUBSW + 4 VPDPWSSD instead of 8 + 8 (several rows make this kernel compute-bound:
+   the weights are read once, the arithmetic is per row). Folding the zmm's halves gives exactly
+   the int32 lanes of the 256-bit kernel (integer sums in another order), so each result is
+   dot_q4_K's bit for bit. */
+#define KTGT512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
+KTGT512 __attribute__((always_inline)) static inline void rows_q4_K_n_zmm(const void *w, const char *xv, size_t x_rb,
+                                                                           int64_t nb, float *out, const int nx)
+{
+    const block_q4_K *b = w;
+    const __m512i m4 = _mm512_set1_epi8(0xF);
+    __m256 acc[QDOT_MAX_ROWS];
+    __m128 accm[QDOT_MAX_ROWS];
+    for (int r = 0; r < nx; r++)
+        acc[r] = _mm256_setzero_ps(), accm[r] = _mm_setzero_ps();
+    for (int64_t i = 0; i < nb / 8; i++) {
+        /* the 8 six-bit scales into bytes 0..7 and the 8 mins into bytes 8..15, as dot_q4_K */
+        uint32_t u[4];
+        memcpy(u, b[i].scales, 12);
+        u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
+        const uint32_t m_lo = u[1] & 0x3f3f3f3f;
+        u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
+        u[2] = m_lo;
+        u[0] &= 0x3f3f3f3f;
+        const __m256i sm = _mm256_cvtepu8_epi16(_mm_set_epi32((int)u[3], (int)u[2], (int)u[1], (int)u[0]));
+        const __m128i mins = _mm256_extracti128_si256(sm, 1);
+        const __m512i scales = _mm512_broadcast_i32x4(_mm256_castsi256_si128(sm));
+        const float d = _cvtsh_ss(b[i].d), dmin = _cvtsh_ss(b[i].dmin);
+        __m512i q[4], sc[4];
+        for (int g = 0; g < 4; g++) {
+            /* low half: sub-block 2g's scale in every int16 lane; high half: sub-block 2g+1's */
+            const __m512i idx = _mm512_inserti64x4(_mm512_set1_epi16((short)((4 * g + 1) << 8 | 4 * g)),
+                                                   _mm256_set1_epi16((short)((4 * g + 3) << 8 | (4 * g + 2))), 1);
+            sc[g] = _mm512_shuffle_epi8(scales, idx);
+            const __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)(b[i].qs + 32 * g)));
+            /* low nibbles in the low half, high nibbles in the high half */
+            q[g] = _mm512_and_si512(_mm512_mask_srli_epi16(v, 0xFFFF0000u, v, 4), m4);
+        }
+        for (int r = 0; r < nx; r++) {
+            const block_q8k *x = (const block_q8k *)(const void *)(xv + (size_t)r * x_rb) + i;
+            const __m256i bs = _mm256_loadu_si256((const __m256i *)(const void *)x->bsums);
+            const __m128i pair = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+            accm[r] = _mm_fmadd_ps(_mm_set1_ps(dmin * x->d), _mm_cvtepi32_ps(_mm_madd_epi16(mins, pair)), accm[r]);
+            __m512i sumi = _mm512_setzero_si512();
+            for (int g = 0; g < 4; g++)
+                sumi = _mm512_dpwssd_epi32(sumi, _mm512_maddubs_epi16(q[g], _mm512_loadu_si512(x->qs + 64 * g)), sc[g]);
+            const __m256i s8 = _mm256_add_epi32(_mm512_castsi512_si256(sumi), _mm512_extracti64x4_epi64(sumi, 1));
+            acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s8), _mm256_set1_ps(d * x->d), acc[r]);
+        }
+    }
+    for (int r = 0; r < nx; r++) {
+        __m128 m = _mm_add_ps(accm[r], _mm_movehl_ps(accm[r], accm[r]));
+        m = _mm_add_ss(m, _mm_movehdup_ps(m));
+        out[r] = hsum_vnni(acc[r]) - _mm_cvtss_f32(m);
+    }
+}
+
+KTGT512 static void rows_q4_K_zmm(const void *w, const void *x, size_t x_rb, int nx, int64_t nb, float *out)
+{
+    switch (nx) {
+    case 1: rows_q4_K_n_zmm(w, x, x_rb, nb, out, 1); break;
+    case 2: rows_q4_K_n_zmm(w, x, x_rb, nb, out, 2); break;
+    case 3: rows_q4_K_n_zmm(w, x, x_rb, nb, out, 3); break;
+    default: rows_q4_K_n_zmm(w, x, x_rb, nb, out, 4); break;
+    }
+}
+
 /* ---- choice ----------------------------------------------------------------------------------- */
 
 static bool have_vnni(void)
@@ -63,6 +131,17 @@ static bool have_vnni(void)
                     __builtin_cpu_supports("avx512vnni")
                 ? 2
                 : 1;
+        atomic_store_explicit(&state, s, memory_order_relaxed);
+    }
+    return s == 2;
+}
+
+static bool have_bw(void)
+{
+    static atomic_int state; /* 0 unknown, 1 no, 2 yes */
+    int s = atomic_load_explicit(&state, memory_order_relaxed);
+    if (s == 0) {
+        s = have_vnni() && __builtin_cpu_supports("avx512bw") ? 2 : 1;
         atomic_store_explicit(&state, s, memory_order_relaxed);
     }
     return s == 2;
@@ -88,7 +167,7 @@ qdot_rows_fn qdot_x86_rows_kernel(enum dtype t, bool vnni)
         return NULL;
     switch (t) {
     case DT_Q8_0: return vnni ? rows_q8_0_vnni : rows_q8_0_avx2;
-    case DT_Q4_K: return vnni ? rows_q4_K_vnni : rows_q4_K_avx2;
+    case DT_Q4_K: return vnni ? (have_bw() ? rows_q4_K_zmm : rows_q4_K_vnni) : rows_q4_K_avx2;
     default: return NULL;
     }
 }
