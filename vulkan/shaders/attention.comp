@@ -55,14 +55,21 @@ float v_at(uint row, uint d)
 }
 #elif defined(KV_Q8_0)
 // q8_0 K/V (core/quant.h: 34-byte blocks, f16 d then int8 q[32]; value d·q) as 32-bit words,
-// rows addressed in bytes: a block starts on any even byte, so d's two bytes may straddle a word
-// (as quant.glsl's q_u16 reads them). d is decoded by unpackHalf2x16 like the f16 cache's values.
+// rows addressed in bytes: a block's d sits in either half of a word (a cache's blocks start on
+// even bytes), or straddles two words when a view starts on an odd byte (as quant.glsl's q_u16).
+// d is decoded exactly, subnormals too: unpackHalf2x16 may flush them, and a block whose largest
+// value is below 127·2^-14 ≈ 7.8e-3 has a subnormal d.
+float half_exact(uint h)
+{
+    const float m = float(h & 0x3ffu) * 5.9604644775390625e-8; // subnormal: m·2^-24, exact
+    return (h & 0x7c00u) != 0u ? unpackHalf2x16(h).x : (h & 0x8000u) != 0u ? -m : m;
+}
 #define Q8_0_AT(W, row, d)                                                                         \
     const uint b = row + (d >> 5) * 34u, a = b + 2u + (d & 31u), hs = (b & 3u) << 3;               \
     uint h = W[b >> 2] >> hs;                                                                      \
     if (hs == 24u)                                                                                 \
         h |= W[(b >> 2) + 1u] << 8;                                                                \
-    return float(bitfieldExtract(int(W[a >> 2]), int((a & 3u) << 3), 8)) * unpackHalf2x16(h & 0xffffu).x;
+    return float(bitfieldExtract(int(W[a >> 2]), int((a & 3u) << 3), 8)) * half_exact(h & 0xffffu);
 layout(std430, binding = 1) readonly buffer K { uint kw[]; };
 layout(std430, binding = 2) readonly buffer V { uint vw[]; };
 float k_at(uint row, uint d) { Q8_0_AT(kw, row, d) }
