@@ -239,6 +239,11 @@ int op_attention(backend *be, tensor *out, const tensor *q, const tensor *k, con
         return bad_shape("op_attention", "q, out f32; k, v f32, f16 or q8_0", q, k);
     if (k->type == DT_Q8_0 && hd % QK8_0 != 0)
         return bad_shape("op_attention", "q8_0 k, v need a head dim multiple of 32", q, k);
+    /* a block's f16 step is read as one 2-byte value: q8_0 rows start on even bytes, as in any
+       cache of whole 34-byte blocks */
+    if (k->type == DT_Q8_0 && ((k->offset | k->nb[1] | k->nb[2] | v->offset | v->nb[1] | v->nb[2] |
+                                (size_t)(uintptr_t)k->data | (size_t)(uintptr_t)v->data) & 1))
+        return bad_shape("op_attention", "q8_0 k, v rows must start on even bytes", q, k);
     if (k->ne[0] != hd || !tensor_same_shape(k, v) || nkv < 1 || nh % nkv != 0 || q->ne[3] != 1 || k->ne[3] != 1)
         return bad_shape("op_attention", "need q{hd,nh,T}, k,v{hd,nkv,Tk}, nh multiple of nkv", q, k);
     if (!tensor_same_shape(out, q) || !tensor_is_contiguous(out))

@@ -164,9 +164,9 @@ int op_gdn_recurrent(backend *be, tensor *out, const tensor *q, const tensor *k,
 int op_gdn_chunked(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
                    const tensor *g, const tensor *beta, tensor *state, float scale, enum gdn_head_order order);
 
-/* Attention: q{hd,nh,T}, k and v{hd,nkv,Tk} (f32, F16 or Q8_0 — hd then a multiple of 32 —,
-   e.g. views of a KV cache; each is read in its own type, never converted as a whole), nh a
-   multiple of nkv; query head h uses kv head h/(nh/nkv) (spec §2.6 step 6). Scores scale·q·k,
+/* Attention: q{hd,nh,T}, k and v{hd,nkv,Tk} (f32, F16 or Q8_0 — hd then a multiple of 32 and
+   rows starting on even bytes —, e.g. views of a KV cache; each is read in its own type, never
+   converted as a whole), nh a multiple of nkv; query head h uses kv head h/(nh/nkv) (spec §2.6 step 6). Scores scale·q·k,
    masked per `mask`, softmax over keys, times v. out{hd,nh,T} contiguous f32. */
 int op_attention(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
                  float scale, const struct attn_mask *mask);

@@ -217,13 +217,19 @@ static void cpy_seg(void *p, int64_t r, int64_t j0, int64_t j1)
 }
 
 /* Q8_0 destination (a q8_0 KV cache): blocks [b0, b1) of row r, each 32 values quantised
-   together by core/quant.c's quantize_row_q8_0 (llama.cpp's reference rounding). */
+   together by core/quant.c's quantize_row_q8_0 (llama.cpp's reference rounding). Each block goes
+   through an aligned copy: a view may start its rows on an odd byte, where d cannot be stored as
+   a uint16_t. */
 static void cpy_q8_0_seg(void *p, int64_t r, int64_t b0, int64_t b1)
 {
     const struct cpy_ctx *c = p;
     const float *x = (const float *)cpu_row_at(c->src, r);
-    block_q8_0 *y = (block_q8_0 *)(void *)cpu_row_at(c->dst, r);
-    quantize_row_q8_0(x + b0 * QK8_0, y + b0, (b1 - b0) * QK8_0);
+    char *y = cpu_row_at(c->dst, r);
+    for (int64_t b = b0; b < b1; b++) {
+        block_q8_0 blk;
+        quantize_row_q8_0(x + b * QK8_0, &blk, QK8_0);
+        memcpy(y + b * (int64_t)sizeof blk, &blk, sizeof blk);
+    }
 }
 
 int cpu_cpy(backend *be, tensor *dst, const tensor *src)

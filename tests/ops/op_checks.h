@@ -256,7 +256,13 @@ static void check_cpu_errors(void)
     ok(op_attention(cpu_be, oa, qa, &k48, &k48, 0.125f, &causal) == SEER_EINVAL &&
            strstr(seer_last_error(), "multiple of 32"),
        "cpu: attention over q8_0 k, v of head dim 48: SEER_EINVAL (\"%s\")", seer_last_error());
+    tensor *q32 = chk_tensor(cpu_be, DT_F32, 32, 1, 1, NULL), *o32 = chk_tensor(cpu_be, DT_F32, 32, 1, 1, NULL);
+    tensor k_odd = tensor_view(c8, 3, (int64_t[]){32, 1, 2}, (size_t[]){34, 34, 34}, 1);
+    ok(op_attention(cpu_be, o32, q32, &k_odd, &k_odd, 0.125f, &causal) == SEER_EINVAL &&
+           strstr(seer_last_error(), "even bytes"),
+       "cpu: attention over q8_0 rows starting on an odd byte: SEER_EINVAL (\"%s\")", seer_last_error());
     vk_test_tensor_free(c8), vk_test_tensor_free(x), vk_test_tensor_free(qa), vk_test_tensor_free(oa);
+    vk_test_tensor_free(q32), vk_test_tensor_free(o32);
 }
 
 #include "op_checks_vulkan.h"

@@ -380,16 +380,17 @@ static const struct op_row row_cpy = {"cpy", 0, make_cpy, ref_cpy, run_cpy, fill
 /* ---- cpy to q8_0 (a q8_0 KV cache) ------------------------------------------------------------ */
 
 /* src as the cpy row's (a view with 3 floats of padding per row; OPC_ALT: the swapped view); dst a
-   view of a flat q8_0 parent in whole 34-byte blocks, starting p[0] blocks in, rows p[1] blocks
-   apart and planes ne1·p[1] + 1 blocks apart (an odd block count puts rows 2 bytes off a 32-bit
-   word, so the shader's partial words and a neighbour's bytes are exercised). Parents: 0 src, 1 dst. */
+   view of a flat q8_0 parent, starting p[0] whole 34-byte blocks and p[2] bytes in (an odd start
+   too), rows p[1] blocks apart and planes ne1·p[1] + 1 blocks apart (an odd block count puts rows
+   2 bytes off a 32-bit word, so the shader's partial words and a neighbour's bytes are
+   exercised). Parents: 0 src, 1 dst. */
 static void cpy_q8_views(const struct op_case *c, const tensor *sp, const tensor *dp, tensor *sv, tensor *dv)
 {
     const int64_t *ne = c->ne;
     const size_t srow = (size_t)(ne[0] + 3) * 4, ds1 = (size_t)c->p[1] * 34, ds2 = ds1 * (size_t)ne[1] + 34;
     const size_t snb[4] = {4, srow, srow * (size_t)ne[1], srow * (size_t)(ne[1] * ne[2])};
     *sv = c->flags & OPC_ALT ? op_swapped_view(sp, ne) : tensor_view(sp, 4, ne, snb, 0);
-    *dv = tensor_view(dp, 4, ne, (size_t[]){34, ds1, ds2, ds2 * (size_t)ne[2]}, (size_t)c->p[0] * 34);
+    *dv = tensor_view(dp, 4, ne, (size_t[]){34, ds1, ds2, ds2 * (size_t)ne[2]}, (size_t)(c->p[0] * 34 + c->p[2]));
 }
 
 static void make_cpy_q8(const struct op_row *r, const struct op_case *c, struct op_data *d)
@@ -461,6 +462,8 @@ static const struct op_case cpy_q8_cases[] = {
     {NE(256, 2, 3, 1), PAR(0, 8)},   /* three tokens of a cache {hd 256, nkv 2}: rows back to back */
     {NE(32, 1, 1, 1), PAR(1, 1)},    /* one block, 2 bytes off a word */
     {NE(96, 5, 3, 1), PAR(1, 4)},    /* a spare block between rows, odd plane starts */
+    {NE(96, 5, 3, 1), PAR(1, 4, 1)}, /* the same on odd bytes: d straddles two words */
+    {NE(256, 3, 2, 1), PAR(0, 8, 3)},
     {NE(256, 4, 7, 2), PAR(3, 9)},
     {NE(4096, 67, 1, 1), PAR(1, 129)},
     {NE(1024, 60, 1, 1), PAR(1, 33), .flags = OPC_SPLIT}, /* 240 KB of src, 64 KB of dst */
@@ -469,7 +472,7 @@ static const struct op_case cpy_q8_cases[] = {
 };
 static const struct op_row row_cpy_q8 = {"cpy_q8_0", 0, make_cpy_q8, ref_cpy_q8, run_cpy_q8, fill_normal, OP_BITS, 0,
                                          "one f32 division, product and rounding per value, as the reference",
-                                         OP_CASES(cpy_q8_cases), NULL, "dst_offset dst_row_stride"};
+                                         OP_CASES(cpy_q8_cases), NULL, "dst_offset dst_row_stride dst_bytes"};
 
 static const struct op_row *const elementwise_rows[] = {
     &row_silu, &row_gelu_tanh, &row_gelu_erf, &row_sigmoid, &row_softplus, &row_exp,

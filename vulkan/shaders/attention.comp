@@ -55,8 +55,7 @@ float v_at(uint row, uint d)
 }
 #elif defined(KV_Q8_0)
 // q8_0 K/V (core/quant.h: 34-byte blocks, f16 d then int8 q[32]; value d·q) as 32-bit words,
-// rows addressed in bytes: a block's d sits in either half of a word (a cache's blocks start on
-// even bytes), or straddles two words when a view starts on an odd byte (as quant.glsl's q_u16).
+// rows addressed in bytes: rows start on even bytes (ops.c), so a block's d is one half of a word.
 // d is decoded exactly, subnormals too: unpackHalf2x16 may flush them, and a block whose largest
 // value is below 127·2^-14 ≈ 7.8e-3 has a subnormal d.
 float half_exact(uint h)
@@ -65,11 +64,9 @@ float half_exact(uint h)
     return (h & 0x7c00u) != 0u ? unpackHalf2x16(h).x : (h & 0x8000u) != 0u ? -m : m;
 }
 #define Q8_0_AT(W, row, d)                                                                         \
-    const uint b = row + (d >> 5) * 34u, a = b + 2u + (d & 31u), hs = (b & 3u) << 3;               \
-    uint h = W[b >> 2] >> hs;                                                                      \
-    if (hs == 24u)                                                                                 \
-        h |= W[(b >> 2) + 1u] << 8;                                                                \
-    return float(bitfieldExtract(int(W[a >> 2]), int((a & 3u) << 3), 8)) * half_exact(h & 0xffffu);
+    const uint b = row + (d >> 5) * 34u, a = b + 2u + (d & 31u);                                   \
+    const uint h = (W[b >> 2] >> ((b & 2u) << 3)) & 0xffffu;                                       \
+    return float(bitfieldExtract(int(W[a >> 2]), int((a & 3u) << 3), 8)) * half_exact(h);
 layout(std430, binding = 1) readonly buffer K { uint kw[]; };
 layout(std430, binding = 2) readonly buffer V { uint vw[]; };
 float k_at(uint row, uint d) { Q8_0_AT(kw, row, d) }
