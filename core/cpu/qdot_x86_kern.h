@@ -43,12 +43,20 @@ KTGT static float KFN(dot_q8_0)(const void *w, const void *xv, int64_t nb)
 {
     const block_q8x *x = xv;
     const block_q8_0 *b = w;
-    /* two accumulators: consecutive blocks do not wait on one another's add */
-    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (int64_t j = 0; j < nb; j++)
-        acc[j & 1] = KFN(fma_blk2)(KFN(sum_s8s8)(KFN(load32)(b[j].qs), KFN(load32)(x[j].qs)), &x[j].d,
-                                   _mm256_set1_ps(_cvtsh_ss(b[j].d)), acc[j & 1]);
-    return KFN(hsum)(_mm256_add_ps(acc[0], acc[1]));
+    /* two accumulators, even and odd blocks: consecutive blocks do not wait on one another's add
+       (two named registers: indexed by j & 1 the compiler kept them on the stack) */
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    int64_t j = 0;
+    for (; j + 1 < nb; j += 2) {
+        acc0 = KFN(fma_blk2)(KFN(sum_s8s8)(KFN(load32)(b[j].qs), KFN(load32)(x[j].qs)), &x[j].d,
+                             _mm256_set1_ps(_cvtsh_ss(b[j].d)), acc0);
+        acc1 = KFN(fma_blk2)(KFN(sum_s8s8)(KFN(load32)(b[j + 1].qs), KFN(load32)(x[j + 1].qs)), &x[j + 1].d,
+                             _mm256_set1_ps(_cvtsh_ss(b[j + 1].d)), acc1);
+    }
+    if (j < nb)
+        acc0 = KFN(fma_blk2)(KFN(sum_s8s8)(KFN(load32)(b[j].qs), KFN(load32)(x[j].qs)), &x[j].d,
+                             _mm256_set1_ps(_cvtsh_ss(b[j].d)), acc0);
+    return KFN(hsum)(_mm256_add_ps(acc0, acc1));
 }
 
 /* dot_q8_0 for nx activation rows (qdot_rows_fn): each weight block is loaded and its signs
