@@ -108,7 +108,10 @@ int seer_batch_size_default(const seer_model *m, const seer_context_params *para
     const seer_context_params p = params ? *params : seer_context_params_default();
     const qwen35_model *lm = m->lm;
     const bool cpu = !strcmp(backend_name(lm->be), "cpu");
-    const enum dtype kv = p.cache_type && !strcmp(p.cache_type, "f32") ? DT_F32 : DT_F16;
+    const enum dtype kv = !p.cache_type ? DT_F16
+                          : !strcmp(p.cache_type, "f32")  ? DT_F32
+                          : !strcmp(p.cache_type, "q8_0") ? DT_Q8_0
+                                                          : DT_F16;
     const int64_t n_ctx = p.n_ctx > 0 ? p.n_ctx : 4096, n_batch = p.n_batch > 0 ? p.n_batch : 512;
     struct qwen35_state_bytes sb;
     uint64_t free_bytes, total;

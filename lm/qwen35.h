@@ -76,7 +76,7 @@ typedef struct qwen35_state {
     int64_t n_past;      /* tokens processed so far */
     int64_t pos_next;    /* MRoPE position of the next token (n_past + rope_delta, spec §3.2) */
     int64_t n_ubatch;    /* tokens per micro-batch */
-    enum dtype kv_type;           /* of the KV cache: F32 or F16 (qwen35_state_create_kv) */
+    enum dtype kv_type;           /* of the KV cache: F32, F16 or Q8_0 (qwen35_state_create_kv) */
     tensor *k_cache, *v_cache;    /* per layer (attention layers only): kv_type {hd, nkv, n_ctx} */
     tensor *conv_state;           /* per layer (GDN layers only): f32 {conv_dim, K−1} */
     tensor *ssm_state;            /* per layer (GDN layers only): f32 {dv, dk, Hv} */
@@ -117,8 +117,9 @@ void qwen35_state_bytes_kv(const struct qwen35_config *c, enum dtype kv_type, in
    before anything is allocated, when the state does not fit the backend's free memory. */
 int qwen35_state_create(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch, qwen35_state **out);
 /* The same with the KV cache in kv_type: F32 (what the fidelity tests use), F16 (half the memory;
-   keys and values rounded to 11 significant bits, as llama.cpp's default cache) — both read by
-   every backend's attention op in place. Other types: SEER_EUNSUPPORTED. */
+   keys and values rounded to 11 significant bits, as llama.cpp's default cache) or Q8_0 (about a
+   quarter: 32 values per f16 scale and 32 int8, as llama.cpp's q8_0 cache; head dim a multiple of
+   32) — each read by every backend's attention op in place. Other types: SEER_EUNSUPPORTED. */
 int qwen35_state_create_kv(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch, enum dtype kv_type,
                            qwen35_state **out);
 void qwen35_state_free(qwen35_state *st);
