@@ -1,6 +1,7 @@
 /* threads.h — a persistent worker pool for the CPU backend. threadpool_run calls fn(ctx, ith, nth)
-   on nth threads (the caller is thread 0) and returns when all are done. Workers sleep on a
-   condition variable between jobs, so an idle pool costs nothing. One job at a time per pool. */
+   on nth threads (the caller is thread 0) and returns when all are done. Between jobs the workers
+   spin for a fraction of a millisecond (back-to-back jobs start without a kernel wake-up), then
+   sleep on a condition variable, so an idle pool costs nothing. One job at a time per pool. */
 #ifndef SEER_CORE_THREADS_H
 #define SEER_CORE_THREADS_H
 
