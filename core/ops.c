@@ -39,17 +39,40 @@ static bool is_vec(const tensor *w, int64_t n)
     return w->type == DT_F32 && w->ne[0] == n && w->ne[1] == 1 && w->ne[2] == 1 && w->ne[3] == 1;
 }
 
-int op_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
+static int matmul_check(const char *name, const tensor *out, const tensor *w, const tensor *x)
 {
     if (!is_weight_type(w->type) || !is_f32(x) || !is_f32(out))
-        return bad_shape("op_matmul", "dtypes: w any weight type, x and out f32", w, x);
+        return bad_shape(name, "dtypes: w any weight type, x and out f32", w, x);
     if (w->ne[0] != x->ne[0] || w->ne[2] != 1 || w->ne[3] != 1)
-        return bad_shape("op_matmul", "w{K,M} and x{K,N} disagree on K", w, x);
+        return bad_shape(name, "w{K,M} and x{K,N} disagree on K", w, x);
     if (out->ne[0] != w->ne[1] || out->ne[1] != x->ne[1] || out->ne[2] != x->ne[2] || out->ne[3] != x->ne[3])
-        return bad_shape("op_matmul", "out must be {M,N} for w{K,M}", out, w);
+        return bad_shape(name, "out must be {M,N} for w{K,M}", out, w);
     if (!tensor_is_contiguous(out))
-        return bad_shape("op_matmul", "out must be contiguous", out, NULL);
-    return DISPATCH(be, matmul, out, w, x);
+        return bad_shape(name, "out must be contiguous", out, NULL);
+    return SEER_OK;
+}
+
+int op_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
+{
+    int rc = matmul_check("op_matmul", out, w, x);
+    return rc ? rc : DISPATCH(be, matmul, out, w, x);
+}
+
+int op_matmul_n(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x)
+{
+    if (n < 1 || n > OP_MATMUL_N_MAX)
+        return seer_err(SEER_EINVAL, "op_matmul_n: %d products (1..%d)", n, OP_MATMUL_N_MAX);
+    for (int i = 0; i < n; i++) {
+        int rc = matmul_check("op_matmul_n", outs[i], ws[i], x);
+        if (rc)
+            return rc;
+        for (int j = 0; j < i; j++) /* the outputs are written in one pass: none may overlap another */
+            if (outs[j]->buf && outs[j]->buf == outs[i]->buf &&
+                outs[j]->offset < outs[i]->offset + tensor_nbytes(outs[i]) &&
+                outs[i]->offset < outs[j]->offset + tensor_nbytes(outs[j]))
+                return bad_shape("op_matmul_n", "outputs overlap", outs[j], outs[i]);
+    }
+    return DISPATCH(be, matmul_n, n, outs, ws, x);
 }
 
 int op_get_rows(backend *be, tensor *out, const tensor *table, const tensor *ids)

@@ -57,7 +57,7 @@ enum gdn_head_order { GDN_V_GROUPED, GDN_V_TILED };
    core/cpu/ and vk_<name> in vulkan/op_*.c. The backends build their slot tables from this list,
    so a backend without a function of that name does not compile. */
 #define SEER_OPS(X)                                                                                \
-    X(matmul, MATMUL) X(get_rows, GET_ROWS) X(binary, BINARY) X(unary, UNARY) X(scale, SCALE)     \
+    X(matmul, MATMUL) X(matmul_n, MATMUL_N) X(get_rows, GET_ROWS) X(binary, BINARY) X(unary, UNARY) X(scale, SCALE)     \
     X(cpy, CPY) X(rmsnorm, RMSNORM) X(rmsnorm_gated, RMSNORM_GATED) X(layernorm, LAYERNORM)       \
     X(l2norm, L2NORM) X(softmax, SOFTMAX) X(rope_text, ROPE_TEXT) X(rope_vision, ROPE_VISION)     \
     X(conv1d_causal, CONV1D_CAUSAL) X(gdn_recurrent, GDN_RECURRENT) X(gdn_chunked, GDN_CHUNKED)   \
@@ -76,6 +76,7 @@ const char *op_name(enum op_id op);
 /* One slot per op, in SEER_OPS order; contracts are below next to each op_* wrapper. */
 struct backend_ops {
     int (*matmul)(backend *be, tensor *out, const tensor *w, const tensor *x);
+    int (*matmul_n)(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x);
     int (*get_rows)(backend *be, tensor *out, const tensor *table, const tensor *ids);
     int (*binary)(backend *be, enum binary_op op, tensor *out, const tensor *a, const tensor *b);
     int (*unary)(backend *be, enum unary_op op, tensor *out, const tensor *x);
@@ -109,6 +110,14 @@ _Static_assert(sizeof(struct backend_ops) == OP_COUNT * sizeof(int (*)(void)),
 /* out{M,N,..} = x{K,N,..} · wᵀ, w{K,M} of any weight dtype (F32 F16 BF16 Q8_0 Q4_0 Q4_K Q5_K
    Q6_K): out[n][m] = Σ_k w[m][k]·x[n][k]. x and out f32; out contiguous, must not alias x. */
 int op_matmul(backend *be, tensor *out, const tensor *w, const tensor *x);
+/* Several weight matrices times one input: outs[i] = x · ws[i]ᵀ for i < n (1..OP_MATMUL_N_MAX),
+   each under op_matmul's contract (any mix of weight dtypes; the ws share K). The decoder's
+   projections of one normed input — attention's q|gate, k and v, the GDN's four, the MLP's gate
+   and up (spec §2.4–§2.6) — go through it, so a backend can take them in one pass: the CPU rounds
+   the activations once per format and splits all the matrices' rows over its threads in one job.
+   Each outs[i] equals what op_matmul gives for it. */
+#define OP_MATMUL_N_MAX 4
+int op_matmul_n(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x);
 /* Embedding lookup: out{H,N} f32, table{H,V} any weight dtype, ids i32{N}; out[n] = table[ids[n]].
    An id outside [0,V) is SEER_EINVAL on backends that can check it (CPU). */
 int op_get_rows(backend *be, tensor *out, const tensor *table, const tensor *ids);

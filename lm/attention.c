@@ -51,8 +51,8 @@ int attn_forward(const qwen35_model *m, int il, tensor *x, const struct batch *b
     tensor k2 = tensor_view(&kn, 2, (int64_t[]){nkv * hd, T}, (size_t[]){4, (size_t)(nkv * hd) * 4}, 0);
     tensor v2 = tensor_view(&vv, 2, (int64_t[]){nkv * hd, T}, (size_t[]){4, (size_t)(nkv * hd) * 4}, 0);
     if ((rc = op_rmsnorm(be, &u, x, &ly->attn_norm, 0.0f, c->rms_eps)) ||
-        (rc = op_matmul(be, &qg, &ly->attn_q, &u)) || (rc = op_matmul(be, &k2, &ly->attn_k, &u)) ||
-        (rc = op_matmul(be, &v2, &ly->attn_v, &u)))
+        (rc = op_matmul_n(be, 3, (tensor *[]){&qg, &k2, &v2}, (const tensor *[]){&ly->attn_q, &ly->attn_k, &ly->attn_v},
+                          &u)))
         return rc;
     const size_t qrow = (size_t)(2 * hd * nh) * 4;
     tensor q = tensor_view(&qg, 3, (int64_t[]){hd, nh, T}, (size_t[]){4, (size_t)(2 * hd) * 4, qrow}, 0);

@@ -29,8 +29,8 @@ int gdn_forward(const qwen35_model *m, int il, tensor *x, const struct batch *b)
     /* step 1: projections of the normed input (z is read per v-head: shape it {dv, Hv, T}) */
     tensor z2 = tensor_view(&z, 2, (int64_t[]){VD, T}, (size_t[]){4, (size_t)VD * 4}, 0);
     if ((rc = op_rmsnorm(be, &u, x, &ly->attn_norm, 0.0f, c->rms_eps)) ||
-        (rc = op_matmul(be, &mix, &ly->ssm_qkv, &u)) || (rc = op_matmul(be, &z2, &ly->ssm_z, &u)) ||
-        (rc = op_matmul(be, &beta, &ly->ssm_beta, &u)) || (rc = op_matmul(be, &g, &ly->ssm_alpha, &u)))
+        (rc = op_matmul_n(be, 4, (tensor *[]){&mix, &z2, &beta, &g},
+                          (const tensor *[]){&ly->ssm_qkv, &ly->ssm_z, &ly->ssm_beta, &ly->ssm_alpha}, &u)))
         return rc;
 
     /* step 2: causal depthwise conv over time with each sequence's carried window, then SiLU */

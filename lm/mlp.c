@@ -17,7 +17,7 @@ int mlp_forward(const qwen35_model *m, int il, tensor *x, const struct batch *b)
         (rc = arena_tensor(a, &down, DT_F32, c->n_embd, b->T, 1, 1)))
         return rc;
     if ((rc = op_rmsnorm(be, &u, x, &ly->post_norm, 0.0f, c->rms_eps)) ||
-        (rc = op_matmul(be, &gate, &ly->ffn_gate, &u)) || (rc = op_matmul(be, &up, &ly->ffn_up, &u)) ||
+        (rc = op_matmul_n(be, 2, (tensor *[]){&gate, &up}, (const tensor *[]){&ly->ffn_gate, &ly->ffn_up}, &u)) ||
         (rc = op_silu(be, &gate, &gate)) || (rc = op_mul(be, &gate, &gate, &up)) ||
         (rc = op_matmul(be, &down, &ly->ffn_down, &gate)))
         return rc;

@@ -99,6 +99,11 @@ static bool vkb_supports(backend *be, enum op_id op, const tensor *const *t, int
     switch (op) {
     case OP_MATMUL:
     case OP_GET_ROWS: return n >= 1 && vk_weight_supported(t[0]->type);
+    case OP_MATMUL_N: /* the weights, then x */
+        for (int i = 0; i + 1 < n; i++)
+            if (!vk_weight_supported(t[i]->type))
+                return false;
+        return n >= 2;
     case OP_ATTENTION: return n >= 1 && t[0]->ne[0] <= VK_ATTN_HEAD_DIM_MAX;
     default: return true;
     }

@@ -125,6 +125,16 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
     return SEER_OK;
 }
 
+/* The products one after another in the command buffer: each is its own dispatch, and the device
+   runs them with no host round trip between them. */
+int vk_matmul_n(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x)
+{
+    int rc = SEER_OK;
+    for (int i = 0; i < n && rc == SEER_OK; i++)
+        rc = vk_matmul(be, outs[i], ws[i], x);
+    return rc;
+}
+
 /* ---- get_rows ---------------------------------------------------------------------------- */
 
 int vk_get_rows(backend *be, tensor *out, const tensor *table, const tensor *ids)

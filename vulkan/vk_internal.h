@@ -282,6 +282,7 @@ bool vk_weight_supported(enum dtype t);
 
 /* op_*.c: one record function per op (slots of struct backend_ops) */
 int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x);
+int vk_matmul_n(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x);
 int vk_rmsnorm(backend *be, tensor *out, const tensor *x, const tensor *w, float w_shift, float eps);
 int vk_binary(backend *be, enum binary_op op, tensor *out, const tensor *a, const tensor *b);
 int vk_get_rows(backend *be, tensor *out, const tensor *table, const tensor *ids);

@@ -1,6 +1,6 @@
 /* cpu_internal.h — what the CPU op files share: the backend context (thread pool) and the
    declarations of every cpu_* op, one function per op, grouped by file:
-     matmul.c      cpu_matmul, cpu_get_rows
+     matmul.c      cpu_matmul, cpu_matmul_n, cpu_get_rows
      elementwise.c cpu_binary, cpu_unary, cpu_scale, cpu_cpy, cpu_softmax
      norm.c        cpu_rmsnorm, cpu_rmsnorm_gated, cpu_layernorm, cpu_l2norm
      rope.c        cpu_rope_text, cpu_rope_vision
@@ -55,6 +55,7 @@ static inline char *cpu_row_at(const tensor *t, int64_t r)
 }
 
 int cpu_matmul(backend *be, tensor *out, const tensor *w, const tensor *x);
+int cpu_matmul_n(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x);
 int cpu_get_rows(backend *be, tensor *out, const tensor *table, const tensor *ids);
 int cpu_binary(backend *be, enum binary_op op, tensor *out, const tensor *a, const tensor *b);
 int cpu_unary(backend *be, enum unary_op op, tensor *out, const tensor *x);

@@ -378,11 +378,8 @@ struct q_ctx {
    L1 while the activation rows pass it). With a several-row kernel the row is also unpacked once
    per QDOT_MAX_ROWS activation rows: batched decode (issue #13 item 5) is then bound by the
    weight stream, not by unpacking it once per sequence. */
-static void q_worker(void *ctx, int ith, int nth)
+static void q_units(const struct q_ctx *c, long long lo, long long hi)
 {
-    const struct q_ctx *c = ctx;
-    long long lo, hi;
-    threadpool_range((c->M + Q_ROWS - 1) / Q_ROWS, ith, nth, &lo, &hi);
     const int64_t m1 = MIN(hi * Q_ROWS, c->M);
     const size_t rb = (size_t)(c->nb * QDOT_BLOCK / dtype_info(c->w->type)->block_elems) *
                       (size_t)dtype_info(c->w->type)->block_bytes;
@@ -417,35 +414,121 @@ static void q_worker(void *ctx, int ith, int nth)
     }
 }
 
+/* The product's work units, Q_ROWS weight rows each. */
+static int64_t q_n_units(const struct q_ctx *c) { return (c->M + Q_ROWS - 1) / Q_ROWS; }
+
+static void q_worker(void *ctx, int ith, int nth)
+{
+    const struct q_ctx *c = ctx;
+    long long lo, hi;
+    threadpool_range(q_n_units(c), ith, nth, &lo, &hi);
+    q_units(c, lo, hi);
+}
+
+/* Whether the 8-bit path takes w with N activation rows. */
+static bool qdot_applies(const struct cpu_ctx *cc, const tensor *w, int64_t N)
+{
+    if (cc->exact || !qdot_type(w->type) || w->ne[0] % QDOT_BLOCK)
+        return false;
+#ifdef SEER_MM_X86
+    if (N >= GEMM_MIN_N && mm_x86_type(w->type) && mm_x86_available())
+        return false; /* prefill: the blocked SIMD products are faster */
+#endif
+    return true;
+}
+
+/* Makes room for `need` bytes of rounded activations in the backend's kept buffer. */
+static char *qbuf_get(struct cpu_ctx *cc, size_t need)
+{
+    if (need > cc->qbuf_bytes) {
+        void *nbuf = realloc(cc->qbuf, need);
+        if (!nbuf)
+            return NULL;
+        cc->qbuf = nbuf;
+        cc->qbuf_bytes = need;
+    }
+    return cc->qbuf;
+}
+
+/* The product's work: x rounded for w's kernels into xq (already done when `rounded`). */
+static struct q_ctx q_setup(const tensor *out, const tensor *w, const tensor *x, char *xq, bool rounded)
+{
+    const int64_t K = w->ne[0], N = x->ne[1] * x->ne[2] * x->ne[3];
+    const size_t x_rb = qdot_act_row_bytes(w->type, K);
+    for (int64_t n = 0; n < N && !rounded; n++)
+        qdot_quantize_act(w->type, x_row(x, n), xq + (size_t)n * x_rb, K);
+    return (struct q_ctx){qdot_kernel(w->type), qdot_rows_kernel(w->type), w, xq, x_rb, K / QDOT_BLOCK, w->ne[1], N,
+                          out->data};
+}
+
 /* Rounds x once into the backend's kept buffer, then the integer products. Used for decode-sized
    products of every qdot type, and for all sizes of the types without an f32 SIMD path. Returns
    false when it does not apply (or the buffer cannot grow: the caller falls back to f32). */
 static bool matmul_qdot(backend *be, tensor *out, const tensor *w, const tensor *x)
 {
     struct cpu_ctx *cc = be->ctx;
-    const int64_t K = w->ne[0], M = w->ne[1], N = x->ne[1] * x->ne[2] * x->ne[3];
-    if (cc->exact || !qdot_type(w->type) || K % QDOT_BLOCK)
-        return false;
-#ifdef SEER_MM_X86
-    if (N >= GEMM_MIN_N && mm_x86_type(w->type) && mm_x86_available())
-        return false; /* prefill: the blocked SIMD products are faster */
-#endif
-    const size_t x_rb = qdot_act_row_bytes(w->type, K);
+    const int64_t N = x->ne[1] * x->ne[2] * x->ne[3];
     size_t need;
-    if (!size_mul((size_t)N, x_rb, &need))
+    char *xq;
+    if (!qdot_applies(cc, w, N) || !size_mul((size_t)N, qdot_act_row_bytes(w->type, w->ne[0]), &need) ||
+        !(xq = qbuf_get(cc, need)))
         return false;
-    if (need > cc->qbuf_bytes) {
-        void *nbuf = realloc(cc->qbuf, need);
-        if (!nbuf)
-            return false;
-        cc->qbuf = nbuf;
-        cc->qbuf_bytes = need;
+    struct q_ctx c = q_setup(out, w, x, xq, false);
+    cpu_run(be, q_worker, &c, cpu_parallel(be, (double)c.M * (double)w->ne[0] * (double)N, CPU_PAR_MIN_WORK));
+    return true;
+}
+
+/* op_matmul_n on the 8-bit path: x rounded once per activation format (matrices of one weight type
+   share it), then one job over all the matrices' row units. */
+struct qn_ctx {
+    int n;
+    struct q_ctx q[OP_MATMUL_N_MAX];
+    int64_t first[OP_MATMUL_N_MAX + 1]; /* matrix i's units are [first[i], first[i+1]) */
+};
+
+static void qn_worker(void *ctx, int ith, int nth)
+{
+    const struct qn_ctx *c = ctx;
+    long long lo, hi;
+    threadpool_range(c->first[c->n], ith, nth, &lo, &hi);
+    for (int i = 0; i < c->n; i++) {
+        const long long a = MAX(lo, c->first[i]), b = MIN(hi, c->first[i + 1]);
+        if (a < b)
+            q_units(&c->q[i], a - c->first[i], b - c->first[i]);
     }
-    char *xq = cc->qbuf;
-    for (int64_t n = 0; n < N; n++)
-        qdot_quantize_act(w->type, x_row(x, n), xq + (size_t)n * x_rb, K);
-    struct q_ctx c = {qdot_kernel(w->type), qdot_rows_kernel(w->type), w, xq, x_rb, K / QDOT_BLOCK, M, N, out->data};
-    cpu_run(be, q_worker, &c, cpu_parallel(be, (double)M * (double)K * (double)N, CPU_PAR_MIN_WORK));
+}
+
+static bool matmul_n_qdot(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x)
+{
+    struct cpu_ctx *cc = be->ctx;
+    const int64_t N = x->ne[1] * x->ne[2] * x->ne[3];
+    size_t at[OP_MATMUL_N_MAX], need = 0, bytes;
+    int owner[OP_MATMUL_N_MAX]; /* the matrix whose rounding of x matrix i reads */
+    for (int i = 0; i < n; i++) {
+        if (!qdot_applies(cc, ws[i], N))
+            return false;
+        owner[i] = i;
+        for (int j = 0; j < i && owner[i] == i; j++)
+            if (ws[j]->type == ws[i]->type)
+                owner[i] = j;
+        if (owner[i] == i) {
+            if (!size_mul((size_t)N, qdot_act_row_bytes(ws[i]->type, ws[i]->ne[0]), &bytes))
+                return false;
+            at[i] = need;
+            need += (bytes + 63) / 64 * 64;
+        }
+    }
+    char *buf = qbuf_get(cc, need);
+    if (!buf)
+        return false;
+    struct qn_ctx c = {.n = n};
+    double work = 0;
+    for (int i = 0; i < n; i++) {
+        c.q[i] = q_setup(outs[i], ws[i], x, buf + at[owner[i]], owner[i] != i);
+        c.first[i + 1] = c.first[i] + q_n_units(&c.q[i]);
+        work += (double)c.q[i].M * (double)ws[i]->ne[0] * (double)N;
+    }
+    cpu_run(be, qn_worker, &c, cpu_parallel(be, work, CPU_PAR_MIN_WORK));
     return true;
 }
 
@@ -465,6 +548,23 @@ int cpu_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
 #endif
     matmul_portable(pool, out, w, x);
     return SEER_OK;
+}
+
+int cpu_matmul_n(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x)
+{
+    if (!x->data)
+        return seer_err(SEER_EINVAL, "op_matmul_n: x '%s' has no host memory", x->name);
+    for (int i = 0; i < n; i++)
+        if (!ws[i]->data || !outs[i]->data)
+            return seer_err(SEER_EINVAL, "op_matmul_n: w '%s' or out '%s' has no host memory", ws[i]->name,
+                            outs[i]->name);
+    if (matmul_n_qdot(be, n, outs, ws, x))
+        return SEER_OK;
+    /* prefill and the exact path: their products take no shared pass (the tiles pack each matrix) */
+    int rc = SEER_OK;
+    for (int i = 0; i < n && rc == SEER_OK; i++)
+        rc = cpu_matmul(be, outs[i], ws[i], x);
+    return rc;
 }
 
 /* ---- get_rows ----------------------------------------------------------------------------- */

@@ -136,6 +136,89 @@ static void check_conv_pieces(backend *be)
         free(d.in[i].bytes), free(d.in[i].val);
 }
 
+/* op_matmul_n gives each product op_matmul's bits: four matrices (q8_0 and q4_K twice each, so
+   two share each rounding of x on the CPU's 8-bit path; then with an f16 one, which that path does
+   not take, so the products go one by one) against 1, 3 and 17 rows of x, on the exact and the
+   8-bit CPU paths and on Vulkan; and refuses 0 or 5 products, a K that differs, overlapping
+   outputs. */
+static void check_matmul_n_set(backend *be, const enum dtype *types, const char *what)
+{
+    enum { K = 512, NW = 4 };
+    static const int64_t rows[NW] = {37, 70, 5, 19};
+    const bool cpu = !strcmp(backend_name(be), "cpu");
+    tensor *w[NW] = {0};
+    int rc = SEER_OK;
+    for (int i = 0; i < NW && rc == SEER_OK; i++) {
+        float *v = malloc((size_t)(K * rows[i]) * sizeof *v);
+        for (int64_t k = 0; k < K * rows[i]; k++)
+            v[k] = test_randf(-1.0f, 1.0f);
+        w[i] = chk_tensor(be, types[i], K, rows[i], 1, NULL);
+        rc = w[i] ? backend_tensor_set_f32(w[i], v) : SEER_EINVAL;
+        free(v);
+    }
+    static const int64_t Ns[3] = {1, 3, 17};
+    for (int c = 0; c < 3 && rc == SEER_OK; c++)
+        for (int exact = 0; exact <= (int)cpu; exact++) {
+            const int64_t N = Ns[c];
+            float *xv = malloc((size_t)(K * N) * sizeof *xv);
+            for (int64_t k = 0; k < K * N; k++)
+                xv[k] = test_randf(-2.0f, 2.0f);
+            tensor *x = chk_tensor(be, DT_F32, K, N, 1, xv), *one[NW], *all[NW];
+            int same = 0, made = x != NULL;
+            for (int i = 0; i < NW; i++) {
+                one[i] = chk_tensor(be, DT_F32, rows[i], N, 1, NULL);
+                all[i] = chk_tensor(be, DT_F32, rows[i], N, 1, NULL);
+                made &= one[i] && all[i];
+            }
+            if (cpu)
+                backend_cpu_set_exact(be, exact);
+            if (made) {
+                for (int i = 0; i < NW && rc == SEER_OK; i++)
+                    rc = op_matmul(be, one[i], w[i], x);
+                if (rc == SEER_OK)
+                    rc = op_matmul_n(be, NW, all, (const tensor *const *)w, x);
+                for (int i = 0; i < NW && rc == SEER_OK; i++) {
+                    size_t n = (size_t)(rows[i] * N);
+                    float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+                    if (!backend_tensor_get_f32(one[i], a) && !backend_tensor_get_f32(all[i], b))
+                        same += !memcmp(a, b, n * sizeof *a);
+                    free(a), free(b);
+                }
+            }
+            if (cpu)
+                backend_cpu_set_exact(be, true);
+            ok(rc == SEER_OK && same == NW, "%s%s: op_matmul_n of %s weights, N = %lld: %d of %d products equal "
+               "op_matmul's bit for bit", backend_name(be), cpu ? (exact ? " exact" : " 8-bit") : "", what,
+               (long long)N, same, NW);
+            for (int i = 0; i < NW; i++)
+                vk_test_tensor_free(one[i]), vk_test_tensor_free(all[i]);
+            vk_test_tensor_free(x);
+            free(xv);
+        }
+    /* refusals, before anything runs */
+    tensor *x = chk_tensor(be, DT_F32, K, 2, 1, NULL), *xk = chk_tensor(be, DT_F32, K - 32, 2, 1, NULL);
+    tensor *o = chk_tensor(be, DT_F32, rows[0], 2, 1, NULL), *o2 = chk_tensor(be, DT_F32, rows[2], 2, 1, NULL);
+    if (x && xk && o && o2) {
+        tensor *outs[5] = {o, o2, o, o2, o};
+        const tensor *ws[5] = {w[0], w[2], w[0], w[2], w[0]};
+        tensor sub = tensor_view(o, 2, (int64_t[]){rows[2], 2}, (size_t[]){4, (size_t)rows[2] * 4}, 0);
+        ok(op_matmul_n(be, 0, outs, ws, x) == SEER_EINVAL && op_matmul_n(be, 5, outs, ws, x) == SEER_EINVAL &&
+           op_matmul_n(be, 2, outs, ws, xk) == SEER_EINVAL &&
+           op_matmul_n(be, 2, (tensor *[]){o, &sub}, ws, x) == SEER_EINVAL && strstr(seer_last_error(), "overlap"),
+           "%s: op_matmul_n refuses 0 and 5 products, a K that differs, overlapping outputs: %s", backend_name(be),
+           seer_last_error());
+    }
+    vk_test_tensor_free(x), vk_test_tensor_free(xk), vk_test_tensor_free(o), vk_test_tensor_free(o2);
+    for (int i = 0; i < NW; i++)
+        vk_test_tensor_free(w[i]);
+}
+
+static void check_matmul_n(backend *be)
+{
+    check_matmul_n_set(be, (const enum dtype[]){DT_Q8_0, DT_Q4_K, DT_Q8_0, DT_Q4_K}, "q8_0, q4_K, q8_0, q4_K");
+    check_matmul_n_set(be, (const enum dtype[]){DT_Q8_0, DT_Q4_K, DT_F16, DT_Q8_0}, "q8_0, q4_K, f16, q8_0");
+}
+
 /* The chunked form reorders the recurrent form's maths (WY form, spec §2.5 step 8): within 1e-5
    of it on the CPU's GDN cases (both f32); a sequence in 4 calls, and a chunked prefill of 250
    followed by 50 recurrent steps, equal one call within 1e-5. */
@@ -274,6 +357,7 @@ static void op_checks(void)
         check_activation_edges(bes[b]);
         check_rope_axes(bes[b]);
         check_conv_pieces(bes[b]);
+        check_matmul_n(bes[b]);
     }
     check_gdn_forms();
     check_cpu_errors();
