@@ -24,11 +24,15 @@ class Tap:
     def __init__(self):
         self.n = 0
         self.failed = 0
+        self.replay = ""  # how to replay the run (e.g. its seed), named on stderr with each failure
 
     def ok(self, cond, name):
         self.n += 1
         if not cond:
             self.failed += 1
+            # prove shows a test's stderr, not its stdout: the failure and its replay reach the log
+            print(f"{os.path.basename(sys.argv[0])}: not ok {self.n} - {name}"
+                  f"{f' ({self.replay})' if self.replay else ''}", file=sys.stderr, flush=True)
         print(f"{'' if cond else 'not '}ok {self.n} - {name}", flush=True)
         return cond
 
