@@ -11,7 +11,8 @@
    small VLMs on OCR); a failed page or input is reported on stderr (and in jsonl) and the batch goes
    on. Exit status: 0 all pages done, 3 some failed, 1 fatal (model, device, output), 2 usage.
 
-   Divisions: options; the repetition guard; formatting results; the batch. */
+   Divisions: options; signals and streaming; formatting results; the batch. The repetition guard
+   is cli/ocr_guard.c. */
 #define _DEFAULT_SOURCE
 #include <errno.h>
 #include <jansson.h>
@@ -58,12 +59,11 @@ static const char prompt_markdown[] =
 #define OCR_N_CTX 8192
 
 /* Repetition guard defaults: the text's last GUARD_SPAN bytes or more are one piece of at most
-   GUARD_MAX_PERIOD bytes repeated back to back GUARD_REPEATS times or more. A loop of a short piece
+   GUARD_MAX_PERIOD bytes (cli/ocr.h) repeated back to back GUARD_REPEATS times or more. A loop of a short piece
    (a character, a word) needs the span — 400 bytes of one character is no ruler or dot leader on a
    printed page; a loop of whole lines needs the ten repeats. */
 #define GUARD_REPEATS 10
 #define GUARD_SPAN 400
-#define GUARD_MAX_PERIOD 256
 
 static const char ocr_help[] =
     "usage: seer ocr -m MODEL [options] INPUT...\n"
@@ -233,42 +233,7 @@ static int parse(int argc, char **argv, struct ocr_opts *o)
     return 0;
 }
 
-/* ---- the repetition guard --------------------------------------------------------------------- */
-
-/* Watches the answer byte by byte: run[p] counts the bytes in a row that equal the byte p earlier,
-   so the text's last run[p] + p bytes repeat with period p. Bytes rather than tokens: a loop is
-   periodic in its text however the tokenizer or the stream chunks it. O(GUARD_MAX_PERIOD) per byte. */
-struct guard {
-    long repeats, span;                   /* thresholds; repeats 0 = off */
-    unsigned char last[GUARD_MAX_PERIOD]; /* the last bytes, a ring indexed by position */
-    uint32_t run[GUARD_MAX_PERIOD + 1];
-    size_t n;                             /* bytes seen */
-    bool fired;
-};
-
-static void guard_reset(struct guard *g, long repeats, long span)
-{
-    memset(g, 0, sizeof *g);
-    g->repeats = repeats, g->span = span;
-}
-
-/* true when the text now ends in a loop */
-static bool guard_push(struct guard *g, const char *s, size_t len)
-{
-    for (size_t i = 0; i < len && !g->fired; i++) {
-        unsigned char b = (unsigned char)s[i];
-        size_t max_p = g->n < GUARD_MAX_PERIOD ? g->n : GUARD_MAX_PERIOD;
-        for (size_t p = 1; p <= max_p; p++) {
-            g->run[p] = g->last[(g->n - p) % GUARD_MAX_PERIOD] == b ? g->run[p] + 1 : 0;
-            size_t periodic = g->run[p] + p;
-            if (g->run[p] && periodic >= (size_t)g->span && periodic / p >= (size_t)g->repeats)
-                g->fired = true;
-        }
-        g->last[g->n % GUARD_MAX_PERIOD] = b;
-        g->n++;
-    }
-    return g->fired;
-}
+/* ---- signals and streaming ------------------------------------------------------------------- */
 
 /* The signal that interrupts the batch (SIGINT, SIGTERM, SIGHUP, SIGPIPE); 0 while running. A
    second one ends the process at once, except SIGPIPE, which every further write would repeat. */

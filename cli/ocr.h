@@ -1,7 +1,7 @@
-/* ocr.h — the pieces of `seer ocr` around its batch loop (cli/ocr.c): the file side
-   (cli/ocr_files.c: the input list — files, directories, globs, list files; deduplicated, sharded —
-   the page selection --pages, and the output directory: names, atomic writes, what --resume finds
-   there) and the decoding thread (cli/ocr_decode.c).
+/* ocr.h — the pieces of `seer ocr` around its batch loop (cli/ocr.c): the repetition guard
+   (cli/ocr_guard.c), the file side (cli/ocr_files.c: the input list — files, directories, globs,
+   list files; deduplicated, sharded — the page selection --pages, and the output directory: names,
+   atomic writes, what --resume finds there) and the decoding thread (cli/ocr_decode.c).
 
    Errors are reported through seer_err() (one line naming the file); functions return SEER_OK or
    a SEER_E* code, except where a usage problem is printed directly (they say so). */
@@ -83,6 +83,26 @@ int ocr_write_atomic(const char *dir, const char *name, const char *ext, const c
    jsonl: every object has "page" and "text" → in->skip; some have "error" → the pages with text
    are kept in in->kept and the others done again; anything unreadable → everything again. */
 int ocr_resume_read(const char *dir, const char *ext, bool jsonl, struct ocr_input *in);
+
+/* ---- the repetition guard (cli/ocr_guard.c) ---- */
+
+/* Watches the answer byte by byte: run[p] counts the bytes in a row that equal the byte p earlier,
+   so the text's last run[p] + p bytes repeat with period p. Bytes rather than tokens: a loop is
+   periodic in its text however the tokenizer or the stream chunks it. O(GUARD_MAX_PERIOD) per byte.
+   It fires when the last `span` bytes or more are one piece of at most GUARD_MAX_PERIOD bytes
+   repeated `repeats` times or more. */
+#define GUARD_MAX_PERIOD 256
+struct guard {
+    long repeats, span;                   /* thresholds; repeats 0 = off */
+    unsigned char last[GUARD_MAX_PERIOD]; /* the last bytes, a ring indexed by position */
+    uint32_t run[GUARD_MAX_PERIOD + 1];
+    size_t n;                             /* bytes seen */
+    bool fired;
+};
+
+void guard_reset(struct guard *g, long repeats, long span);
+/* Adds streamed text; true when the text now ends in a loop. */
+bool guard_push(struct guard *g, const char *s, size_t len);
 
 /* ---- the decoding thread (cli/ocr_decode.c) ---- */
 
