@@ -254,7 +254,8 @@ SEER_API int seer_batch_add_text(seer_batch *batch, seer_context *ctx, const cha
                                  const seer_generate_params *params);
 /* One token for every generating reply, in one pass over the weights. A reply that ends (end of turn,
    stop string, max_tokens, callback, full context, or its own error) waits for seer_batch_take.
-   A device failure ends every reply of the step with that error, and is returned. */
+   A device failure ends every reply of the step with that error, and is returned; those contexts'
+   states are then undefined (seer_context_reset them). */
 SEER_API int seer_batch_step(seer_batch *batch);
 /* Replies still generating. */
 SEER_API int seer_batch_active(const seer_batch *batch);
