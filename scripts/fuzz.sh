@@ -35,7 +35,11 @@ if [ -z "${FUZZ_NO_BUILD:-}" ]; then
     cmake --build "$build" -j"${JOBS:-2}" --target $targets >/dev/null
 fi
 seeds="$build/seeds"
-[ -d "$seeds" ] || python3 tests/fuzz/make_seeds.py "$seeds"
+# made again when make_seeds.py changed since (a stale directory left later targets without seeds)
+if [ ! -d "$seeds" ] || [ tests/fuzz/make_seeds.py -nt "$seeds" ]; then
+    rm -rf "$seeds"
+    python3 tests/fuzz/make_seeds.py "$seeds"
+fi
 
 dict_for() { # each target's dictionary: tests/fuzz/<name>.dict, else the shared JSON one
     local name=${1#fuzz_}
