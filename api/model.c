@@ -112,6 +112,24 @@ static int load_parts(seer_model *m, const char *path, const seer_model_params *
    a weight type or op it lacks, a device that failed. The CPU may still take the model. */
 static bool device_refused(int rc) { return rc == SEER_ENOMEM || rc == SEER_EUNSUPPORTED || rc == SEER_EDEVICE; }
 
+/* The backend with the CPU settings of p (a no-op elsewhere). */
+static int open_backend(const char *device, const seer_model_params *p, backend **be)
+{
+    const char *w = p->weights ? p->weights : "auto";
+    enum cpu_weights mode = !strcmp(w, "auto") ? CPU_WEIGHTS_AUTO
+                            : !strcmp(w, "map")  ? CPU_WEIGHTS_MAP
+                            : !strcmp(w, "copy") ? CPU_WEIGHTS_COPY
+                                                 : (enum cpu_weights)-1;
+    if ((int)mode < 0)
+        return seer_err(SEER_EINVAL, "weights: '%s' is not auto, map or copy", w);
+    int rc = backend_open(device, p->n_threads, be);
+    if (rc == SEER_OK) {
+        backend_cpu_set_exact(*be, p->exact != 0);
+        backend_cpu_set_weights(*be, mode);
+    }
+    return rc;
+}
+
 int seer_model_load(const char *path, const seer_model_params *params, seer_model **out)
 {
     seer_model_params p = params ? *params : seer_model_params_default();
@@ -120,9 +138,8 @@ int seer_model_load(const char *path, const seer_model_params *params, seer_mode
     int rc;
     if (!m)
         return seer_err(SEER_ENOMEM, "no memory for a model");
-    if ((rc = backend_open(p.device, p.n_threads, &m->be)))
+    if ((rc = open_backend(p.device, &p, &m->be)))
         goto fail;
-    backend_cpu_set_exact(m->be, p.exact != 0);
     rc = load_parts(m, path, &p);
     if (rc && device_refused(rc) && backend_spec_is_auto(p.device) && strcmp(m->be->iface->name, "cpu")) {
         /* auto promised the best device that works, so a GPU that cannot take this model is a
@@ -130,10 +147,8 @@ int seer_model_load(const char *path, const seer_model_params *params, seer_mode
         LOG_WARN("device", "cannot use the GPU: %s; loading the model on the CPU instead", seer_last_error());
         free_parts(m);
         seer_err_clear();
-        if ((rc = backend_open("cpu", p.n_threads, &m->be)) == SEER_OK) {
-            backend_cpu_set_exact(m->be, p.exact != 0);
+        if ((rc = open_backend("cpu", &p, &m->be)) == SEER_OK)
             rc = load_parts(m, path, &p);
-        }
     }
     /* The files were read (or their bytes copied to the device) while loading: a file rewritten or
        truncated meanwhile would give a model that is neither the old nor the new one. */

@@ -53,6 +53,7 @@ static void usage(FILE *f)
             "  --device D      auto (default; or $SEER_DEVICE), cpu, vulkan or vulkan:N\n"
             "  --exact         CPU: f32 activations in every matmul (default: 8-bit rounded, as llama.cpp)\n"
             "  --cache-type T  KV cache f16 (default), f32 or q8_0\n"
+            "  --weights W     CPU: auto (default), copy (into memory, large pages) or map (read in place)\n"
             "  -d N            decode tests start after N prompt tokens (untimed; default 0)\n"
             "  --parallel N    N sequences decode together, 1..%d (default 1); tg counts all their tokens\n"
             "  --json          print one JSON object instead of the table\n"
@@ -76,6 +77,7 @@ struct opts {
     bool json;
     bool exact;
     enum dtype cache_type;
+    enum cpu_weights weights;
 };
 
 struct result {
@@ -189,6 +191,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
             ok = parse_i64(v, 1, 1 << 16, &o->n_ubatch);
         } else if (!strcmp(a, "--device")) {
             o->device = v;
+        } else if (!strcmp(a, "--weights")) {
+            ok = !strcmp(v, "auto") || !strcmp(v, "map") || !strcmp(v, "copy");
+            o->weights = !strcmp(v, "map") ? CPU_WEIGHTS_MAP : !strcmp(v, "copy") ? CPU_WEIGHTS_COPY : CPU_WEIGHTS_AUTO;
         } else if (!strcmp(a, "--cache-type")) {
             ok = parse_dtype(v, &o->cache_type) &&
                  (o->cache_type == DT_F16 || o->cache_type == DT_F32 || o->cache_type == DT_Q8_0);
@@ -484,6 +489,7 @@ int cli_bench(int argc, char **argv)
         rc = backend_open(o.device, o.threads, &be);
     if (rc == SEER_OK) {
         backend_cpu_set_exact(be, o.exact);
+        backend_cpu_set_weights(be, o.weights);
         rc = qwen35_load(path, be, &m);
     }
     if (rc)

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -112,6 +113,23 @@ static int watch_check(const struct watch *w)
         return seer_err(SEER_EIO, "%s: the file was modified while in use (same size, new modification time)",
                         w->path);
     return SEER_OK;
+}
+
+void io_release(const void *p, size_t n)
+{
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a = ((uintptr_t)p + page - 1) & ~(page - 1),
+                    e = ((uintptr_t)p + n) & ~(page - 1);
+    if (e <= a)
+        return;
+    pthread_mutex_lock(&watch_lock);
+    for (unsigned i = 0; i < IO_WATCH_MAX; i++) {
+        const uint8_t *b = watch_used[i] ? atomic_load_explicit(&watches[i].base, memory_order_acquire) : NULL;
+        if (b && (uintptr_t)b <= a && e <= (uintptr_t)b + watches[i].size) {
+            madvise((void *)a, e - a, MADV_DONTNEED); /* a private read-only file mapping: refaults from the file */
+            break;
+        }
+    }
+    pthread_mutex_unlock(&watch_lock);
 }
 
 /* Async-signal-safe appends for io_fault_describe (snprintf is not on POSIX's list). */

@@ -45,6 +45,11 @@ int io_map_check(const struct io_map *m);
    model has finished loading (its bytes have been copied or checked) and by the CLI after a
    generation, so an answer computed from changed weights is not reported as a success. */
 int io_check_all(void);
+/* Drops this process's pages of [p, p + n) when the range lies in a watched file mapping, after its
+   bytes were copied elsewhere (the CPU's weight copies): the process no longer counts them in its
+   resident memory, the page cache keeps them while memory allows, and a later read faults them
+   in again from the file. A no-op for any other memory (a copy read from a network file system). */
+void io_release(const void *p, size_t n);
 
 /* For a SIGBUS handler (the library installs none: process signals belong to the program).
    When addr lies in a live mapping, writes "PATH: the file changed size while in use (was N bytes,

@@ -1,9 +1,11 @@
-/* util.c — allocation wrappers with a failure-injection hook, and the clock. */
-#define _POSIX_C_SOURCE 200809L
+/* util.c — allocation wrappers with a failure-injection hook (large-page ones too), and the clock. */
+#define _DEFAULT_SOURCE /* MADV_HUGEPAGE, MAP_ANONYMOUS */
 #include "core/util.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "seer.h"
@@ -51,6 +53,34 @@ void *seer_aligned_alloc(size_t align, size_t n)
 }
 
 void seer_aligned_free(void *p) { free(p); }
+
+#define LARGE_PAGE ((size_t)2 << 20)
+
+void *seer_large_alloc(size_t n)
+{
+    if (alloc_should_fail() || n == 0 || n > SIZE_MAX - 2 * LARGE_PAGE)
+        return NULL;
+    /* over-map by one large page and trim both ends, so the start is aligned to it */
+    const size_t len = (n + LARGE_PAGE - 1) & ~(LARGE_PAGE - 1), span = len + LARGE_PAGE;
+    char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED)
+        return NULL;
+    char *p = (char *)(((uintptr_t)raw + LARGE_PAGE - 1) & ~(uintptr_t)(LARGE_PAGE - 1));
+    if (p > raw)
+        munmap(raw, (size_t)(p - raw));
+    if (raw + span > p + len)
+        munmap(p + len, (size_t)(raw + span - (p + len)));
+#ifdef MADV_HUGEPAGE
+    madvise(p, len, MADV_HUGEPAGE); /* advice only: without it the pages are 4 KiB, still correct */
+#endif
+    return p;
+}
+
+void seer_large_free(void *p, size_t n)
+{
+    if (p)
+        munmap(p, (n + LARGE_PAGE - 1) & ~(LARGE_PAGE - 1));
+}
 
 bool seer_grow(void *pp, size_t *cap, size_t need, size_t elem_bytes, size_t first)
 {

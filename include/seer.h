@@ -94,6 +94,11 @@ typedef struct seer_model_params {
                            check); 0 (default) = with quantised weights, activations are rounded to 8
                            bits per 32 values and multiplied in integers, as llama.cpp does (faster
                            decode; logits differ slightly from the exact ones) */
+    const char *weights; /* CPU: "map" = weights are read in place from the mapped model file
+                           (starts at once, shares the page cache with other processes); "copy" =
+                           copied into memory in 2 MiB pages (Q8_0 decode about 15 % faster);
+                           "auto" (default, also NULL) = copied while they fit in half of the
+                           available memory, the rest mapped */
 } seer_model_params;
 
 SEER_API seer_model_params seer_model_params_default(void);
@@ -315,7 +320,8 @@ SEER_API int seer_chat_add_media(seer_context *ctx, const char *role, const seer
                                  size_t n_images, const seer_video_input *videos, size_t n_videos, const char *text);
 
 /* ---- faults ------------------------------------------------------------------------------ */
-/* On the CPU, weights are read in place from a read-only mapping of the model file. A file that
+/* On the CPU with weights "map" (or what "auto" leaves mapped: seer_model_params.weights), weights
+   are read in place from a read-only mapping of the model file, and GGUF metadata always is. A file that
    is truncated while mapped (rewritten by a download, a network file system failing) makes the
    read of a lost page raise SIGBUS. The library installs no signal handlers: a program that wants
    to say what happened calls this from its own SIGBUS handler (sigaction with SA_SIGINFO, passing

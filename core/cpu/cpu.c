@@ -9,15 +9,22 @@
 
 #include "core/cpu/cpu_internal.h"
 #include "core/error.h"
+#include "core/io.h"
 #include "core/util.h"
 
 /* 64 bytes: a cache line, and enough for any SIMD load we use. */
 #define CPU_ALIGN 64
 
+/* Buffers from this size up (weights, KV caches, recurrent states: what decode streams) are
+   allocated in large pages; smaller ones from the heap. The size alone tells cpu_buffer_free which. */
+#define CPU_LARGE ((size_t)2 << 20)
+
+static int cpu_memory(backend *be, uint64_t *free_bytes, uint64_t *total_bytes);
+
 static int cpu_buffer_alloc(backend *be, size_t size, backend_buffer **out)
 {
     backend_buffer *b = seer_calloc(1, sizeof *b);
-    void *mem = b ? seer_aligned_alloc(CPU_ALIGN, size) : NULL;
+    void *mem = !b ? NULL : size >= CPU_LARGE ? seer_large_alloc(size) : seer_aligned_alloc(CPU_ALIGN, size);
     if (!mem) {
         free(b);
         return seer_err(SEER_ENOMEM, "cpu: cannot allocate %zu bytes", size);
@@ -29,8 +36,35 @@ static int cpu_buffer_alloc(backend *be, size_t size, backend_buffer **out)
     return SEER_OK;
 }
 
+/* Whether weights of `size` bytes handed over in host memory are copied (enum cpu_weights). */
+static bool copy_weights(backend *be, size_t size)
+{
+    struct cpu_ctx *c = be->ctx;
+    if (c->weights != CPU_WEIGHTS_AUTO)
+        return c->weights == CPU_WEIGHTS_COPY;
+    if (!c->budget_known) {
+        uint64_t avail = 0, total;
+        if (cpu_memory(be, &avail, &total) != SEER_OK)
+            seer_err_clear(); /* no /proc/meminfo: nothing is copied */
+        c->copy_budget = avail / 2;
+        c->budget_known = true;
+    }
+    if (size > c->copy_budget)
+        return false;
+    c->copy_budget -= size;
+    return true;
+}
+
 static int cpu_buffer_from_host(backend *be, void *ptr, size_t size, backend_buffer **out)
 {
+    if (copy_weights(be, size)) {
+        int rc = cpu_buffer_alloc(be, size, out);
+        if (rc == SEER_OK) {
+            memcpy((*out)->host, ptr, size);
+            io_release(ptr, size);
+        }
+        return rc;
+    }
     backend_buffer *b = seer_calloc(1, sizeof *b);
     if (!b)
         return seer_err(SEER_ENOMEM, "cpu: no memory for a buffer record");
@@ -44,7 +78,9 @@ static int cpu_buffer_from_host(backend *be, void *ptr, size_t size, backend_buf
 
 static void cpu_buffer_free(backend_buffer *b)
 {
-    if (!b->borrowed)
+    if (!b->borrowed && b->size >= CPU_LARGE)
+        seer_large_free(b->host, b->size);
+    else if (!b->borrowed)
         seer_aligned_free(b->host);
     free(b);
 }
@@ -146,4 +182,10 @@ void backend_cpu_set_exact(backend *be, bool exact)
 {
     if (be->iface == &cpu_iface)
         ((struct cpu_ctx *)be->ctx)->exact = exact;
+}
+
+void backend_cpu_set_weights(backend *be, enum cpu_weights mode)
+{
+    if (be->iface == &cpu_iface)
+        ((struct cpu_ctx *)be->ctx)->weights = mode;
 }

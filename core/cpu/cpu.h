@@ -13,4 +13,13 @@ int backend_cpu_create(int n_threads, backend **out);
    faster decode. A no-op on other backends. */
 void backend_cpu_set_exact(backend *be, bool exact);
 
+/* Where weights that a loader hands over in host memory (backend_buffer_from_host: the mapped
+   model file) are read from. MAP: in place, nothing copied (starts at once; the page cache is
+   shared with other processes). COPY: copied into large-page memory (seer_large_alloc), which
+   Q8_0 decode streams about 15 % faster (docs/PERFORMANCE.md). AUTO (the default): copied while
+   the copies fit in half of the memory available when the first weight arrives, the rest in
+   place. A no-op on other backends, which copy to their device anyway. */
+enum cpu_weights { CPU_WEIGHTS_AUTO, CPU_WEIGHTS_MAP, CPU_WEIGHTS_COPY };
+void backend_cpu_set_weights(backend *be, enum cpu_weights mode);
+
 #endif

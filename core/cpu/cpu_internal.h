@@ -12,6 +12,7 @@
 #define SEER_CORE_CPU_INTERNAL_H
 
 #include "core/backend.h"
+#include "core/cpu/cpu.h"
 #include "core/threads.h"
 
 struct cpu_ctx {
@@ -20,6 +21,9 @@ struct cpu_ctx {
     void *qbuf;        /* matmul's rounded activations (qdot.h), grown on demand and kept, so
                           decode allocates nothing per token */
     size_t qbuf_bytes;
+    enum cpu_weights weights; /* backend_cpu_set_weights */
+    bool budget_known;        /* AUTO: copy_budget has been read from the available memory */
+    uint64_t copy_budget;     /* AUTO: bytes of weights that may still be copied */
 };
 
 static inline threadpool *cpu_pool(backend *be) { return ((struct cpu_ctx *)be->ctx)->pool; }

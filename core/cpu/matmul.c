@@ -383,6 +383,7 @@ static void q_units(const struct q_ctx *c, long long lo, long long hi)
     const int64_t m1 = MIN(hi * Q_ROWS, c->M);
     const size_t rb = (size_t)(c->nb * QDOT_BLOCK / dtype_info(c->w->type)->block_elems) *
                       (size_t)dtype_info(c->w->type)->block_bytes;
+    const bool hints = !qdot_streams(c->w->type); /* else the kernel streams ahead itself */
     for (int64_t m = lo * Q_ROWS; m < m1; m++) {
         const char *wr = (const char *)c->w->data + (size_t)m * c->w->nb[1];
         /* Rows ahead are fetched while this one is multiplied: a row is 0.5–4 KB, too short for
@@ -395,7 +396,7 @@ static void q_units(const struct q_ctx *c, long long lo, long long hi)
            rows ahead did as well). */
         for (int a = 0; a < 2; a++) {
             const int64_t ahead = a ? Q_AHEAD_FAR : Q_AHEAD_NEAR;
-            if (m + ahead < m1)
+            if (hints && m + ahead < m1)
                 for (size_t off = 0; off < rb; off += 64)
                     __builtin_prefetch(wr + (size_t)ahead * c->w->nb[1] + off, 0, 1);
         }

@@ -246,6 +246,8 @@ qdot_rows_fn qdot_rows_kernel(enum dtype t)
 #endif
 }
 
+bool qdot_streams(enum dtype t) { return t == DT_Q8_0 && best_isa() != QDOT_PORTABLE; }
+
 const char *qdot_isa(void)
 {
     static const char *const names[] = {"portable", "avx2", "avx512-vnni"};

@@ -62,6 +62,9 @@ qdot_fn qdot_kernel(enum dtype t);
 /* The several-row kernel of qdot_kernel(t)'s family, or NULL where there is none (then each row
    goes through qdot_kernel(t)): Q8_0 and Q4_K on AVX2 and AVX-512 VNNI. */
 qdot_rows_fn qdot_rows_kernel(enum dtype t);
+/* Whether qdot_kernel(t) and qdot_rows_kernel(t) fetch their weight stream ahead themselves, so
+   the caller adds no prefetch hints of its own (x86 Q8_0). */
+bool qdot_streams(enum dtype t);
 /* Which kernel family qdot_kernel() chose: "avx512-vnni", "avx2" or "portable". */
 const char *qdot_isa(void);
 /* Rounds n values (a multiple of 32) into n/32 blocks. */

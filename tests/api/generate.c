@@ -224,5 +224,9 @@ int main(void)
     mp.device = "quantum";
     ok(seer_model_load(hf, &mp, &bad) == SEER_EINVAL && strstr(seer_last_error(), "quantum"),
        "a bad device name is rejected: %s", seer_last_error());
+    mp.device = "cpu";
+    mp.weights = "mapped";
+    ok(seer_model_load(hf, &mp, &bad) == SEER_EINVAL && strstr(seer_last_error(), "'mapped' is not auto, map or copy"),
+       "a bad weights mode is rejected: %s", seer_last_error());
     return done_testing();
 }

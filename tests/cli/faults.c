@@ -1,8 +1,9 @@
 /* Tests what `seer run` and `seer ask` do when the machine fails under them (cli/faults.c,
    core/io.c, docs/RELIABILITY.md), on a tiny random Qwen3.5 (tests/reference/gen_tiny.py):
    - the model file truncated while a generation has it mapped: one line naming the file with both
-     sizes (taken here with stat, not from seer), exit 1 — on the CPU the lost pages raise SIGBUS,
-     elsewhere the check after the answer finds it;
+     sizes (taken here with stat, not from seer), exit 1 — on the CPU with --weights map the lost
+     pages raise SIGBUS; with the weights copied (--weights copy, Vulkan) the check after the answer
+     finds it;
    - the model file's modification time changed mid-run (rewritten in place): exit 1, one line;
    - the reader of stdout gone (`| head -c 10`): a quiet end by SIGPIPE (status 141), nothing on
      stderr; stdout on a full disk (/dev/full): exit 1 with the errno's text (run streaming and
@@ -131,10 +132,10 @@ static void copy_file(const char *from, const char *to)
         diag("cannot copy %s", from);
 }
 
-/* `seer run` (or `seer ask` with `image`) on a fresh copy of the model in `sub`, on `device`, with
-   the fault: up to 4 tries when a run ends before the fault lands. */
-static struct midrun try_fault(const char *cmd, const char *device, enum fault f, const char *sub, char *model,
-                               size_t model_size, uint64_t *size_before)
+/* `seer run` (or `seer ask` with `image`) on a fresh copy of the model in `sub`, on `device` with
+   `--weights weights`, with the fault: up to 4 tries when a run ends before the fault lands. */
+static struct midrun try_fault(const char *cmd, const char *device, const char *weights, enum fault f,
+                               const char *sub, char *model, size_t model_size, uint64_t *size_before)
 {
     struct midrun r = {0};
     char seer[700], seed[32], dir[700];
@@ -158,9 +159,11 @@ static struct midrun try_fault(const char *cmd, const char *device, enum fault f
         snprintf(seed, sizeof seed, "%llu", (unsigned long long)(test_rand_u64() >> 1));
         /* sampling at temperature 1: a random model rarely ends its answer within 3000 tokens */
         char *argv_run[] = {seer, "-q", "run", "-m", model, "--prompt-tokens", "5,6,7,8", "--temp", "1", "-s", seed,
-                            "-n", "3000", "-c", "4096", "--device", (char *)device, NULL};
+                            "-n", "3000", "-c", "4096", "--device", (char *)device, "--weights", (char *)weights,
+                            NULL};
         char *argv_ask[] = {seer, "-q", "ask", "-m", model, "-p", "Describe it", "--temp", "1", "-s", seed, "-n",
-                            "3000", "-c", "4096", "--device", (char *)device, g_image, NULL};
+                            "3000", "-c", "4096", "--device", (char *)device, "--weights", (char *)weights,
+                            g_image, NULL};
         r = run_midway(!strcmp(cmd, "ask") ? argv_ask : argv_run, f, model);
         if (!r.early)
             break;
@@ -169,17 +172,17 @@ static struct midrun try_fault(const char *cmd, const char *device, enum fault f
     return r;
 }
 
-static void test_truncated(const char *cmd, const char *device)
+static void test_truncated(const char *cmd, const char *device, const char *weights)
 {
     char model[800], want[1200];
     uint64_t before;
-    struct midrun r = try_fault(cmd, device, F_TRUNCATE, "trunc", model, sizeof model, &before);
+    struct midrun r = try_fault(cmd, device, weights, F_TRUNCATE, "trunc", model, sizeof model, &before);
     snprintf(want, sizeof want, "seer: %s: the file changed size while in use (was %llu bytes, now 4096)\n", model,
              (unsigned long long)before);
     ok(!r.early && r.status == 1 && !strcmp(r.err, want),
-       "%s --device %s: model truncated mid-answer -> exit 1 (got %d) and exactly one line naming the file and both "
-       "sizes",
-       cmd, device, r.status);
+       "%s --device %s --weights %s: model truncated mid-answer -> exit 1 (got %d) and exactly one line naming the "
+       "file and both sizes",
+       cmd, device, weights, r.status);
     if (strcmp(r.err, want))
         diag("stderr: %s\nwant:   %s", r.err, want);
     midrun_free(&r);
@@ -189,7 +192,7 @@ static void test_touched(void)
 {
     char model[800], want[1200];
     uint64_t before;
-    struct midrun r = try_fault("run", "cpu", F_TOUCH, "touch", model, sizeof model, &before);
+    struct midrun r = try_fault("run", "cpu", "auto", F_TOUCH, "touch", model, sizeof model, &before);
     snprintf(want, sizeof want, "seer: %s: the file was modified while in use (same size, new modification time)\n",
              model);
     ok(!r.early && r.status == 1 && !strcmp(r.err, want),
@@ -203,7 +206,7 @@ static void test_sigint(void)
 {
     char model[800];
     uint64_t before;
-    struct midrun r = try_fault("run", "cpu", F_SIGINT, "int", model, sizeof model, &before);
+    struct midrun r = try_fault("run", "cpu", "auto", F_SIGINT, "int", model, sizeof model, &before);
     ok(r.status == 130, "run: SIGINT mid-answer exits 130, not 0 (got %d)", r.status);
     midrun_free(&r);
 }
@@ -341,9 +344,12 @@ int main(void)
     if (!ok(if_gen_tiny(g_dir, "tiny", test_rand_u64() >> 1, "", "f16") == 0, "tiny model generated"))
         return done_testing();
     bool have_image = if_python_pil() && if_noise_image(g_image, 64, 48) == 0;
-    test_truncated("run", "cpu");
+    /* map: the weights are read from the file, so the lost pages raise SIGBUS; copy: they were
+       copied at load, and the check after the answer finds the change */
+    test_truncated("run", "cpu", "map");
+    test_truncated("run", "cpu", "copy");
     if (have_image)
-        test_truncated("ask", "cpu");
+        test_truncated("ask", "cpu", "map");
     else
         skip("no python3 with PIL to write the test image", "seer ask with a truncated model");
     test_touched();
@@ -352,7 +358,7 @@ int main(void)
     /* Vulkan uploads the weights at load, so no SIGBUS: the check after the answer must say the same */
     struct test_run d = test_seer("info --devices");
     if (strstr(d.out, "vulkan:0"))
-        test_truncated("run", "vulkan");
+        test_truncated("run", "vulkan", "auto");
     else
         skip("no Vulkan device", "run --device vulkan with a truncated model");
     test_run_free(&d);

@@ -2,12 +2,19 @@
    has a distinct name; a backend whose slot is empty is named by backend_missing_op and answers
    no in backend_supports; a backend's supports() answer is asked at model load (lm/load.c), so a
    weight dtype it cannot run is refused with SEER_EUNSUPPORTED naming the tensor, before any
-   forward pass. The model is a tiny f16 GGUF (tests/support/tiny_model.h, random shape). */
+   forward pass. The model is a tiny f16 GGUF (tests/support/tiny_model.h, random shape). Also the
+   CPU's weight placement (backend_cpu_set_weights): map borrows the caller's bytes, copy and auto
+   copy them into 2 MiB-aligned large pages, and dropping the file's pages after a copy
+   (io_release) leaves the mapping reading the file's bytes and other memory untouched. */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/cpu/cpu.h"
 #include "core/error.h"
+#include "core/io.h"
+#include "core/util.h"
 #include "core/ops.h"
 #include "lm/qwen35.h"
 #include "support/tiny_model.h"
@@ -91,6 +98,57 @@ static void test_load_refused(backend *cpu)
        "a backend that cannot run f16 weights refuses the model at load: %s", e);
 }
 
+/* from_host of n random bytes at p under `mode`: borrowed exactly for MAP, else a copy with the same
+   bytes, 2 MiB-aligned from that size up; p's own bytes must still equal `want` afterwards. */
+static void check_place(backend *cpu, enum cpu_weights mode, const char *what, const uint8_t *p, const uint8_t *want,
+                        size_t n)
+{
+    backend_buffer *b = NULL;
+    backend_cpu_set_weights(cpu, mode);
+    if (!ok(backend_buffer_from_host(cpu, (void *)p, n, &b) == SEER_OK, "%s: from_host of %zu bytes", what, n))
+        return;
+    const bool copied = b->host != p && !b->borrowed, large = n >= ((size_t)2 << 20);
+    ok(mode == CPU_WEIGHTS_MAP ? b->host == p && b->borrowed : copied, "%s: %s", what,
+       mode == CPU_WEIGHTS_MAP ? "borrowed in place" : "copied");
+    ok(!memcmp(b->host, want, n) && !memcmp(p, want, n), "%s: the buffer and the source hold the bytes given", what);
+    if (copied && large)
+        ok(((uintptr_t)b->host & (((uintptr_t)2 << 20) - 1)) == 0, "%s: a large copy starts on a 2 MiB boundary",
+           what);
+    backend_buffer_free(b);
+}
+
+static void test_weights(backend *cpu)
+{
+    const size_t n = ((size_t)5 << 20) + 4096 * 3 + 17; /* large, not a whole number of pages */
+    uint8_t *want = malloc(n), *heap = malloc(n);
+    char path[700];
+    snprintf(path, sizeof path, "%s/weights.bin", test_tmp_dir());
+    FILE *f = fopen(path, "wb");
+    for (size_t i = 0; want && i < n; i++)
+        want[i] = (uint8_t)test_rand_u64();
+    if (!ok(want && heap && f && fwrite(want, 1, n, f) == n && fclose(f) == 0, "a %zu-byte weight file", n)) {
+        free(want);
+        free(heap);
+        return;
+    }
+    memcpy(heap, want, n);
+    struct io_map m;
+    if (ok(io_map(path, &m) == SEER_OK && m.size == n, "mapped")) {
+        /* an offset that is not page-aligned, as a tensor inside a GGUF */
+        const size_t off = 4096 + 32, len = n - off - 100;
+        check_place(cpu, CPU_WEIGHTS_MAP, "map", m.data + off, want + off, len);
+        check_place(cpu, CPU_WEIGHTS_COPY, "copy from the mapped file", m.data + off, want + off, len);
+        check_place(cpu, CPU_WEIGHTS_AUTO, "auto (fits in half the free memory)", m.data + off, want + off, len);
+        ok(!memcmp(m.data, want, n), "after the copies released its pages the mapping still reads the file");
+        io_unmap(&m);
+    }
+    check_place(cpu, CPU_WEIGHTS_COPY, "copy from heap memory", heap, want, n);
+    check_place(cpu, CPU_WEIGHTS_COPY, "a small copy", heap + 1, want + 1, 1000);
+    backend_cpu_set_weights(cpu, CPU_WEIGHTS_MAP);
+    free(want);
+    free(heap);
+}
+
 int main(void)
 {
     plan_no_plan();
@@ -101,6 +159,7 @@ int main(void)
     test_names();
     test_slots(cpu);
     test_load_refused(cpu);
+    test_weights(cpu);
     backend_free(cpu);
     return done_testing();
 }
