@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "lm/tok_gguf.h"
+#include "vulkan/vulkan.h"
 
 seer_model_params seer_model_params_default(void)
 {
@@ -125,6 +126,7 @@ static int open_backend(const char *device, const seer_model_params *p, backend 
     int rc = backend_open(device, p->n_threads, be);
     if (rc == SEER_OK) {
         backend_cpu_set_exact(*be, p->exact != 0);
+        backend_vulkan_set_exact(*be, p->exact != 0);
         backend_cpu_set_weights(*be, mode);
     }
     return rc;

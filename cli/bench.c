@@ -29,6 +29,7 @@
 #include "lm/qwen35.h"
 #include "lm/randmodel.h"
 #include "seer.h"
+#include "vulkan/vulkan.h"
 
 #define MAX_PROMPTS 16
 /* Sequences --parallel may decode together: each has its own GDN state and KV cache (tens of MiB
@@ -489,6 +490,7 @@ int cli_bench(int argc, char **argv)
         rc = backend_open(o.device, o.threads, &be);
     if (rc == SEER_OK) {
         backend_cpu_set_exact(be, o.exact);
+        backend_vulkan_set_exact(be, o.exact);
         backend_cpu_set_weights(be, o.weights);
         rc = qwen35_load(path, be, &m);
     }

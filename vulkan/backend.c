@@ -5,6 +5,7 @@
    down whatever was built, in reverse order. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -124,6 +125,30 @@ static const struct backend_i vk_iface = {
     .ops = {SEER_OPS(VK_OP)},
 };
 
+/* The forced decode kernel (vk_backend_params.force_matvec, else SEER_VK_FORCE=int-dot|fp16: the
+   one switch read from the environment, so `seer bench` can measure a kernel the device would not
+   pick; docs/PERFORMANCE.md), refused when the device cannot run it (op_matmul.c's kernels need
+   the feature and subgroup arithmetic). */
+static int matvec_force(struct vk_ctx *vk, const struct vk_backend_params *p)
+{
+    enum vk_matvec_force f = p->force_matvec;
+    const char *env = getenv("SEER_VK_FORCE");
+    if (f == VK_MATVEC_AUTO && env && *env) {
+        if (!strcmp(env, "int-dot"))
+            f = VK_MATVEC_INT_DOT;
+        else if (!strcmp(env, "fp16"))
+            f = VK_MATVEC_FP16;
+        else
+            return seer_err(SEER_EINVAL, "vulkan: SEER_VK_FORCE='%s' is not int-dot or fp16", env);
+    }
+    const bool has = f == VK_MATVEC_INT_DOT ? vk->caps.int_dot : f == VK_MATVEC_FP16 ? vk->caps.fp16 : true;
+    if (f != VK_MATVEC_AUTO && (!has || !vk->caps.subgroup_arith))
+        return seer_err(SEER_EUNSUPPORTED, "vulkan: %s lacks %s or subgroup arithmetic: cannot force that matvec",
+                        vk->info.name, f == VK_MATVEC_INT_DOT ? "shaderIntegerDotProduct" : "shaderFloat16");
+    vk->force_matvec = f;
+    return SEER_OK;
+}
+
 int backend_vulkan_create(const struct vk_backend_params *params, backend **out)
 {
     struct vk_backend_params p = params ? *params : vk_backend_params_default();
@@ -135,6 +160,7 @@ int backend_vulkan_create(const struct vk_backend_params *params, backend **out)
         return seer_err(SEER_ENOMEM, "vulkan: no memory for the backend");
     }
     atomic_init(&vk->validation_errors, 0);
+    vk->exact = true;
     vk->force_staging = p.force_staging;
     vk->memory_limit = p.memory_limit_override;
     vk->fail_alloc_after = p.fail_alloc_after;
@@ -148,6 +174,8 @@ int backend_vulkan_create(const struct vk_backend_params *params, backend **out)
         vk->caps.matvec_prefill = vk->caps.kind == VK_KIND_CPU && !p.plain_kernels;
     if (rc == SEER_OK && p.plain_kernels)
         vk->caps.subgroup_arith = false;
+    if (rc == SEER_OK)
+        rc = matvec_force(vk, &p);
     if (rc == SEER_OK && p.max_shared_override) {
         if (p.max_shared_override < VK_MIN_SHARED_BYTES)
             rc = seer_err(SEER_EINVAL, "vulkan: max_shared_override %u is below the minimum %u", p.max_shared_override,
@@ -183,6 +211,12 @@ uint64_t backend_vulkan_validation_errors(const backend *be)
     if (!be || be->iface != &vk_iface)
         return 0;
     return atomic_load(&((struct vk_ctx *)be->ctx)->validation_errors);
+}
+
+void backend_vulkan_set_exact(backend *be, bool exact)
+{
+    if (be && be->iface == &vk_iface)
+        ((struct vk_ctx *)be->ctx)->exact = exact;
 }
 
 bool backend_vulkan_validation_active(const backend *be)

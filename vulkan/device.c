@@ -306,9 +306,17 @@ static int probe_device(VkPhysicalDevice pd, int index, struct probe *p)
         VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
                                                      .pNext = &sg};
         VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, .pNext = &m3};
+        /* whether the device runs a packed 4×8-bit signed dot product faster than the multiplies
+           it stands for (op_matmul.c takes the integer-dot matvec only then) */
+        VkPhysicalDeviceShaderIntegerDotProductProperties idot_props = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES,
+            .pNext = driver_props ? (void *)&drv : (void *)&m3};
         VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
                                           .pNext = driver_props ? (void *)&drv : (void *)&m3};
+        if (v13 || caps->ext_int_dot)
+            p2.pNext = &idot_props;
         vkGetPhysicalDeviceProperties2(pd, &p2);
+        caps->int_dot_fast = idot_props.integerDotProduct4x8BitPackedSignedAccelerated;
         info->subgroup_size = sg.subgroupSize;
         info->subgroup_arith = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                                (sg.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) &&
@@ -335,6 +343,7 @@ static int probe_device(VkPhysicalDevice pd, int index, struct probe *p)
         info->storage16 = s16.storageBuffer16BitAccess;
         info->fp16 = f16.shaderFloat16;
         info->int_dot = idot.shaderIntegerDotProduct;
+        caps->int_dot_fast = caps->int_dot_fast && info->int_dot;
     }
     free(ext);
 

@@ -4,7 +4,9 @@
    in device memory; shaders/common/quant.glsl dequantises each element bit-exactly as
    core/quant.c). Activations and accumulation f32.
    Up to 8 x rows run the matrix-vector kernel (decode, short prompts: each weight chunk is
-   dequantised once for all of them); more run the tiled matrix-matrix kernel (prefill). Tensors
+   dequantised once for all of them); more run the tiled matrix-matrix kernel (prefill). When the
+   backend is not exact (backend_vulkan_set_exact), decode's Q8_0/Q4_0 products may instead take
+   the integer-dot or the fp16 matvec (mv_path below). Tensors
    larger than a storage window are split by rows (memory.c's rule: rows never straddle a
    window): x/out rows in the outer loop, weight rows in the inner; get_rows walks the table's
    windows and lets each dispatch write the rows whose id falls in its window. */
@@ -37,6 +39,51 @@ bool vk_weight_supported(enum dtype t)
     return weight_kind(t, &k);
 }
 
+/* ---- not-exact decode kernels ----------------------------------------------------------- */
+
+/* Which matvec runs a product of N x rows with w. Exact backends, prefill (more than 8 x rows,
+   also where caps.matvec_prefill runs matvec for it) and other dtypes: matvec.comp. Else the
+   integer-dot kernel (activations rounded to int8 blocks as the CPU's not-exact path rounds them)
+   where the device says its packed 4x8 signed dot product is accelerated; else the fp16 one on
+   GPUs with shaderFloat16 (not on CPU implementations: lavapipe emulates both in scalar code,
+   and its decode must not slow down); or what vk_backend_params.force_matvec forces. Both need
+   subgroup arithmetic (built with that reduction only). */
+enum mv_path { MV_PLAIN, MV_INT_DOT, MV_FP16 };
+
+static enum mv_path mv_path(const struct vk_ctx *vk, const tensor *w, int64_t N)
+{
+    const struct vk_caps *c = &vk->caps;
+    if (vk->exact || N > VK_MATVEC_MAX_N || (w->type != DT_Q8_0 && w->type != DT_Q4_0) || !c->subgroup_arith)
+        return MV_PLAIN;
+    if (vk->force_matvec != VK_MATVEC_AUTO)
+        return vk->force_matvec == VK_MATVEC_INT_DOT ? MV_INT_DOT : MV_FP16; /* checked at creation */
+    if (c->int_dot && c->int_dot_fast)
+        return MV_INT_DOT;
+    return c->fp16 && c->kind != VK_KIND_CPU ? MV_FP16 : MV_PLAIN;
+}
+
+/* Rounds x rows [pc->r0, pc->r0 + pc->N) (bound at *xb) into int8 blocks in the scratch buffer
+   (quantize_act.comp: 36 bytes per 32 values) and rebinds *xb to them, as matvec_dot.comp reads. */
+static int quantize_x(struct vk_ctx *vk, struct vk_push_matmul *pc, struct vk_binding *xb)
+{
+    const struct vk_pipeline *pl;
+    struct vk_buffer *scr;
+    const uint64_t blocks = (uint64_t)pc->N * (pc->K / 32);
+    int rc = vk_pipeline_get(vk, VK_K_QUANTIZE_ACT, 0, &pl);
+    if (rc == SEER_OK)
+        rc = vk_scratch_get(vk, blocks * 36, "op_matmul", &scr);
+    if (rc)
+        return rc;
+    struct vk_binding b[2] = {*xb, {.buffer = scr->buffer, .offset = 0, .range = blocks * 36, .base = 0, .write = true}};
+    uint32_t gx, gy;
+    vk_grid(vk, (blocks + pl->spec[VK_SPEC_WG] - 1) / pl->spec[VK_SPEC_WG], &gx, &gy);
+    if ((rc = vk_cmd_dispatch(vk, pl, b, pc, gx, gy, 1)))
+        return rc;
+    *xb = b[1];
+    xb->write = false;
+    return SEER_OK;
+}
+
 /* ---- matmul ------------------------------------------------------------------------------ */
 
 /* Both kernels take the same push constants and bindings; they differ in what a workgroup
@@ -57,7 +104,12 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
         rc = vk_rows_check(be, &outr, 4, "op_matmul");
     const int64_t M = w->ne[1], N = tensor_nrows(x), G = VK_MATVEC_MAX_N;
     const bool mv = N <= G || vk->caps.matvec_prefill;
-    const enum vk_kernel mvk = vk->caps.subgroup_arith ? wk.matvec_sg : wk.matvec;
+    const enum mv_path path = mv_path(vk, w, N);
+    const bool q8 = w->type == DT_Q8_0;
+    const enum vk_kernel mvk = path == MV_INT_DOT ? (q8 ? VK_K_MV_DOT_Q8_0 : VK_K_MV_DOT_Q4_0)
+                               : path == MV_FP16  ? (q8 ? VK_K_MV_F16_Q8_0 : VK_K_MV_F16_Q4_0)
+                               : vk->caps.subgroup_arith ? wk.matvec_sg
+                                                         : wk.matvec;
     const struct vk_pipeline *pl;
     if (rc == SEER_OK)
         rc = vk_pipeline_get(vk, mv ? mvk : wk.matmul, 0, &pl);
@@ -76,6 +128,15 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
             return rc;
         b[1] = vk_bind(vk, &xr, r0, r1, 4, false);
         b[2] = vk_bind(vk, &outr, r0, r1, 4, true);
+        if (path == MV_INT_DOT) { /* once per x window, for every weight window */
+            struct vk_push_matmul qp = {
+                .K = (uint32_t)w->ne[0], .N = (uint32_t)(r1 - r0), .x_base = b[1].base,
+                .x_s1 = vk_stride(x->nb[1], 4), .x_s2 = vk_stride(x->nb[2], 4), .x_s3 = vk_stride(x->nb[3], 4),
+                .x_ne1 = (uint32_t)x->ne[1], .x_ne2 = (uint32_t)x->ne[2], .r0 = (uint32_t)r0,
+            };
+            if ((rc = quantize_x(vk, &qp, &b[1])))
+                return rc;
+        }
         for (int64_t m0 = 0, m1; m0 < M; m0 = m1) {
             if ((rc = vk_split(vk, &wr, 1, m0, M, max_m, &m1, "op_matmul")))
                 return rc;

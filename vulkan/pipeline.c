@@ -80,7 +80,7 @@ static uint32_t spec_softmax(const struct vk_caps *c, uint32_t variant, uint32_t
     return 1;
 }
 
-/* get_rows: one invocation per 8 output elements. */
+/* get_rows: one invocation per 8 output elements (quantize_act: per 32-element block). */
 static uint32_t spec_get_rows(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
 {
     (void)variant;
@@ -149,6 +149,10 @@ static uint32_t spec_none(const struct vk_caps *c, uint32_t variant, uint32_t *s
 
 /* the *_sg matvec builds declare subgroup arithmetic (cleared by vk_backend_params.plain_kernels) */
 static bool supports_subgroup_arith(const struct vk_caps *c) { return c->subgroup_arith; }
+
+/* the not-exact decode matvecs: their feature, and subgroup arithmetic (built with that reduction only) */
+static bool supports_int_dot(const struct vk_caps *c) { return c->int_dot && c->subgroup_arith; }
+static bool supports_fp16(const struct vk_caps *c) { return c->fp16 && c->subgroup_arith; }
 
 static bool supports_gdn_chunk(const struct vk_caps *c)
 {
@@ -265,6 +269,11 @@ static const struct vk_kernel_desc kernels[VK_KERNEL_COUNT] = {
     [VK_K_ATTN_F16] = {"attention_f16", spv_attention_f16, &spv_attention_f16_size, 6, sizeof(struct vk_push_attn), 3, spec_attention, supports_attention},
     [VK_K_ATTN_Q8_0] = {"attention_q8_0", spv_attention_q8_0, &spv_attention_q8_0_size, 6, sizeof(struct vk_push_attn), 3, spec_attention, supports_attention},
     [VK_K_ATTN_COMBINE] = {"attention_combine", spv_attention_combine, &spv_attention_combine_size, 2, sizeof(struct vk_push_attn_combine), 1, spec_attn_combine, NULL},
+    [VK_K_QUANTIZE_ACT] = {"quantize_act", spv_quantize_act, &spv_quantize_act_size, 2, sizeof(struct vk_push_matmul), 1, spec_get_rows, supports_int_dot},
+    [VK_K_MV_DOT_Q8_0] = {"matvec_dot_q8_0", spv_matvec_dot, &spv_matvec_dot_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
+    [VK_K_MV_DOT_Q4_0] = {"matvec_dot_q4_0", spv_matvec_dot_q4_0, &spv_matvec_dot_q4_0_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
+    [VK_K_MV_F16_Q8_0] = {"matvec_fp16_q8_0", spv_matvec_fp16, &spv_matvec_fp16_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_fp16},
+    [VK_K_MV_F16_Q4_0] = {"matvec_fp16_q4_0", spv_matvec_fp16_q4_0, &spv_matvec_fp16_q4_0_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_fp16},
 };
 
 /* ---- the pipeline cache file ------------------------------------------------------------ */

@@ -42,6 +42,7 @@ struct vk_caps {
     /* optional features, enabled on the device when present; no kernel requires any of them, and
        a kernel that uses one (the subgroup matvec) has a plain twin */
     bool fp16, storage16, int_dot, coopmat;
+    bool int_dot_fast;                    /* integerDotProduct4x8BitPackedSignedAccelerated */
     bool subgroup_arith;                  /* cleared by vk_backend_params.plain_kernels */
     /* Prefill matmuls run the matvec kernel over groups of 8 x rows instead of the tiled matmul:
        set on CPU implementations (lavapipe), where shared memory is ordinary memory and the tiled
@@ -100,6 +101,9 @@ enum vk_kernel {
     VK_K_CONV,                                   /* op_conv.c */
     VK_K_GDN_RECURRENT, VK_K_GDN_PREP, VK_K_GDN_STATE, /* op_gdn.c */
     VK_K_ATTN_F32, VK_K_ATTN_F16, VK_K_ATTN_Q8_0, VK_K_ATTN_COMBINE, /* op_attention.c */
+    VK_K_QUANTIZE_ACT,                           /* op_matmul.c, not exact: activations to int8 */
+    VK_K_MV_DOT_Q8_0, VK_K_MV_DOT_Q4_0,          /*   and the integer-dot matvec on them */
+    VK_K_MV_F16_Q8_0, VK_K_MV_F16_Q4_0,          /*   the fp16-arithmetic matvec */
     VK_KERNEL_COUNT
 };
 
@@ -178,6 +182,8 @@ struct vk_ctx {
     _Atomic uint64_t validation_errors; /* written by the layer's callback, maybe on its threads */
     int lost;                           /* a submit or wait failed: the device state is unknown */
     struct vk_buffer scratch;           /* ops' intermediates (GDN chunks, split-K partials); vk_scratch_deinit */
+    bool exact;                         /* matmul keeps f32 activations and arithmetic (backend_vulkan_set_exact) */
+    enum vk_matvec_force force_matvec;  /* vk_backend_params.force_matvec */
 };
 
 static inline struct vk_ctx *vk_ctx_of(backend *be) { return (struct vk_ctx *)be->ctx; }

@@ -1,7 +1,8 @@
 /* vulkan.h — the Vulkan backend's internal API (design.md "Compute layer"): creating the backend
    on a chosen device, and listing the devices the loader sees (used by `seer info --devices`).
    The backend itself is reached through core/backend.h and core/ops.h like any other.
-   Nothing here reads environment variables: every switch is a field of vk_backend_params. */
+   Every switch is a field of vk_backend_params; the one environment variable read is SEER_VK_FORCE,
+   a measuring knob (force_matvec below). */
 #ifndef SEER_VULKAN_VULKAN_H
 #define SEER_VULKAN_VULKAN_H
 
@@ -10,6 +11,8 @@
 #include <stdint.h>
 
 #include "core/backend.h"
+
+enum vk_matvec_force { VK_MATVEC_AUTO, VK_MATVEC_INT_DOT, VK_MATVEC_FP16 };
 
 struct vk_backend_params {
     int device_index;                  /* index in vk_device_list order; -1 = auto (vk_device_pick_auto) */
@@ -39,6 +42,11 @@ struct vk_backend_params {
        takes the same paths as for a real full or lost device. */
     long fail_alloc_after;
     long lose_device_after;
+    /* Which decode matrix-vector kernel runs when the backend is not exact (backend_vulkan_set_exact):
+       AUTO picks by the device (op_matmul.c); INT_DOT and FP16 force that kernel where the device
+       merely supports it (tests; measuring on devices that do not accelerate it). Creating the
+       backend fails with SEER_EUNSUPPORTED when the forced kernel's feature is missing. */
+    enum vk_matvec_force force_matvec;
 };
 
 /* Defaults: auto device, device limits, no validation, direct mapping where possible. */
@@ -48,6 +56,17 @@ struct vk_backend_params vk_backend_params_default(void);
    usable Vulkan device exists or the index is out of range / names an unusable device,
    SEER_EDEVICE for a failing Vulkan call (its VkResult name in the message), SEER_ENOMEM. */
 int backend_vulkan_create(const struct vk_backend_params *p, backend **out);
+
+/* exact (the default of a new backend): matmuls keep f32 activations and f32 arithmetic, the
+   results the fidelity tests hold against the references. Not exact (seer's commands unless
+   --exact, like backend_cpu_set_exact): decode matmuls may round activations to 8 bits (the CPU's
+   core/cpu/qdot.h scheme) or multiply in f16 where the device is faster that way (op_matmul.c).
+   A no-op on other backends, and without Vulkan in the build. */
+#if SEER_HAVE_VULKAN
+void backend_vulkan_set_exact(backend *be, bool exact);
+#else
+static inline void backend_vulkan_set_exact(backend *be, bool exact) { (void)be, (void)exact; }
+#endif
 
 /* Validation-layer messages of severity ERROR seen since the backend was created (0 when
    validation is off). validation_active: whether the layer was actually loaded. */

@@ -14,7 +14,10 @@
         feature-dependent kernel (OPC_PLAIN) and every row's first case; 16 KiB of shared memory
         (vk_backend_params.max_shared_override, the Vulkan minimum: the small-device attention
         tiles) for OPC_SHARED16 cases and every row's first case; 32 KiB and 256 KiB
-        storage windows for the cases sized to split across them (OPC_SPLIT, OPC_SPLIT256). The
+        storage windows for the cases sized to split across them (OPC_SPLIT, OPC_SPLIT256); and,
+        for op_matmul's OPC_PLAIN Q8_0/Q4_0 cases, the not-exact decode kernels forced on (int-dot, fp16:
+        vk_backend_params.force_matvec, backend_vulkan_set_exact false), whose Q8_0/Q4_0 products
+        of up to 8 x rows are held to their own bounds (rounded_case below). The
         validation layer is on: zero errors. OPC_CPU_ONLY cases probe the CPU kernel's own
         blocking and do not run on Vulkan.
    Bit-exact rows (OP_BITS: copies, lookups) compare bytes instead; every output is read back
@@ -35,16 +38,19 @@
 #include "vulkan/vk_test.h"
 
 static backend *cpu_be, *cpu1_be, *cpu3_be; /* the CPU compared with everything; 1 and 3 threads */
+static backend *cpu_nx_be;                  /* the CPU not exact: what the int-dot kernel is held to */
 
 #define VK_TOL 1e-4 /* relative L2, Vulkan vs CPU and vs the reference (see the header) */
 
-enum { VK_DEFAULT, VK_PLAIN, VK_SHARED16, VK_WINDOW, VK_WINDOW256, VK_CONFIGS };
+enum { VK_DEFAULT, VK_PLAIN, VK_SHARED16, VK_WINDOW, VK_WINDOW256, VK_INT_DOT, VK_FP16, VK_CONFIGS };
 static const char *const vk_config_name[VK_CONFIGS] = {"vulkan", "vulkan plain kernels", "vulkan 16 KiB shared",
-                                                       "vulkan 32 KiB window", "vulkan 256 KiB window"};
+                                                       "vulkan 32 KiB window", "vulkan 256 KiB window",
+                                                       "vulkan int-dot", "vulkan fp16"};
 /* The cases a configuration runs: the windows take the cases sized for them, the others the rest;
-   plain and 16 KiB shared also only the cases flagged for them, and every row's first. */
-static const unsigned vk_config_cases[VK_CONFIGS] = {0, 0, 0, OPC_SPLIT, OPC_SPLIT256};
-static const unsigned vk_config_only[VK_CONFIGS] = {0, OPC_PLAIN, OPC_SHARED16, 0, 0};
+   plain and 16 KiB shared also only the cases flagged for them, and every row's first; int-dot
+   and fp16 only op_matmul's flagged cases of the dtypes they change (vk_config_takes). */
+static const unsigned vk_config_cases[VK_CONFIGS] = {0, 0, 0, OPC_SPLIT, OPC_SPLIT256, 0, 0};
+static const unsigned vk_config_only[VK_CONFIGS] = {0, OPC_PLAIN, OPC_SHARED16, 0, 0, OPC_PLAIN, OPC_PLAIN};
 static backend *vk_be[VK_CONFIGS];
 static const char *vk_missing; /* why there is no Vulkan backend, or NULL */
 static unsigned vk_skip_said;  /* configurations whose missing backend the current row has reported */
@@ -67,6 +73,83 @@ static void t_charge(int stage)
     clock_t now = clock();
     t_spent[stage] += (double)(now - t_mark) / CLOCKS_PER_SEC;
     t_mark = now;
+}
+
+/* The not-exact configurations change op_matmul of Q8_0/Q4_0 weights only: they run those cases up
+   to 67 x rows (the longer prefills only repeat the f32 kernels, at CI's expense). */
+static bool vk_config_takes(int v, const struct op_row *r, const struct op_case *c)
+{
+    return (v != VK_INT_DOT && v != VK_FP16) ||
+           (r == &row_matmul && (c->type == DT_Q8_0 || c->type == DT_Q4_0) && c->p[2] * mm_n2(c) <= 67);
+}
+
+/* The products the not-exact configurations run on their own kernels (vulkan/op_matmul.c mv_path:
+   Q8_0/Q4_0 weights, at most 8 x rows); every other case must meet VK_TOL there too. Their errors
+   are measured against the scale of the terms, not of the sums, as ||got − want|| / ||scale||
+   with scale = Σ_k |w||x| per output (matmul_scale): a product of one or a few outputs may cancel
+   to near zero (a single 32-term dot product read 1.2e-2 relative L2 where its terms allowed
+   1e-3). Bounds:
+   - int-dot vs the CPU not exact (core/cpu/qdot.h): both round the activations to the same int8
+     blocks and form the same integer block sums, so only the f32 summation of the blocks differs:
+     ~1e-8 of Σ|w||x| here, bound 1e-6. Against the reference the 8-bit activations show, and
+     there the bound is proven: q = round(127·x/amax) is within 1/2 of 127·x/amax and d =
+     f16(amax/127) within 2^-11 of amax/127, so |x − d·q| <= amax·(1/254 + 2^-11) = 0.0044·amax
+     per element: bound 4.5e-3 of Σ|w|·amax (its block's), ~3e-4 here.
+   - fp16 vs the f32 CPU and the reference: each weight and activation rounded to f16 (relative
+     step u = 2^-11 = 4.9e-4), each lane's 8-term fma chain and the lanes' sum rounded at the
+     f16 step of its running sum, f32 across blocks: at worst 11u = 5.4e-3 of Σ|w||x| with every
+     rounding at its limit and of one sign. Rounding errors of random sign partly cancel: ~3e-5
+     measured on 800-term products, up to 2.6e-4 on a single 32-term one; bound 2e-3 (4u).
+   That the rounded kernels ran at all is checked per row: the largest error of their cases
+   against the exact f32 CPU exceeds 1e-5 (the f32 kernels stay near 1e-7 by this measure). */
+#define TOL_INT_DOT_CPU 1e-6
+#define TOL_INT_DOT_REF 4.5e-3
+#define TOL_FP16 2e-3
+#define VK_MATVEC_MAX_N_TEST 8 /* x rows up to which a product is decode-shaped (vk_internal.h VK_MATVEC_MAX_N) */
+static double rounded_err_max[VK_CONFIGS]; /* the current row's largest rounded-case error vs the exact CPU */
+
+static bool rounded_case(int v, const struct op_row *r, const struct op_case *c)
+{
+    return (v == VK_INT_DOT || v == VK_FP16) && r == &row_matmul && (c->type == DT_Q8_0 || c->type == DT_Q4_0) &&
+           c->p[2] * mm_n2(c) <= VK_MATVEC_MAX_N_TEST;
+}
+
+/* Σ_k |w_mk|·s_nk per output of a matmul case (ref_matmul's layout): s = |x|, or with `amax` the
+   largest |x| of the 32-element block holding x_nk (the step its int8 rounding takes). */
+static double *matmul_scale(const struct op_case *c, const struct op_data *d, bool amax)
+{
+    const int64_t K = c->p[0], M = c->p[1], NN = c->p[2] * mm_n2(c), pk = d->in[0].ne[0];
+    const int64_t lead = c->p[3] == MM_VIEWS ? dtype_info(c->type)->block_elems : 0;
+    float *w = malloc((size_t)(K * M) * sizeof *w), *x = malloc((size_t)(K * NN) * sizeof *x);
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t k = 0; k < K; k++)
+            w[m * K + k] = fabsf(d->in[0].val[m * pk + lead + k]);
+    tensor wp = op_host_parent(d, 0), xp = op_host_parent(d, 1), wv, xv;
+    matmul_views(c, &wp, &xp, &wv, &xv);
+    op_gather_vals(&d->in[1], &xp, &xv, x);
+    for (int64_t b = 0; b < K * NN / 32; b++) { /* K is whole blocks for Q8_0/Q4_0 */
+        float a = 0;
+        for (int i = 0; i < 32; i++)
+            a = fmaxf(a, fabsf(x[32 * b + i]));
+        for (int i = 0; i < 32; i++)
+            x[32 * b + i] = amax ? a : fabsf(x[32 * b + i]);
+    }
+    double *sc = calloc((size_t)(M * NN), sizeof *sc);
+    ref_matmul(w, x, K, M, NN, sc);
+    free(w), free(x);
+    return sc;
+}
+
+/* ||got − want|| / ||scale||, want from the CPU (f32) or the reference (double). */
+static double err_scaled(const float *got, const float *want_f, const double *want_d, const double *scale, size_t n)
+{
+    double e = 0, s = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double dv = (double)got[i] - (want_f ? (double)want_f[i] : want_d[i]);
+        e += dv * dv;
+        s += scale[i] * scale[i];
+    }
+    return s > 0 ? sqrt(e / s) : sqrt(e);
 }
 
 /* ---- running one case on one backend -------------------------------------------------------- */
@@ -209,10 +292,12 @@ static void run_case(const struct op_row *r, const struct op_case *c, bool first
     }
     t_charge(T_CPU);
 
+    float *cpu_nx = NULL; /* the not-exact CPU's result, made for the first int-dot comparison */
+    double *scale = NULL, *scale_q = NULL; /* matmul_scale's, made for the first rounded comparison */
     for (int v = 0; v < VK_CONFIGS; v++) {
         if (c->flags & OPC_CPU_ONLY)
             break;
-        if ((c->flags & (OPC_SPLIT | OPC_SPLIT256)) != vk_config_cases[v])
+        if ((c->flags & (OPC_SPLIT | OPC_SPLIT256)) != vk_config_cases[v] || !vk_config_takes(v, r, c))
             continue;
         if (vk_config_only[v] && !(c->flags & vk_config_only[v]) && !first)
             continue;
@@ -229,6 +314,23 @@ static void run_case(const struct op_row *r, const struct op_case *c, bool first
         rc = run_on(vk_be[v], r, c, &d, got);
         if (rc != SEER_OK) {
             ok(0, "%s: %s: %s", what, vk_config_name[v], rc_text(rc));
+        } else if (rounded_case(v, r, c)) {
+            if (!scale)
+                scale = matmul_scale(c, &d, false), scale_q = matmul_scale(c, &d, true);
+            const double ec = err_scaled(got, cpu, NULL, scale, d.n_out), er = err_scaled(got, NULL, want, scale, d.n_out);
+            rounded_err_max[v] = fmax(rounded_err_max[v], ec);
+            if (v == VK_FP16) {
+                ok(cpu_ok && ec <= TOL_FP16 && er <= TOL_FP16, "%s: %s vs cpu %.2e, vs reference %.2e, <= %.0e of Σ|w||x|",
+                   what, vk_config_name[v], ec, er, TOL_FP16);
+            } else {
+                if (!cpu_nx && (cpu_nx = calloc(d.n_out, sizeof(float))) && run_on(cpu_nx_be, r, c, &d, cpu_nx))
+                    free(cpu_nx), cpu_nx = NULL;
+                const double en = cpu_nx ? err_scaled(got, cpu_nx, NULL, scale, d.n_out) : INFINITY;
+                const double eq = err_scaled(got, NULL, want, scale_q, d.n_out);
+                ok(cpu_ok && en <= TOL_INT_DOT_CPU && eq <= TOL_INT_DOT_REF,
+                   "%s: %s vs cpu not exact %.2e <= %.0e of Σ|w||x|, vs reference %.2e <= %.1e of Σ|w|·amax", what,
+                   vk_config_name[v], en, TOL_INT_DOT_CPU, eq, TOL_INT_DOT_REF);
+            }
         } else if (l2) {
             double ec = err_cpu(&d, got, cpu), er = err_ref(&d, got, want);
             ok(cpu_ok && ec <= VK_TOL && er <= VK_TOL, "%s: %s vs cpu %.2e, vs reference %.2e, rel L2 <= 1e-4", what,
@@ -242,7 +344,7 @@ static void run_case(const struct op_row *r, const struct op_case *c, bool first
     for (int i = 0; i < d.n_in; i++)
         free(d.in[i].bytes), free(d.in[i].val);
     free(d.aux);
-    free(want), free(cpu), free(got);
+    free(want), free(cpu), free(got), free(cpu_nx), free(scale), free(scale_q);
 }
 
 /* ---- the table ------------------------------------------------------------------------------ */
@@ -290,6 +392,16 @@ static void open_vulkan(void)
         vk_be[VK_SHARED16] = NULL;
     vk_be[VK_WINDOW] = vk_test_backend(32 << 10);
     vk_be[VK_WINDOW256] = vk_test_backend(256 << 10);
+    /* the not-exact kernels, forced where the device supports but may not accelerate them: a
+       device without the feature is a visible skip of those rows (the configuration is NULL) */
+    p.max_shared_override = 0;
+    for (int v = VK_INT_DOT; v <= VK_FP16; v++) {
+        p.force_matvec = v == VK_INT_DOT ? VK_MATVEC_INT_DOT : VK_MATVEC_FP16;
+        if (backend_vulkan_create(&p, &vk_be[v]) == SEER_OK)
+            backend_vulkan_set_exact(vk_be[v], false);
+        else
+            diag("%s: %s", vk_config_name[v], seer_last_error()), vk_be[v] = NULL;
+    }
 #else
     vk_missing = "built without Vulkan (SEER_VULKAN=OFF)";
 #endif
@@ -304,6 +416,11 @@ int main(int argc, char **argv)
         ok(0, "cpu backends: %s", seer_last_error());
         return done_testing();
     }
+    if (backend_cpu_create(2, &cpu_nx_be) != SEER_OK) {
+        ok(0, "cpu backend: %s", seer_last_error());
+        return done_testing();
+    }
+    backend_cpu_set_exact(cpu_nx_be, false);
     open_vulkan();
     /* an argument runs only the rows whose name starts with it (for working on one op) */
     const char *only = argc > 1 ? argv[1] : NULL;
@@ -313,6 +430,7 @@ int main(int argc, char **argv)
             if (only && strncmp(r->name, only, strlen(only)))
                 continue;
             memset(t_spent, 0, sizeof t_spent);
+            memset(rounded_err_max, 0, sizeof rounded_err_max);
             t_mark = clock();
             size_t n = 0;
             vk_skip_said = 0;
@@ -325,9 +443,14 @@ int main(int argc, char **argv)
                 n++;
             }
             diag("%s: %zu cases; CPU seconds: reference %.1f, cpu %.1f, vulkan %.1f, plain %.1f, 16 KiB shared %.1f, "
-                 "windows %.1f", r->name, n, t_spent[T_REF], t_spent[T_CPU], t_spent[T_VK + VK_DEFAULT],
-                 t_spent[T_VK + VK_PLAIN], t_spent[T_VK + VK_SHARED16],
-                 t_spent[T_VK + VK_WINDOW] + t_spent[T_VK + VK_WINDOW256]);
+                 "windows %.1f, int-dot and fp16 %.1f", r->name, n, t_spent[T_REF], t_spent[T_CPU],
+                 t_spent[T_VK + VK_DEFAULT], t_spent[T_VK + VK_PLAIN], t_spent[T_VK + VK_SHARED16],
+                 t_spent[T_VK + VK_WINDOW] + t_spent[T_VK + VK_WINDOW256],
+                 t_spent[T_VK + VK_INT_DOT] + t_spent[T_VK + VK_FP16]);
+            for (int v = VK_INT_DOT; v <= VK_FP16 && r == &row_matmul; v++)
+                if (vk_be[v])
+                    ok(rounded_err_max[v] > 1e-5, "%s: %s ran its rounded kernel (largest error vs the exact cpu "
+                       "%.2e > 1e-5 of Σ|w||x|)", r->name, vk_config_name[v], rounded_err_max[v]);
         }
     if (!only)
         op_checks();
@@ -338,6 +461,6 @@ int main(int argc, char **argv)
             backend_free(vk_be[v]);
         }
 #endif
-    backend_free(cpu_be), backend_free(cpu1_be), backend_free(cpu3_be);
+    backend_free(cpu_be), backend_free(cpu1_be), backend_free(cpu3_be), backend_free(cpu_nx_be);
     return done_testing();
 }

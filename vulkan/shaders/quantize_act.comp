@@ -1,0 +1,77 @@
+#version 450
+// quantize_act.comp — the activations of a not-exact decode matmul rounded to 8 bits, for
+// matvec_dot.comp: per 32 consecutive values of an x row, q = round-half-to-even(127·x/amax)
+// and d = amax/127 rounded to f16 — core/cpu/qdot.h's qdot_quantize (llama.cpp's Q8_0 activation
+// blocks) operation for operation, so the integers and scales equal the CPU's and the two
+// backends' not-exact matmuls differ only in f32 summation order.
+// Bindings: 0 x f32 (rows by x_s1..3 strides), 1 out uint (written). Push: MatmulPush (K, N and
+// the x fields; K a multiple of 32). Out: block b of row n (0 .. N−1, row p.r0 + n of x) is the
+// nine words at 9·(n·K/32 + b): eight of packed int8 (element 4i+j in byte j of word i, the
+// operand layout of OpSDot's 4x8-bit packed format) and the scale d as f32 bits.
+// One invocation per block. Assumes: WG (spec 0) any size; 2-D grid (index.glsl), N·K/32
+// invocations.
+// Division: the CPU's 127/amax and amax/127 are correctly rounded; a shader's division need only
+// be within 2.5 ulp (Vulkan's precision table), so each quotient gets one correction step,
+// q + (a − q·b)/b with the residual from an exact fma, which rounds it correctly (but for
+// quotients within an ulp's millionth of a tie: none has been seen in the tests).
+#extension GL_GOOGLE_include_directive : require
+#include "common/push.glsl"
+#include "common/index.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 64;
+
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 1) writeonly buffer Q { uint q_out[]; };
+layout(push_constant) uniform PC { MatmulPush p; };
+
+float div_rn(float a, float b)
+{
+    precise const float q = a / b;
+    precise const float r = fma(-q, b, a);
+    precise const float c = fma(r, 1.0 / b, q);
+    return c;
+}
+
+// core/fp16.h f32_to_f16 then back, for a finite f >= 0: round to nearest even at f16's
+// precision, subnormals included, 65520 and above to infinity.
+float round_f16(float f)
+{
+    uint aw = floatBitsToUint(f);
+    if (aw >= 0x477ff000u)
+        return uintBitsToFloat(0x7f800000u);
+    if (aw < 0x38800000u) { // subnormal or zero: an integer multiple of 2^-24
+        precise const float r = f + 0.5;
+        return float(floatBitsToUint(r) - 0x3f000000u) * 5.9604644775390625e-8;
+    }
+    aw += 0xc8000fffu + ((aw >> 13) & 1u);
+    const uint h = aw >> 13;
+    return uintBitsToFloat((((h >> 10) + 112u) << 23) | ((h & 1023u) << 13));
+}
+
+void main()
+{
+    const uint nb = p.K / 32u, e = linear_group_id() * WG + gl_LocalInvocationID.x;
+    if (e >= p.N * nb)
+        return;
+    const uint n = e / nb, b = e % nb;
+    const uint xo = row_offset(p.r0 + n, p.x_ne1, p.x_ne2, p.x_base, p.x_s1, p.x_s2, p.x_s3) + 32u * b;
+    float v[32];
+    float amax = 0.0;
+    for (uint i = 0u; i < 32u; i++) {
+        v[i] = x[xo + i];
+        amax = max(amax, abs(v[i]));
+    }
+    const float inv = amax > 0.0 ? div_rn(127.0, amax) : 0.0;
+    const uint o = 9u * e;
+    for (uint w = 0u; w < 8u; w++) {
+        uint word = 0u;
+        for (uint j = 0u; j < 4u; j++) {
+            precise const float s = v[4u * w + j] * inv;
+            const int q = clamp(int(roundEven(s)), -127, 127);
+            word |= (uint(q) & 255u) << (8u * j);
+        }
+        q_out[o + w] = word;
+    }
+    q_out[o + 8u] = floatBitsToUint(round_f16(div_rn(amax, 127.0)));
+}
