@@ -469,26 +469,78 @@ int tok_add_added(tokenizer *tok, const char *content, size_t len, int32_t id, b
 
 /* Sort key for the added-token index: first byte, then longest first, so the first hit in a
    bucket is the longest match (HF's leftmost-longest matching). */
+/* Added tokens in the order the trie is built from: by content, a prefix before its extensions, equal
+   contents by index (the first one wins a match, as in the list it replaces). */
 struct added_key {
-    unsigned first;
+    const char *s;
     uint32_t len, idx;
 };
 
 static int cmp_added(const void *a, const void *b)
 {
     const struct added_key *x = a, *y = b;
-    if (x->first != y->first)
-        return x->first < y->first ? -1 : 1;
-    if (x->len != y->len)
-        return x->len > y->len ? -1 : 1;
-    return x->idx < y->idx ? -1 : (x->idx > y->idx);
+    int c = memcmp(x->s, y->s, MIN(x->len, y->len));
+    if (c || x->len != y->len)
+        return c ? c : x->len < y->len ? -1 : 1;
+    return x->idx < y->idx ? -1 : 1;
+}
+
+/* Builds the trie breadth first from the sorted tokens: a node's tokens are one contiguous range,
+   those ending at its depth first, the rest grouped by their next byte into its children, so each
+   node's edges are appended together and come out sorted. Linear in the tokens' total length. */
+static int build_added_trie(tokenizer *tok)
+{
+    size_t total = 1;
+    for (size_t i = 0; i < tok->n_added; i++)
+        total += tok->added[i].len;
+    if (total > UINT32_MAX / 2)
+        return seer_err(SEER_EFORMAT, "%s: added tokens of %zu bytes in all: more than this reader takes", tok->source,
+                        total);
+    struct added_key *key = seer_malloc(tok->n_added * sizeof *key);
+    uint32_t(*range)[3] = seer_malloc(total * sizeof *range); /* per node: first token, end, depth */
+    tok->trie = seer_malloc(total * sizeof *tok->trie);
+    tok->trie_edges = seer_malloc(total * sizeof *tok->trie_edges);
+    if (!key || !range || !tok->trie || !tok->trie_edges) {
+        free(key);
+        free(range);
+        return seer_err(SEER_ENOMEM, "%s: out of memory for the added tokens' index", tok->source);
+    }
+    for (size_t i = 0; i < tok->n_added; i++)
+        key[i] = (struct added_key){tok->str_pool + tok->added[i].off, tok->added[i].len, (uint32_t)i};
+    qsort(key, tok->n_added, sizeof *key, cmp_added);
+    uint32_t n_nodes = 1, n_edges = 0;
+    range[0][0] = 0, range[0][1] = (uint32_t)tok->n_added, range[0][2] = 0;
+    for (uint32_t v = 0; v < n_nodes; v++) {
+        uint32_t i = range[v][0];
+        const uint32_t hi = range[v][1], depth = range[v][2];
+        tok_trie_node *nd = &tok->trie[v];
+        nd->match[0] = nd->match[1] = -1;
+        for (; i < hi && key[i].len == depth; i++) { /* empty contents (depth 0) never match */
+            const bool k = tok->added[key[i].idx].normalized;
+            if (depth > 0 && nd->match[k] < 0)
+                nd->match[k] = (int32_t)key[i].idx;
+        }
+        nd->edge0 = n_edges;
+        while (i < hi) {
+            const unsigned char b = (unsigned char)key[i].s[depth];
+            uint32_t j = i + 1;
+            while (j < hi && (unsigned char)key[j].s[depth] == b)
+                j++;
+            range[n_nodes][0] = i, range[n_nodes][1] = j, range[n_nodes][2] = depth + 1;
+            tok->trie_edges[n_edges++] = (tok_trie_edge){n_nodes++, b};
+            i = j;
+        }
+        nd->n_edges = n_edges - nd->edge0;
+    }
+    free(key);
+    free(range);
+    return SEER_OK;
 }
 
 int tok_finish_tables(tokenizer *tok)
 {
     int rc = SEER_OK;
     int64_t *src = NULL; /* per id: index into strs of its BPE string, or -1 */
-    struct added_key *keys = NULL;
 
     size_t n = 0;
     for (size_t i = 0; i < tok->n_strs; i++)
@@ -555,27 +607,10 @@ int tok_finish_tables(tokenizer *tok)
         }
     }
 
-    if (tok->n_added) {
-        if (!(keys = seer_malloc(tok->n_added * sizeof *keys)) ||
-            !(tok->added_order = seer_malloc(tok->n_added * sizeof *tok->added_order))) {
-            rc = seer_err(SEER_ENOMEM, "%s: out of memory for added tokens", tok->source);
-            goto fail;
-        }
-        for (size_t i = 0; i < tok->n_added; i++)
-            keys[i] = (struct added_key){(unsigned char)tok->str_pool[tok->added[i].off], tok->added[i].len, (uint32_t)i};
-        qsort(keys, tok->n_added, sizeof *keys, cmp_added);
-        for (size_t i = 0; i < tok->n_added; i++)
-            tok->added_order[i] = keys[i].idx;
-    }
-    size_t k = 0;
-    for (unsigned b = 0; b <= 256; b++) {
-        while (k < tok->n_added && keys[k].first < b)
-            k++;
-        tok->added_bucket[b] = (uint32_t)k;
-    }
+    if (tok->n_added)
+        rc = build_added_trie(tok);
 fail:
     free(src);
-    free(keys);
     return rc;
 }
 

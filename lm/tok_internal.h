@@ -36,6 +36,18 @@ typedef struct tok_merge {
 } tok_merge;
 #define TOK_MERGE_EMPTY UINT64_MAX
 
+/* The added tokens' byte trie (tok_finish_tables): node 0 is the root; a node's children are
+   trie_edges[edge0 .. edge0 + n_edges), sorted by byte; match[k] is the added token (index into
+   added, the lowest of equal contents) whose content ends at the node, for normalized = k, or -1. */
+typedef struct tok_trie_node {
+    uint32_t edge0, n_edges;
+    int32_t match[2];
+} tok_trie_node;
+typedef struct tok_trie_edge {
+    uint32_t child;
+    unsigned char byte;
+} tok_trie_edge;
+
 /* An added token (split out of the text before BPE, spec §6.1). */
 typedef struct tok_added {
     size_t off;      /* content in tokenizer.str_pool (NFC-normalised when `normalized`) */
@@ -70,13 +82,14 @@ struct tokenizer {
     size_t *piece_off;          /* [n_vocab + 1] decoded bytes of id i: piece_pool[off[i], off[i+1]) */
     char *piece_pool;
 
-    /* added tokens, with an index by first byte (longest first within a bucket) */
+    /* added tokens, and their trie: finding the longest one at a text position walks as many
+       bytes as it has, whatever their number (a list per first byte was O(tokens) per position) */
     tok_added *added;
     size_t n_added, cap_added;
     uint64_t *added_ids;        /* bit set of the ids taken by added tokens (duplicate check in O(1)) */
     size_t added_ids_words;
-    uint32_t *added_order;      /* [n_added] indices into added */
-    uint32_t added_bucket[257]; /* tokens starting with byte b: added_order[bucket[b], bucket[b+1]) */
+    tok_trie_node *trie;        /* NULL when there are no added tokens */
+    tok_trie_edge *trie_edges;
 
     /* pre-tokenizer and normaliser */
     pcre2_code *re;

@@ -211,6 +211,32 @@ static bool overlaps_plain(const struct enc *e, size_t at, size_t n)
     return lo < e->n_plain && e->plain[2 * lo] < at + n;
 }
 
+/* The longest added token of one kind that s[0..n) starts with, or NULL: one step down the trie
+   per byte (a binary search among the node's children), so at most the longest token's length. */
+static const tok_added *added_at(const tokenizer *tok, const char *s, size_t n, bool normalized)
+{
+    const tok_added *best = NULL;
+    uint32_t v = 0;
+    for (size_t i = 0; tok->trie && i < n; i++) {
+        const tok_trie_node *nd = &tok->trie[v];
+        const unsigned char b = (unsigned char)s[i];
+        uint32_t lo = nd->edge0, hi = nd->edge0 + nd->n_edges;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (tok->trie_edges[mid].byte < b)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == nd->edge0 + nd->n_edges || tok->trie_edges[lo].byte != b)
+            break;
+        v = tok->trie_edges[lo].child;
+        if (tok->trie[v].match[normalized] >= 0)
+            best = &tok->added[tok->trie[v].match[normalized]];
+    }
+    return best;
+}
+
 /* Splits s by the added tokens of one kind (normalized or not), passing the text between them to
    on_text. Matching is leftmost-longest like HF's AddedVocabulary (aho-corasick LeftmostLongest).
    Without parse_special a special token's match is kept as plain text and the scan resumes after
@@ -220,15 +246,7 @@ static int split_added(struct enc *e, const char *s, size_t n, bool normalized, 
     const tokenizer *tok = e->tok;
     size_t text_start = 0, p = 0;
     while (p < n) {
-        unsigned b = (unsigned char)s[p];
-        const tok_added *hit = NULL;
-        for (uint32_t k = tok->added_bucket[b]; k < tok->added_bucket[b + 1]; k++) {
-            const tok_added *a = &tok->added[tok->added_order[k]];
-            if (a->normalized == normalized && a->len <= n - p && !memcmp(tok->str_pool + a->off, s + p, a->len)) {
-                hit = a;
-                break;
-            }
-        }
+        const tok_added *hit = added_at(tok, s + p, n - p, normalized);
         if (!hit) {
             p++;
             continue;
@@ -516,7 +534,8 @@ void tok_free(tokenizer *tok)
     free(tok->piece_off);
     free(tok->piece_pool);
     free(tok->added);
-    free(tok->added_order);
+    free(tok->trie);
+    free(tok->trie_edges);
     free(tok->added_ids);
     free(tok);
 }

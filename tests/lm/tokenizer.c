@@ -7,6 +7,7 @@
    compares with HF on a real vocabulary; tests/cli/tokenize.c tests `seer tokenize`. */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -896,6 +897,46 @@ static void test_many_added(const char *dir, const char *path)
     load_input_free(&small);
 }
 
+/* Encoding with many added tokens that share their first bytes ("<h0>".."<h79999>") of a text that
+   starts one at every byte ("<h<h<h..."): a list per first byte checked every token at every
+   position (80,000 × 64 Ki steps, seconds); the trie walks two bytes per position, so 16 times the
+   tokens must cost about the same (allowed: 4×, where the list gave ~16×). */
+static double encode_time(const char *json, const char *text, size_t n, int *rc)
+{
+    tokenizer *t = NULL;
+    double best = INFINITY;
+    if ((*rc = tok_load_hf_json(json, &t)) != SEER_OK)
+        return best;
+    for (int rep = 0; rep < 3 && *rc == SEER_OK; rep++) {
+        tok_ids ids = {0};
+        double t0 = seer_time_now();
+        *rc = tok_encode(t, text, n, 1, &ids);
+        best = MIN(best, seer_time_now() - t0);
+        tok_ids_free(&ids);
+    }
+    tok_free(t);
+    return best;
+}
+
+static void test_many_added_encode(const char *dir, const char *path)
+{
+    struct load_input big, small;
+    const size_t n = 64 << 10;
+    char *text = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        text[i] = "<h"[i % 2];
+    many_added(&big, dir, path, 80000);
+    many_added(&small, dir, path, 5000);
+    int rc1, rc2;
+    double t_big = encode_time(big.path, text, n, &rc1), t_small = encode_time(small.path, text, n, &rc2);
+    ok(rc1 == SEER_OK && rc2 == SEER_OK && t_big < 4 * t_small + 0.02,
+       "64 KiB of '<h' encodes in %.4f s with 80,000 added tokens '<hN>', in %.4f s with 5,000 (%s)", t_big, t_small,
+       rc1 || rc2 ? seer_last_error() : "ok");
+    load_input_free(&big);
+    load_input_free(&small);
+    free(text);
+}
+
 /* 1 MiB inputs that would expose quadratic behaviour (as a run time of minutes): one huge word, long runs of one regex
    class, many added tokens. Every fill is NFC-stable, so the round trip must be exact. */
 static void test_pathological(const tokenizer *tok, const char *label)
@@ -956,6 +997,7 @@ int main(void)
     test_empty_first_token(dir);
     test_failed_encode(dir, path);
     test_many_added(dir, path);
+    test_many_added_encode(dir, path);
     test_pathological(tok, "synthetic");
     tok_free(tok);
     return done_testing();
