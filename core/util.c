@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "seer.h"
 
@@ -60,8 +61,10 @@ void *seer_large_alloc(size_t n)
 {
     if (alloc_should_fail() || n == 0 || n > SIZE_MAX - 2 * LARGE_PAGE)
         return NULL;
-    /* over-map by one large page and trim both ends, so the start is aligned to it */
-    const size_t len = (n + LARGE_PAGE - 1) & ~(LARGE_PAGE - 1), span = len + LARGE_PAGE;
+    /* over-map by one large page and trim both ends, so the start is aligned to it. The end is only
+       page-rounded: a last partial 2 MiB stays in small pages instead of costing a whole large one
+       (a model's ~200 tensors would waste ~200 MiB) */
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE), len = (n + page - 1) / page * page, span = len + LARGE_PAGE;
     char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED)
         return NULL;
@@ -79,7 +82,7 @@ void *seer_large_alloc(size_t n)
 void seer_large_free(void *p, size_t n)
 {
     if (p)
-        munmap(p, (n + LARGE_PAGE - 1) & ~(LARGE_PAGE - 1));
+        munmap(p, n); /* the pages holding [p, p + n): the length allocated */
 }
 
 bool seer_grow(void *pp, size_t *cap, size_t need, size_t elem_bytes, size_t first)
