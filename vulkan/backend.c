@@ -198,6 +198,10 @@ int backend_vulkan_create(const struct vk_backend_params *params, backend **out)
     LOG_INFO("vulkan", "%s (%s); subgroup %u%s, storage window %llu bytes%s", vk->info.name, vk->info.driver_info,
              vk->caps.subgroup_size, vk->caps.subgroup_arith ? " (reductions in subgroups)" : "",
              (unsigned long long)vk->caps.max_storage_range, vk->validation_active ? ", validation on" : "");
+    LOG_DEBUG("vulkan", "int8 dot product %s, fp16 arithmetic %s%s", !vk->caps.int_dot ? "absent"
+              : vk->caps.int_dot_fast ? "accelerated" : "emulated", vk->caps.fp16 ? "present" : "absent",
+              vk->force_matvec == VK_MATVEC_INT_DOT ? "; int-dot matvec forced"
+              : vk->force_matvec == VK_MATVEC_FP16 ? "; fp16 matvec forced" : "");
     *out = be;
     return SEER_OK;
 fail:
