@@ -5,8 +5,8 @@
    core/quant.c). Activations and accumulation f32.
    Up to 8 x rows run the matrix-vector kernel (decode, short prompts: each weight chunk is
    dequantised once for all of them); more run the tiled matrix-matrix kernel (prefill). When the
-   backend is not exact (backend_vulkan_set_exact), decode's Q8_0/Q4_0 products may instead take
-   the integer-dot or the fp16 matvec (mv_path below). Tensors
+   backend is not exact (backend_vulkan_set_exact), decode's Q8_0/Q4_0 (and Q5_K/Q6_K) products
+   may instead take the integer-dot or the fp16 matvec (mv_path below). Tensors
    larger than a storage window are split by rows (memory.c's rule: rows never straddle a
    window): x/out rows in the outer loop, weight rows in the inner; get_rows walks the table's
    windows and lets each dispatch write the rows whose id falls in its window. */
@@ -43,23 +43,31 @@ bool vk_weight_supported(enum dtype t)
 
 /* Which matvec runs a product of N x rows with w. Exact backends, prefill (more than 8 x rows,
    also where caps.matvec_prefill runs matvec for it) and other dtypes: matvec.comp. Else the
-   integer-dot kernel (activations rounded to int8 blocks as the CPU's not-exact path rounds them)
-   where the device says its packed 4x8 signed dot product is accelerated; else the fp16 one on
-   GPUs with shaderFloat16 (not on CPU implementations: lavapipe emulates both in scalar code,
-   and its decode must not slow down); or what vk_backend_params.force_matvec forces. Both need
-   subgroup arithmetic (built with that reduction only). */
+   integer-dot kernel (activations rounded to int8 blocks as the CPU's not-exact path rounds them;
+   Q8_0, Q4_0, Q5_K, Q6_K — not Q4_K, whose CPU activations are llama.cpp's per-256 Q8_K) where
+   the device says its packed 4x8 signed dot product is accelerated; else the fp16 one (Q8_0,
+   Q4_0) on GPUs with shaderFloat16 (not on CPU implementations: lavapipe emulates both in scalar
+   code, and its decode must not slow down); or what vk_backend_params.force_matvec forces. Both
+   need subgroup arithmetic (built with that reduction only). */
 enum mv_path { MV_PLAIN, MV_INT_DOT, MV_FP16 };
 
 static enum mv_path mv_path(const struct vk_ctx *vk, const tensor *w, int64_t N)
 {
     const struct vk_caps *c = &vk->caps;
-    if (vk->exact || N > VK_MATVEC_MAX_N || (w->type != DT_Q8_0 && w->type != DT_Q4_0) || !c->subgroup_arith)
+    const enum dtype t = w->type;
+    const bool dot = t == DT_Q8_0 || t == DT_Q4_0 || t == DT_Q5_K || t == DT_Q6_K, f16 = t == DT_Q8_0 || t == DT_Q4_0;
+    if (vk->exact || N > VK_MATVEC_MAX_N || !c->subgroup_arith)
         return MV_PLAIN;
-    if (vk->force_matvec != VK_MATVEC_AUTO)
-        return vk->force_matvec == VK_MATVEC_INT_DOT ? MV_INT_DOT : MV_FP16; /* checked at creation */
-    if (c->int_dot && c->int_dot_fast)
+    if (vk->force_matvec != VK_MATVEC_AUTO) /* the feature was checked at creation */
+        return vk->force_matvec == VK_MATVEC_INT_DOT ? (dot ? MV_INT_DOT : MV_PLAIN) : (f16 ? MV_FP16 : MV_PLAIN);
+    if (dot && c->int_dot && c->int_dot_fast)
         return MV_INT_DOT;
-    return c->fp16 && c->kind != VK_KIND_CPU ? MV_FP16 : MV_PLAIN;
+    return f16 && c->fp16 && c->kind != VK_KIND_CPU ? MV_FP16 : MV_PLAIN;
+}
+
+static enum vk_kernel dot_kernel(enum dtype t)
+{
+    return t == DT_Q8_0 ? VK_K_MV_DOT_Q8_0 : t == DT_Q4_0 ? VK_K_MV_DOT_Q4_0 : t == DT_Q5_K ? VK_K_MV_DOT_Q5_K : VK_K_MV_DOT_Q6_K;
 }
 
 /* Rounds x rows [pc->r0, pc->r0 + pc->N) (bound at *xb) into int8 blocks in the scratch buffer
@@ -106,7 +114,7 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
     const bool mv = N <= G || vk->caps.matvec_prefill;
     const enum mv_path path = mv_path(vk, w, N);
     const bool q8 = w->type == DT_Q8_0;
-    const enum vk_kernel mvk = path == MV_INT_DOT ? (q8 ? VK_K_MV_DOT_Q8_0 : VK_K_MV_DOT_Q4_0)
+    const enum vk_kernel mvk = path == MV_INT_DOT ? dot_kernel(w->type)
                                : path == MV_FP16  ? (q8 ? VK_K_MV_F16_Q8_0 : VK_K_MV_F16_Q4_0)
                                : vk->caps.subgroup_arith ? wk.matvec_sg
                                                          : wk.matvec;

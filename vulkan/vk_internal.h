@@ -102,7 +102,7 @@ enum vk_kernel {
     VK_K_GDN_RECURRENT, VK_K_GDN_PREP, VK_K_GDN_STATE, /* op_gdn.c */
     VK_K_ATTN_F32, VK_K_ATTN_F16, VK_K_ATTN_Q8_0, VK_K_ATTN_COMBINE, /* op_attention.c */
     VK_K_QUANTIZE_ACT,                           /* op_matmul.c, not exact: activations to int8 */
-    VK_K_MV_DOT_Q8_0, VK_K_MV_DOT_Q4_0,          /*   and the integer-dot matvec on them */
+    VK_K_MV_DOT_Q8_0, VK_K_MV_DOT_Q4_0, VK_K_MV_DOT_Q5_K, VK_K_MV_DOT_Q6_K, /*   and the integer-dot matvec */
     VK_K_MV_F16_Q8_0, VK_K_MV_F16_Q4_0,          /*   the fp16-arithmetic matvec */
     VK_KERNEL_COUNT
 };

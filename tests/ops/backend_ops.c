@@ -15,9 +15,9 @@
         (vk_backend_params.max_shared_override, the Vulkan minimum: the small-device attention
         tiles) for OPC_SHARED16 cases and every row's first case; 32 KiB and 256 KiB
         storage windows for the cases sized to split across them (OPC_SPLIT, OPC_SPLIT256); and,
-        for op_matmul's OPC_PLAIN Q8_0/Q4_0 cases, the not-exact decode kernels forced on (int-dot, fp16:
-        vk_backend_params.force_matvec, backend_vulkan_set_exact false), whose Q8_0/Q4_0 products
-        of up to 8 x rows are held to their own bounds (rounded_case below). The
+        for op_matmul's OPC_PLAIN cases of quantised weights, the not-exact decode kernels forced on (int-dot, fp16:
+        vk_backend_params.force_matvec, backend_vulkan_set_exact false), whose products of up to 8
+        x rows in the dtypes they take are held to their own bounds (rounded_case below). The
         validation layer is on: zero errors. OPC_CPU_ONLY cases probe the CPU kernel's own
         blocking and do not run on Vulkan.
    Bit-exact rows (OP_BITS: copies, lookups) compare bytes instead; every output is read back
@@ -75,16 +75,24 @@ static void t_charge(int stage)
     t_mark = now;
 }
 
-/* The not-exact configurations change op_matmul of Q8_0/Q4_0 weights only: they run those cases up
-   to 67 x rows (the longer prefills only repeat the f32 kernels, at CI's expense). */
-static bool vk_config_takes(int v, const struct op_row *r, const struct op_case *c)
+/* The dtypes whose decode products a not-exact configuration runs on its own kernel
+   (vulkan/op_matmul.c mv_path); the others stay on the f32 kernels there. */
+static bool rounded_type(int v, enum dtype t)
 {
-    return (v != VK_INT_DOT && v != VK_FP16) ||
-           (r == &row_matmul && (c->type == DT_Q8_0 || c->type == DT_Q4_0) && c->p[2] * mm_n2(c) <= 67);
+    return (v == VK_INT_DOT && (t == DT_Q8_0 || t == DT_Q4_0 || t == DT_Q5_K || t == DT_Q6_K)) ||
+           (v == VK_FP16 && (t == DT_Q8_0 || t == DT_Q4_0));
 }
 
-/* The products the not-exact configurations run on their own kernels (vulkan/op_matmul.c mv_path:
-   Q8_0/Q4_0 weights, at most 8 x rows); every other case must meet VK_TOL there too. Their errors
+/* The not-exact configurations change op_matmul only: they run its cases of the quantised dtypes
+   up to 67 x rows (Q4_K, and Q5_K/Q6_K under fp16: that they stay on the f32 kernels; longer
+   prefills would only repeat those kernels, at CI's expense). */
+static bool vk_config_takes(int v, const struct op_row *r, const struct op_case *c)
+{
+    return (v != VK_INT_DOT && v != VK_FP16) || (r == &row_matmul && is_blocks(c->type) && c->p[2] * mm_n2(c) <= 67);
+}
+
+/* The products the not-exact configurations run on their own kernels (rounded_type's dtypes, at
+   most 8 x rows); every other case must meet VK_TOL there too. Their errors
    are measured against the scale of the terms, not of the sums, as ||got − want|| / ||scale||
    with scale = Σ_k |w||x| per output (matmul_scale): a product of one or a few outputs may cancel
    to near zero (a single 32-term dot product read 1.2e-2 relative L2 where its terms allowed
@@ -110,8 +118,7 @@ static double rounded_err_max[VK_CONFIGS]; /* the current row's largest rounded-
 
 static bool rounded_case(int v, const struct op_row *r, const struct op_case *c)
 {
-    return (v == VK_INT_DOT || v == VK_FP16) && r == &row_matmul && (c->type == DT_Q8_0 || c->type == DT_Q4_0) &&
-           c->p[2] * mm_n2(c) <= VK_MATVEC_MAX_N_TEST;
+    return r == &row_matmul && rounded_type(v, c->type) && c->p[2] * mm_n2(c) <= VK_MATVEC_MAX_N_TEST;
 }
 
 /* Σ_k |w_mk|·s_nk per output of a matmul case (ref_matmul's layout): s = |x|, or with `amax` the
@@ -127,7 +134,7 @@ static double *matmul_scale(const struct op_case *c, const struct op_data *d, bo
     tensor wp = op_host_parent(d, 0), xp = op_host_parent(d, 1), wv, xv;
     matmul_views(c, &wp, &xp, &wv, &xv);
     op_gather_vals(&d->in[1], &xp, &xv, x);
-    for (int64_t b = 0; b < K * NN / 32; b++) { /* K is whole blocks for Q8_0/Q4_0 */
+    for (int64_t b = 0; b < K * NN / 32; b++) { /* K is whole blocks of the quantised dtypes */
         float a = 0;
         for (int i = 0; i < 32; i++)
             a = fmaxf(a, fabsf(x[32 * b + i]));

@@ -1,6 +1,7 @@
 #version 450
 // matvec_dot.comp — the not-exact decode matmul with integer dot products: out[n][m] =
-// Σ_blocks d_w·d_x·Σ(q_w·q_x) over 32-element blocks, Q8_0 (W_Q8_0) or Q4_0 (W_Q4_0) weights
+// Σ_blocks d_x·(a·Σ(q_w·q_x) − b·Σq_x) over 32-element blocks (weights w = a·q_w − b per block or
+// sub-block; b = 0 but for Q5_K's minimum), Q8_0, Q4_0, Q5_K or Q6_K weights (W_* define)
 // read in place in their GGUF blocks, activations already rounded to int8 blocks by
 // quantize_act.comp (the CPU's core/cpu/qdot.h scheme, so each block's integer sum equals the
 // CPU's and only f32 summation order differs). Each 4-byte word of weights meets a word of
@@ -8,7 +9,10 @@
 // multiply-adds per instruction on devices that accelerate it (op_matmul.c takes this kernel only
 // there, unless forced), against 4 dequantising conversions, multiplies and fmas of matvec.comp.
 // Q4_0's nibbles n become the signed bytes n − 8 in place: (n + 120) ^ 128 per byte, no carries
-// (n + 120 <= 135).
+// (n + 120 <= 135); Q6_K's 6-bit values n the bytes n − 32 as (n + 96) ^ 128; its two 16-element
+// scales weigh the two halves' integer sums (the CPU folds them into the weights: the same
+// integer). Q5_K's 5-bit values are non-negative bytes as they are. (Q4_K is left to matvec.comp:
+// the CPU rounds its activations per 256 values, llama.cpp's Q8_K, not per 32.)
 // Bindings: 0 w, 1 the rounded activations (quantize_act.comp's nine words per block), 2 out f32.
 // Push: MatmulPush (N = NX; x_base: the activations' first word). Shape as matvec.comp: NR weight
 // rows per workgroup, its WG invocations walk the rows' blocks in strides of WG, partial sums
@@ -19,8 +23,8 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_spirv_intrinsics : require
-// the plain build (blob matvec_dot) is Q8_0's; variants.cmake adds Q4_0's
-#if !defined(W_Q4_0)
+// the plain build (blob matvec_dot) is Q8_0's; variants.cmake adds the others
+#if !defined(W_Q8_0) && !defined(W_Q4_0) && !defined(W_Q5_K) && !defined(W_Q6_K)
 #define W_Q8_0 1
 #endif
 #include "common/push.glsl"
@@ -43,6 +47,48 @@ layout(push_constant) uniform PC { MatmulPush p; };
 
 shared float red[NR * NX * WG];
 
+// Block b (32 elements) of the weight row at byte `row` as 8 words of signed bytes: w = a·q − bm
+// per element, except Q6_K, whose halves (words 0..3, 4..7) take a·s_lo and a·s_hi (bm = 0).
+void w_block(uint row, uint b, out uint ww[8], out float a, out float bm, out int s_lo, out int s_hi)
+{
+    bm = 0.0;
+    s_lo = 1;
+    s_hi = 1;
+#if defined(W_Q8_0)
+    const uint bb = row + b * QBYTES;
+    a = half_bits_to_float(q_u16(bb));
+    [[unroll]] for (uint i = 0u; i < 8u; i++)
+        ww[i] = q_u32(bb + 2u + 4u * i);
+#elif defined(W_Q4_0)
+    // bytes 0..15 hold elements 0..15 in their low nibbles and 16..31 in their high ones
+    const uint bb = row + b * QBYTES;
+    a = half_bits_to_float(q_u16(bb));
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        const uint u = q_u32(bb + 2u + 4u * i);
+        ww[i] = ((u & 0x0f0f0f0fu) + 0x78787878u) ^ 0x80808080u;
+        ww[i + 4u] = (((u >> 4) & 0x0f0f0f0fu) + 0x78787878u) ^ 0x80808080u;
+    }
+#elif defined(W_Q5_K)
+    // sub-block j of the superblock: nibbles of qs[32(j/2) ..] (high ones for odd j), bit j of qh[i]
+    const uint bb = row + (b / 8u) * QBYTES, j = b % 8u, sh = (j & 1u) * 4u;
+    dq_scale(bb, j, a, bm);
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        const uint lo = (q_u32(bb + QS_AT + 32u * (j >> 1) + 4u * i) >> sh) & 0x0f0f0f0fu;
+        ww[i] = lo | (((q_u32(bb + 16u + 4u * i) >> j) & 0x01010101u) << 4);
+    }
+#else // W_Q6_K: half h, quarter t (quant.glsl's layout notes)
+    const uint bb = row + (b / 8u) * QBYTES, h = (b % 8u) / 4u, t = b % 4u;
+    const uint qa = bb + 64u * h + 32u * (t & 1u), nsh = 4u * (t >> 1), ha = bb + 128u + 32u * h;
+    a = half_bits_to_float(q_u16(bb + 208u));
+    s_lo = bitfieldExtract(int(q_byte(bb + 192u + 8u * h + 2u * t)), 0, 8);
+    s_hi = bitfieldExtract(int(q_byte(bb + 193u + 8u * h + 2u * t)), 0, 8);
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        const uint q = ((q_u32(qa + 4u * i) >> nsh) & 0x0f0f0f0fu) | (((q_u32(ha + 4u * i) >> (2u * t)) & 0x03030303u) << 4);
+        ww[i] = (q + 0x60606060u) ^ 0x80808080u;
+    }
+#endif
+}
+
 void main()
 {
     const uint m0 = linear_group_id() * NR;
@@ -59,32 +105,42 @@ void main()
     for (uint b = tid; b < nb; b += WG) {
         uint xw[NX * 8u];
         float xd[NX];
+#if defined(W_Q5_K)
+        float xs[NX]; // Σq_x of the block, for the minimum
+#endif
         [[unroll]] for (uint n = 0u; n < NX; n++) {
             const uint a = p.x_base + 9u * (n * nb + b);
             [[unroll]] for (uint i = 0u; i < 8u; i++)
                 xw[n * 8u + i] = xq[a + i];
             xd[n] = uintBitsToFloat(xq[a + 8u]);
+#if defined(W_Q5_K)
+            int s = 0;
+            [[unroll]] for (uint i = 0u; i < 8u; i++)
+                s += sdot(xw[n * 8u + i], 0x01010101u, 0);
+            xs[n] = float(s);
+#endif
         }
         [[unroll]] for (uint r = 0u; r < NR; r++) {
-            const uint bb = wrow[r] + b * QBYTES;
-            const float d = half_bits_to_float(q_u16(bb));
             uint ww[8];
-#if defined(W_Q8_0)
-            [[unroll]] for (uint i = 0u; i < 8u; i++)
-                ww[i] = q_u32(bb + 2u + 4u * i);
-#else
-            // bytes 0..15 hold elements 0..15 in their low nibbles and 16..31 in their high ones
-            [[unroll]] for (uint i = 0u; i < 4u; i++) {
-                const uint u = q_u32(bb + 2u + 4u * i);
-                ww[i] = ((u & 0x0f0f0f0fu) + 0x78787878u) ^ 0x80808080u;
-                ww[i + 4u] = (((u >> 4) & 0x0f0f0f0fu) + 0x78787878u) ^ 0x80808080u;
-            }
-#endif
+            float a, bm;
+            int s_lo, s_hi;
+            w_block(wrow[r], b, ww, a, bm, s_lo, s_hi);
             [[unroll]] for (uint n = 0u; n < NX; n++) {
-                int s = 0;
-                [[unroll]] for (uint i = 0u; i < 8u; i++)
-                    s += sdot(ww[i], xw[n * 8u + i], 0);
-                acc[r * NX + n] += (d * xd[n]) * float(s);
+                int lo = 0, hi = 0;
+                [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                    lo += sdot(ww[i], xw[n * 8u + i], 0);
+                    hi += sdot(ww[i + 4u], xw[n * 8u + 4u + i], 0);
+                }
+#if defined(W_Q6_K)
+                const int s = s_lo * lo + s_hi * hi;
+#else
+                const int s = lo + hi;
+#endif
+#if defined(W_Q5_K)
+                acc[r * NX + n] += xd[n] * (a * float(s) - bm * xs[n]);
+#else
+                acc[r * NX + n] += (a * xd[n]) * float(s);
+#endif
             }
         }
     }

@@ -36,6 +36,8 @@ set(seer_shader_variants
   "get_rows_q6_k|get_rows.comp|W_Q6_K"
   # the not-exact decode matvecs (op_matmul.c): their plain builds are Q8_0's
   "matvec_dot_q4_0|matvec_dot.comp|W_Q4_0"
+  "matvec_dot_q5_k|matvec_dot.comp|W_Q5_K"
+  "matvec_dot_q6_k|matvec_dot.comp|W_Q6_K"
   "matvec_fp16_q4_0|matvec_fp16.comp|W_Q4_0"
   "attention_f16|attention.comp|KV_F16"
   "attention_q8_0|attention.comp|KV_Q8_0"
