@@ -136,7 +136,9 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
             return rc;
         b[1] = vk_bind(vk, &xr, r0, r1, 4, false);
         b[2] = vk_bind(vk, &outr, r0, r1, 4, true);
-        if (path == MV_INT_DOT) { /* once per x window, for every weight window */
+        if (path == MV_INT_DOT && vk->qx.reuse && vk->qx.have && vk->qx.r0 == r0 && vk->qx.r1 == r1) {
+            b[1] = vk->qx.bind; /* an earlier product of this op_matmul_n rounded these rows */
+        } else if (path == MV_INT_DOT) { /* once per x window, for every weight window */
             struct vk_push_matmul qp = {
                 .K = (uint32_t)w->ne[0], .N = (uint32_t)(r1 - r0), .x_base = b[1].base,
                 .x_s1 = vk_stride(x->nb[1], 4), .x_s2 = vk_stride(x->nb[2], 4), .x_s3 = vk_stride(x->nb[3], 4),
@@ -144,6 +146,7 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
             };
             if ((rc = quantize_x(vk, &qp, &b[1])))
                 return rc;
+            vk->qx.have = vk->qx.reuse, vk->qx.r0 = r0, vk->qx.r1 = r1, vk->qx.bind = b[1];
         }
         for (int64_t m0 = 0, m1; m0 < M; m0 = m1) {
             if ((rc = vk_split(vk, &wr, 1, m0, M, max_m, &m1, "op_matmul")))
@@ -195,12 +198,16 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
 }
 
 /* The products one after another in the command buffer: each is its own dispatch, and the device
-   runs them with no host round trip between them. */
+   runs them with no host round trip between them. On the int-dot path x is rounded once for all
+   (the scratch buffer holds the last rounding; nothing else writes it between the products). */
 int vk_matmul_n(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x)
 {
+    struct vk_ctx *vk = vk_ctx_of(be);
     int rc = SEER_OK;
+    vk->qx.reuse = true, vk->qx.have = false;
     for (int i = 0; i < n && rc == SEER_OK; i++)
         rc = vk_matmul(be, outs[i], ws[i], x);
+    vk->qx.reuse = false, vk->qx.have = false;
     return rc;
 }
 

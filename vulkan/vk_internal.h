@@ -184,6 +184,9 @@ struct vk_ctx {
     struct vk_buffer scratch;           /* ops' intermediates (GDN chunks, split-K partials); vk_scratch_deinit */
     bool exact;                         /* matmul keeps f32 activations and arithmetic (backend_vulkan_set_exact) */
     enum vk_matvec_force force_matvec;  /* vk_backend_params.force_matvec */
+    /* op_matmul_n's products share x: the int-dot path rounds rows [r0, r1) of it into the scratch
+       buffer once (`bind`) while `reuse` is set (op_matmul.c) */
+    struct { bool reuse, have; int64_t r0, r1; struct vk_binding bind; } qx;
 };
 
 static inline struct vk_ctx *vk_ctx_of(backend *be) { return (struct vk_ctx *)be->ctx; }
