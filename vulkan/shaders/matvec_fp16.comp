@@ -9,10 +9,12 @@
 // NVIDIA's HFMA2, Intel Xe, Arm Mali and Qualcomm Adreno), and the f16 activations a workgroup
 // reuses across its NR weight rows take half the registers of matvec.comp's f32 ones. The sums
 // stay in f16 for one 32-element block only (8 products per lane; each block's f16 sum is then
-// added in f32): a block's weights are at most 127·d, so its partial sums keep far from f16's
-// 65504 for activations below ~60, and the rounding error of a dot product stays near f16's
-// 2^-11 relative step (tests/ops/backend_ops.c bounds it at 2e-3 relative L2) instead of growing
-// with K.
+// added in f32), so the rounding error stays near f16's 2^-11 relative step of the terms
+// (tests/ops/backend_ops.c bounds it at 2e-3 of Σ|w||x|) instead of growing with K, and a lane's
+// partial sum is at most 8·max|w|·max|x|: far inside f16's 65504 for weights of magnitude ≲ 1
+// and activations ≲ 10^3. Values below f16's normal range (6.1e-5) may be flushed to zero where
+// the device does not preserve f16 denormals (an absolute error below 6.1e-5 per weight or
+// activation; matvec.comp is the kernel for exactness).
 // Bindings: 0 w, 1 x f32 (rows by x_s1..3 strides), 2 out f32. Push: MatmulPush (N = NX). Shape as
 // matvec.comp (NR weight rows per workgroup, each invocation a whole 32-element block per step),
 // built only with the subgroup reduction (the host refuses it without subgroup arithmetic).
