@@ -5,8 +5,8 @@
    core/quant.c). Activations and accumulation f32.
    Up to 8 x rows run the matrix-vector kernel (decode, short prompts: each weight chunk is
    dequantised once for all of them); more run the tiled matrix-matrix kernel (prefill). When the
-   backend is not exact (backend_vulkan_set_exact), decode's Q8_0/Q4_0 (and Q5_K/Q6_K) products
-   may instead take the integer-dot or the fp16 matvec (mv_path below). Tensors
+   backend is not exact (backend_vulkan_set_exact), decode's products of quantised weights may
+   instead take the integer-dot or (Q8_0, Q4_0) the fp16 matvec (mv_path below). Tensors
    larger than a storage window are split by rows (memory.c's rule: rows never straddle a
    window): x/out rows in the outer loop, weight rows in the inner; get_rows walks the table's
    windows and lets each dispatch write the rows whose id falls in its window. */
@@ -43,9 +43,9 @@ bool vk_weight_supported(enum dtype t)
 
 /* Which matvec runs a product of N x rows with w. Exact backends, prefill (more than 8 x rows,
    also where caps.matvec_prefill runs matvec for it) and other dtypes: matvec.comp. Else the
-   integer-dot kernel (activations rounded to int8 blocks as the CPU's not-exact path rounds them;
-   Q8_0, Q4_0, Q5_K, Q6_K — not Q4_K, whose CPU activations are llama.cpp's per-256 Q8_K) where
-   the device says its packed 4x8 signed dot product is accelerated; else the fp16 one (Q8_0,
+   integer-dot kernel (activations rounded to int8 blocks as the CPU's not-exact path rounds them:
+   per 32 values, per 256 for Q4_K) for the quantised dtypes where the device says its packed
+   4x8 signed dot product is accelerated; else the fp16 one (Q8_0,
    Q4_0) on GPUs with shaderFloat16 (not on CPU implementations: lavapipe emulates both in scalar
    code, and its decode must not slow down); or what vk_backend_params.force_matvec forces. Both
    need subgroup arithmetic (built with that reduction only). */
@@ -55,7 +55,7 @@ static enum mv_path mv_path(const struct vk_ctx *vk, const tensor *w, int64_t N)
 {
     const struct vk_caps *c = &vk->caps;
     const enum dtype t = w->type;
-    const bool dot = t == DT_Q8_0 || t == DT_Q4_0 || t == DT_Q5_K || t == DT_Q6_K, f16 = t == DT_Q8_0 || t == DT_Q4_0;
+    const bool dot = dtype_info(t)->block_elems > 1, f16 = t == DT_Q8_0 || t == DT_Q4_0;
     if (vk->exact || N > VK_MATVEC_MAX_N || !c->subgroup_arith)
         return MV_PLAIN;
     if (vk->force_matvec != VK_MATVEC_AUTO) /* the feature was checked at creation */
@@ -67,22 +67,24 @@ static enum mv_path mv_path(const struct vk_ctx *vk, const tensor *w, int64_t N)
 
 static enum vk_kernel dot_kernel(enum dtype t)
 {
-    return t == DT_Q8_0 ? VK_K_MV_DOT_Q8_0 : t == DT_Q4_0 ? VK_K_MV_DOT_Q4_0 : t == DT_Q5_K ? VK_K_MV_DOT_Q5_K : VK_K_MV_DOT_Q6_K;
+    return t == DT_Q8_0 ? VK_K_MV_DOT_Q8_0 : t == DT_Q4_0 ? VK_K_MV_DOT_Q4_0 : t == DT_Q4_K ? VK_K_MV_DOT_Q4_K
+         : t == DT_Q5_K ? VK_K_MV_DOT_Q5_K : VK_K_MV_DOT_Q6_K;
 }
 
 /* Rounds x rows [pc->r0, pc->r0 + pc->N) (bound at *xb) into int8 blocks in the scratch buffer
-   (quantize_act.comp: 36 bytes per 32 values) and rebinds *xb to them, as matvec_dot.comp reads. */
-static int quantize_x(struct vk_ctx *vk, struct vk_push_matmul *pc, struct vk_binding *xb)
+   (quantize_act.comp: 36 bytes per 32 values, or with k256 260 per 256) and rebinds *xb to them,
+   as matvec_dot.comp reads. */
+static int quantize_x(struct vk_ctx *vk, struct vk_push_matmul *pc, bool k256, struct vk_binding *xb)
 {
     const struct vk_pipeline *pl;
     struct vk_buffer *scr;
-    const uint64_t blocks = (uint64_t)pc->N * (pc->K / 32);
-    int rc = vk_pipeline_get(vk, VK_K_QUANTIZE_ACT, 0, &pl);
+    const uint64_t blocks = (uint64_t)pc->N * (pc->K / (k256 ? 256 : 32)), bytes = blocks * (k256 ? 260 : 36);
+    int rc = vk_pipeline_get(vk, k256 ? VK_K_QUANTIZE_ACT_Q8K : VK_K_QUANTIZE_ACT, 0, &pl);
     if (rc == SEER_OK)
-        rc = vk_scratch_get(vk, blocks * 36, "op_matmul", &scr);
+        rc = vk_scratch_get(vk, bytes, "op_matmul", &scr);
     if (rc)
         return rc;
-    struct vk_binding b[2] = {*xb, {.buffer = scr->buffer, .offset = 0, .range = blocks * 36, .base = 0, .write = true}};
+    struct vk_binding b[2] = {*xb, {.buffer = scr->buffer, .offset = 0, .range = bytes, .base = 0, .write = true}};
     uint32_t gx, gy;
     vk_grid(vk, (blocks + pl->spec[VK_SPEC_WG] - 1) / pl->spec[VK_SPEC_WG], &gx, &gy);
     if ((rc = vk_cmd_dispatch(vk, pl, b, pc, gx, gy, 1)))
@@ -136,7 +138,9 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
             return rc;
         b[1] = vk_bind(vk, &xr, r0, r1, 4, false);
         b[2] = vk_bind(vk, &outr, r0, r1, 4, true);
-        if (path == MV_INT_DOT && vk->qx.reuse && vk->qx.have && vk->qx.r0 == r0 && vk->qx.r1 == r1) {
+        const bool k256 = w->type == DT_Q4_K;
+        if (path == MV_INT_DOT && vk->qx.reuse && vk->qx.have && vk->qx.k256 == k256 && vk->qx.r0 == r0 &&
+            vk->qx.r1 == r1) {
             b[1] = vk->qx.bind; /* an earlier product of this op_matmul_n rounded these rows */
         } else if (path == MV_INT_DOT) { /* once per x window, for every weight window */
             struct vk_push_matmul qp = {
@@ -144,9 +148,9 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
                 .x_s1 = vk_stride(x->nb[1], 4), .x_s2 = vk_stride(x->nb[2], 4), .x_s3 = vk_stride(x->nb[3], 4),
                 .x_ne1 = (uint32_t)x->ne[1], .x_ne2 = (uint32_t)x->ne[2], .r0 = (uint32_t)r0,
             };
-            if ((rc = quantize_x(vk, &qp, &b[1])))
+            if ((rc = quantize_x(vk, &qp, k256, &b[1])))
                 return rc;
-            vk->qx.have = vk->qx.reuse, vk->qx.r0 = r0, vk->qx.r1 = r1, vk->qx.bind = b[1];
+            vk->qx.have = vk->qx.reuse, vk->qx.k256 = k256, vk->qx.r0 = r0, vk->qx.r1 = r1, vk->qx.bind = b[1];
         }
         for (int64_t m0 = 0, m1; m0 < M; m0 = m1) {
             if ((rc = vk_split(vk, &wr, 1, m0, M, max_m, &m1, "op_matmul")))

@@ -80,7 +80,7 @@ static uint32_t spec_softmax(const struct vk_caps *c, uint32_t variant, uint32_t
     return 1;
 }
 
-/* get_rows: one invocation per 8 output elements (quantize_act: per 32-element block). */
+/* get_rows: one invocation per 8 output elements (quantize_act: per 32- or 256-element block). */
 static uint32_t spec_get_rows(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
 {
     (void)variant;
@@ -272,6 +272,8 @@ static const struct vk_kernel_desc kernels[VK_KERNEL_COUNT] = {
     [VK_K_QUANTIZE_ACT] = {"quantize_act", spv_quantize_act, &spv_quantize_act_size, 2, sizeof(struct vk_push_matmul), 1, spec_get_rows, supports_int_dot},
     [VK_K_MV_DOT_Q8_0] = {"matvec_dot_q8_0", spv_matvec_dot, &spv_matvec_dot_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
     [VK_K_MV_DOT_Q4_0] = {"matvec_dot_q4_0", spv_matvec_dot_q4_0, &spv_matvec_dot_q4_0_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
+    [VK_K_QUANTIZE_ACT_Q8K] = {"quantize_act_q8k", spv_quantize_act_q8k, &spv_quantize_act_q8k_size, 2, sizeof(struct vk_push_matmul), 1, spec_get_rows, supports_int_dot},
+    [VK_K_MV_DOT_Q4_K] = {"matvec_dot_q4_K", spv_matvec_dot_q4_k, &spv_matvec_dot_q4_k_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
     [VK_K_MV_DOT_Q5_K] = {"matvec_dot_q5_K", spv_matvec_dot_q5_k, &spv_matvec_dot_q5_k_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
     [VK_K_MV_DOT_Q6_K] = {"matvec_dot_q6_K", spv_matvec_dot_q6_k, &spv_matvec_dot_q6_k_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
     [VK_K_MV_F16_Q8_0] = {"matvec_fp16_q8_0", spv_matvec_fp16, &spv_matvec_fp16_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_fp16},

@@ -101,8 +101,8 @@ enum vk_kernel {
     VK_K_CONV,                                   /* op_conv.c */
     VK_K_GDN_RECURRENT, VK_K_GDN_PREP, VK_K_GDN_STATE, /* op_gdn.c */
     VK_K_ATTN_F32, VK_K_ATTN_F16, VK_K_ATTN_Q8_0, VK_K_ATTN_COMBINE, /* op_attention.c */
-    VK_K_QUANTIZE_ACT,                           /* op_matmul.c, not exact: activations to int8 */
-    VK_K_MV_DOT_Q8_0, VK_K_MV_DOT_Q4_0, VK_K_MV_DOT_Q5_K, VK_K_MV_DOT_Q6_K, /*   and the integer-dot matvec */
+    VK_K_QUANTIZE_ACT, VK_K_QUANTIZE_ACT_Q8K,    /* op_matmul.c, not exact: activations to int8 */
+    VK_K_MV_DOT_Q8_0, VK_K_MV_DOT_Q4_0, VK_K_MV_DOT_Q4_K, VK_K_MV_DOT_Q5_K, VK_K_MV_DOT_Q6_K, /* int dot */
     VK_K_MV_F16_Q8_0, VK_K_MV_F16_Q4_0,          /*   the fp16-arithmetic matvec */
     VK_KERNEL_COUNT
 };
@@ -185,8 +185,8 @@ struct vk_ctx {
     bool exact;                         /* matmul keeps f32 activations and arithmetic (backend_vulkan_set_exact) */
     enum vk_matvec_force force_matvec;  /* vk_backend_params.force_matvec */
     /* op_matmul_n's products share x: the int-dot path rounds rows [r0, r1) of it into the scratch
-       buffer once (`bind`) while `reuse` is set (op_matmul.c) */
-    struct { bool reuse, have; int64_t r0, r1; struct vk_binding bind; } qx;
+       buffer once (`bind`; per 256 values for Q4_K when `k256`) while `reuse` is set (op_matmul.c) */
+    struct { bool reuse, have, k256; int64_t r0, r1; struct vk_binding bind; } qx;
 };
 
 static inline struct vk_ctx *vk_ctx_of(backend *be) { return (struct vk_ctx *)be->ctx; }

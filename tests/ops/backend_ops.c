@@ -79,13 +79,12 @@ static void t_charge(int stage)
    (vulkan/op_matmul.c mv_path); the others stay on the f32 kernels there. */
 static bool rounded_type(int v, enum dtype t)
 {
-    return (v == VK_INT_DOT && (t == DT_Q8_0 || t == DT_Q4_0 || t == DT_Q5_K || t == DT_Q6_K)) ||
-           (v == VK_FP16 && (t == DT_Q8_0 || t == DT_Q4_0));
+    return (v == VK_INT_DOT && is_blocks(t)) || (v == VK_FP16 && (t == DT_Q8_0 || t == DT_Q4_0));
 }
 
 /* The not-exact configurations change op_matmul only: they run its cases of the quantised dtypes
-   up to 67 x rows (Q4_K, and Q5_K/Q6_K under fp16: that they stay on the f32 kernels; longer
-   prefills would only repeat those kernels, at CI's expense). */
+   up to 67 x rows (more than 8, and the K-quants under fp16: that they stay on the f32 kernels;
+   longer prefills would only repeat those kernels, at CI's expense). */
 static bool vk_config_takes(int v, const struct op_row *r, const struct op_case *c)
 {
     return (v != VK_INT_DOT && v != VK_FP16) || (r == &row_matmul && is_blocks(c->type) && c->p[2] * mm_n2(c) <= 67);
@@ -102,7 +101,8 @@ static bool vk_config_takes(int v, const struct op_row *r, const struct op_case 
      ~1e-8 of Σ|w||x| here, bound 1e-6. Against the reference the 8-bit activations show, and
      there the bound is proven: q = round(127·x/amax) is within 1/2 of 127·x/amax and d =
      f16(amax/127) within 2^-11 of amax/127, so |x − d·q| <= amax·(1/254 + 2^-11) = 0.0044·amax
-     per element: bound 4.5e-3 of Σ|w|·amax (its block's), ~3e-4 here.
+     per element (Q4_K's Q8_K: d = amax/127 in f32, 1/254): bound 4.5e-3 of Σ|w|·amax (its
+     block's), ~1e-4 here.
    - fp16 vs the f32 CPU and the reference: each weight and activation rounded to f16 (relative
      step u = 2^-11 = 4.9e-4), each lane's 8-term fma chain and the lanes' sum rounded at the
      f16 step of its running sum, f32 across blocks: at worst 11u = 5.4e-3 of Σ|w||x| with every
@@ -122,7 +122,8 @@ static bool rounded_case(int v, const struct op_row *r, const struct op_case *c)
 }
 
 /* Σ_k |w_mk|·s_nk per output of a matmul case (ref_matmul's layout): s = |x|, or with `amax` the
-   largest |x| of the 32-element block holding x_nk (the step its int8 rounding takes). */
+   largest |x| of the block holding x_nk that its int8 rounding takes the step from (32 elements;
+   256 for Q4_K, whose activations the CPU rounds as llama.cpp's Q8_K). */
 static double *matmul_scale(const struct op_case *c, const struct op_data *d, bool amax)
 {
     const int64_t K = c->p[0], M = c->p[1], NN = c->p[2] * mm_n2(c), pk = d->in[0].ne[0];
@@ -134,12 +135,13 @@ static double *matmul_scale(const struct op_case *c, const struct op_data *d, bo
     tensor wp = op_host_parent(d, 0), xp = op_host_parent(d, 1), wv, xv;
     matmul_views(c, &wp, &xp, &wv, &xv);
     op_gather_vals(&d->in[1], &xp, &xv, x);
-    for (int64_t b = 0; b < K * NN / 32; b++) { /* K is whole blocks of the quantised dtypes */
+    const int64_t bl = c->type == DT_Q4_K ? 256 : 32; /* K is whole blocks of the quantised dtypes */
+    for (int64_t b = 0; b < K * NN / bl; b++) {
         float a = 0;
-        for (int i = 0; i < 32; i++)
-            a = fmaxf(a, fabsf(x[32 * b + i]));
-        for (int i = 0; i < 32; i++)
-            x[32 * b + i] = amax ? a : fabsf(x[32 * b + i]);
+        for (int64_t i = 0; i < bl; i++)
+            a = fmaxf(a, fabsf(x[bl * b + i]));
+        for (int64_t i = 0; i < bl; i++)
+            x[bl * b + i] = amax ? a : fabsf(x[bl * b + i]);
     }
     double *sc = calloc((size_t)(M * NN), sizeof *sc);
     ref_matmul(w, x, K, M, NN, sc);

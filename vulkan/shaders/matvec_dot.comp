@@ -1,7 +1,7 @@
 #version 450
 // matvec_dot.comp — the not-exact decode matmul with integer dot products: out[n][m] =
 // Σ_blocks d_x·(a·Σ(q_w·q_x) − b·Σq_x) over 32-element blocks (weights w = a·q_w − b per block or
-// sub-block; b = 0 but for Q5_K's minimum), Q8_0, Q4_0, Q5_K or Q6_K weights (W_* define)
+// sub-block; b = 0 but for the K-quants' minimums), Q8_0, Q4_0, Q4_K, Q5_K or Q6_K weights (W_*)
 // read in place in their GGUF blocks, activations already rounded to int8 blocks by
 // quantize_act.comp (the CPU's core/cpu/qdot.h scheme, so each block's integer sum equals the
 // CPU's and only f32 summation order differs). Each 4-byte word of weights meets a word of
@@ -11,9 +11,11 @@
 // Q4_0's nibbles n become the signed bytes n − 8 in place: (n + 120) ^ 128 per byte, no carries
 // (n + 120 <= 135); Q6_K's 6-bit values n the bytes n − 32 as (n + 96) ^ 128; its two 16-element
 // scales weigh the two halves' integer sums (the CPU folds them into the weights: the same
-// integer). Q5_K's 5-bit values are non-negative bytes as they are. (Q4_K is left to matvec.comp:
-// the CPU rounds its activations per 256 values, llama.cpp's Q8_K, not per 32.)
-// Bindings: 0 w, 1 the rounded activations (quantize_act.comp's nine words per block), 2 out f32.
+// integer). Q4_K's and Q5_K's 4- and 5-bit values are non-negative bytes as they are. Q4_K meets
+// activations rounded per 256 values as the CPU rounds them for it (llama.cpp's Q8_K: one scale
+// per 256, quantize_act.comp's Q8K build), the others per 32.
+// Bindings: 0 w, 1 the rounded activations (quantize_act.comp's words: 9 per 32 values, Q4_K 65
+// per 256), 2 out f32.
 // Push: MatmulPush (N = NX; x_base: the activations' first word). Shape as matvec.comp: NR weight
 // rows per workgroup, its WG invocations walk the rows' blocks in strides of WG, partial sums
 // meet in subgroupAdd, then one barrier and a sum over the subgroups (built only with the
@@ -24,7 +26,7 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_spirv_intrinsics : require
 // the plain build (blob matvec_dot) is Q8_0's; variants.cmake adds the others
-#if !defined(W_Q8_0) && !defined(W_Q4_0) && !defined(W_Q5_K) && !defined(W_Q6_K)
+#if !defined(W_Q8_0) && !defined(W_Q4_0) && !defined(W_Q4_K) && !defined(W_Q5_K) && !defined(W_Q6_K)
 #define W_Q8_0 1
 #endif
 #include "common/push.glsl"
@@ -68,13 +70,16 @@ void w_block(uint row, uint b, out uint ww[8], out float a, out float bm, out in
         ww[i] = ((u & 0x0f0f0f0fu) + 0x78787878u) ^ 0x80808080u;
         ww[i + 4u] = (((u >> 4) & 0x0f0f0f0fu) + 0x78787878u) ^ 0x80808080u;
     }
-#elif defined(W_Q5_K)
-    // sub-block j of the superblock: nibbles of qs[32(j/2) ..] (high ones for odd j), bit j of qh[i]
+#elif defined(W_Q4_K) || defined(W_Q5_K)
+    // sub-block j of the superblock: nibbles of qs[32(j/2) ..] (high ones for odd j); Q5_K: bit j
+    // of qh[i] above them
     const uint bb = row + (b / 8u) * QBYTES, j = b % 8u, sh = (j & 1u) * 4u;
     dq_scale(bb, j, a, bm);
     [[unroll]] for (uint i = 0u; i < 8u; i++) {
-        const uint lo = (q_u32(bb + QS_AT + 32u * (j >> 1) + 4u * i) >> sh) & 0x0f0f0f0fu;
-        ww[i] = lo | (((q_u32(bb + 16u + 4u * i) >> j) & 0x01010101u) << 4);
+        ww[i] = (q_u32(bb + QS_AT + 32u * (j >> 1) + 4u * i) >> sh) & 0x0f0f0f0fu;
+#if defined(W_Q5_K)
+        ww[i] |= ((q_u32(bb + 16u + 4u * i) >> j) & 0x01010101u) << 4;
+#endif
     }
 #else // W_Q6_K: half h, quarter t (quant.glsl's layout notes)
     const uint bb = row + (b / 8u) * QBYTES, h = (b % 8u) / 4u, t = b % 4u;
@@ -105,15 +110,20 @@ void main()
     for (uint b = tid; b < nb; b += WG) {
         uint xw[NX * 8u];
         float xd[NX];
-#if defined(W_Q5_K)
+#if defined(QSUB)
         float xs[NX]; // Σq_x of the block, for the minimum
 #endif
         [[unroll]] for (uint n = 0u; n < NX; n++) {
+#if defined(W_Q4_K) // 256-value activation blocks: 64 words, then the scale
+            const uint a0 = p.x_base + 65u * (n * (nb / 8u) + b / 8u), a = a0 + 8u * (b % 8u);
+            xd[n] = uintBitsToFloat(xq[a0 + 64u]);
+#else
             const uint a = p.x_base + 9u * (n * nb + b);
+            xd[n] = uintBitsToFloat(xq[a + 8u]);
+#endif
             [[unroll]] for (uint i = 0u; i < 8u; i++)
                 xw[n * 8u + i] = xq[a + i];
-            xd[n] = uintBitsToFloat(xq[a + 8u]);
-#if defined(W_Q5_K)
+#if defined(QSUB)
             int s = 0;
             [[unroll]] for (uint i = 0u; i < 8u; i++)
                 s += sdot(xw[n * 8u + i], 0x01010101u, 0);
@@ -136,7 +146,7 @@ void main()
 #else
                 const int s = lo + hi;
 #endif
-#if defined(W_Q5_K)
+#if defined(QSUB)
                 acc[r * NX + n] += xd[n] * (a * float(s) - bm * xs[n]);
 #else
                 acc[r * NX + n] += (a * xd[n]) * float(s);

@@ -8,8 +8,12 @@
 // the x fields; K a multiple of 32). Out: block b of row n (0 .. N−1, row p.r0 + n of x) is the
 // nine words at 9·(n·K/32 + b): eight of packed int8 (element 4i+j in byte j of word i, the
 // operand layout of OpSDot's 4x8-bit packed format) and the scale d as f32 bits.
+// Built with Q8K (blob quantize_act_q8k), for Q4_K weights: the CPU's qdot_quantize_q8k instead
+// (llama.cpp's Q8_K), per 256 values: max the value of largest magnitude (the first of equals),
+// q = round-half-to-even(−127·x/max) (at most 127), d = 1/(−127/max) in f32; block b of row n is
+// the 65 words at 65·(n·K/256 + b), 64 of packed int8 and d.
 // One invocation per block. Assumes: WG (spec 0) any size; 2-D grid (index.glsl), N·K/32
-// invocations.
+// (Q8K: N·K/256) invocations.
 // Division: the CPU's 127/amax and amax/127 are correctly rounded; a shader's division need only
 // be within 2.5 ulp (Vulkan's precision table), so each quotient gets one correction step,
 // q + (a − q·b)/b with the residual from an exact fma, which rounds it correctly (but for
@@ -49,6 +53,34 @@ float round_f16(float f)
     return uintBitsToFloat((((h >> 10) + 112u) << 23) | ((h & 1023u) << 13));
 }
 
+#if defined(Q8K)
+void main()
+{
+    const uint nb = p.K / 256u, e = linear_group_id() * WG + gl_LocalInvocationID.x;
+    if (e >= p.N * nb)
+        return;
+    const uint n = e / nb, b = e % nb;
+    const uint xo = row_offset(p.r0 + n, p.x_ne1, p.x_ne2, p.x_base, p.x_s1, p.x_s2, p.x_s3) + 256u * b;
+    float amax = 0.0, mx = 0.0;
+    for (uint i = 0u; i < 256u; i++) {
+        const float v = x[xo + i];
+        const bool more = abs(v) > amax;
+        amax = more ? abs(v) : amax;
+        mx = more ? v : mx;
+    }
+    const float iscale = amax > 0.0 ? div_rn(-127.0, mx) : 0.0;
+    const uint o = 65u * e;
+    for (uint w = 0u; w < 64u; w++) {
+        uint word = 0u;
+        for (uint j = 0u; j < 4u; j++) {
+            precise const float s = iscale * x[xo + 4u * w + j];
+            word |= (uint(min(int(roundEven(s)), 127)) & 255u) << (8u * j);
+        }
+        q_out[o + w] = word;
+    }
+    q_out[o + 64u] = floatBitsToUint(amax > 0.0 ? div_rn(1.0, iscale) : 0.0);
+}
+#else
 void main()
 {
     const uint nb = p.K / 32u, e = linear_group_id() * WG + gl_LocalInvocationID.x;
@@ -75,3 +107,4 @@ void main()
     }
     q_out[o + 8u] = floatBitsToUint(round_f16(div_rn(amax, 127.0)));
 }
+#endif

@@ -36,7 +36,9 @@ set(seer_shader_variants
   "get_rows_q6_k|get_rows.comp|W_Q6_K"
   # the not-exact decode matvecs (op_matmul.c): their plain builds are Q8_0's
   "matvec_dot_q4_0|matvec_dot.comp|W_Q4_0"
+  "matvec_dot_q4_k|matvec_dot.comp|W_Q4_K"
   "matvec_dot_q5_k|matvec_dot.comp|W_Q5_K"
+  "quantize_act_q8k|quantize_act.comp|Q8K"
   "matvec_dot_q6_k|matvec_dot.comp|W_Q6_K"
   "matvec_fp16_q4_0|matvec_fp16.comp|W_Q4_0"
   "attention_f16|attention.comp|KV_F16"
