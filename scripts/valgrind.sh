@@ -7,17 +7,17 @@
 # needs no rebuild. Slow (20-50x); not part of scripts/test.sh.
 #
 # Reports: BUILD/valgrind/PID.log, one per process; the script prints each log that has errors.
-# Suppressions: tests/valgrind.supp (each one says why it is not seer's bug); none are needed today.
+# Suppressions: tests/valgrind.supp (each one says why it is not seer's bug).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 command -v valgrind >/dev/null || { echo "valgrind.sh: valgrind is not installed" >&2; exit 2; }
 ls "$build"/t/cli_*.t >/dev/null 2>&1 || { echo "valgrind.sh: no $build/t/cli_*.t (build the tests first)" >&2; exit 2; }
-logs="$build/valgrind"
+logs="$(cd "$build" && pwd)/valgrind" # absolute: the tests run seer from other directories
 rm -rf "$logs"
 mkdir -p "$logs"
 supp=()
-[ -f tests/valgrind.supp ] && supp=(--suppressions=tests/valgrind.supp)
+[ -f tests/valgrind.supp ] && supp=(--suppressions="$PWD/tests/valgrind.supp")
 vg=(valgrind --tool=memcheck --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
     --show-leak-kinds=definite --track-origins=yes --trace-children=yes
     "--trace-children-skip=*/node,*/python3*" --log-file="$logs/%p.log" "${supp[@]}")
