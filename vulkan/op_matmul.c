@@ -42,13 +42,13 @@ bool vk_weight_supported(enum dtype t)
 /* ---- not-exact decode kernels ----------------------------------------------------------- */
 
 /* Which matvec runs a product of N x rows with w. Exact backends, prefill (more than 8 x rows,
-   also where caps.matvec_prefill runs matvec for it) and other dtypes: matvec.comp. Else the
+   also where caps.matvec_prefill runs matvec for it) and the float dtypes: matvec.comp. Else the
    integer-dot kernel (activations rounded to int8 blocks as the CPU's not-exact path rounds them:
-   per 32 values, per 256 for Q4_K) for the quantised dtypes where the device says its packed
-   4x8 signed dot product is accelerated; else the fp16 one (Q8_0,
-   Q4_0) on GPUs with shaderFloat16 (not on CPU implementations: lavapipe emulates both in scalar
-   code, and its decode must not slow down); or what vk_backend_params.force_matvec forces. Both
-   need subgroup arithmetic (built with that reduction only). */
+   per 32 values, per 256 for Q4_K) where the device says its packed 4x8 signed dot product is
+   accelerated; else, for Q8_0 and Q4_0, the fp16 one on GPUs with shaderFloat16 (not on CPU
+   implementations: lavapipe emulates both in scalar code, and its decode must not slow down); or
+   what vk_backend_params.force_matvec forces. Both need subgroup arithmetic (built with that
+   reduction only). */
 enum mv_path { MV_PLAIN, MV_INT_DOT, MV_FP16 };
 
 static enum mv_path mv_path(const struct vk_ctx *vk, const tensor *w, int64_t N)
