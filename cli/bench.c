@@ -52,7 +52,7 @@ static void usage(FILE *f)
             "  --warmup N      untimed decode steps before each decode test (default 2)\n"
             "  -ub N           tokens per forward micro-batch in prefill (default 512)\n"
             "  --device D      auto (default; or $SEER_DEVICE), cpu, vulkan or vulkan:N\n"
-            "  --exact         CPU: f32 activations in every matmul (default: 8-bit rounded, as llama.cpp)\n"
+            "  --exact         f32 activations in every matmul (default: 8-bit as llama.cpp on the CPU; int8 dot or fp16 on GPUs with them)\n"
             "  --cache-type T  KV cache f16 (default), f32 or q8_0\n"
             "  --weights W     CPU: auto (default), copy (into memory, large pages) or map (read in place)\n"
             "  -d N            decode tests start after N prompt tokens (untimed; default 0)\n"

@@ -30,7 +30,7 @@ const struct cli_opt gen_opts_table[] = {
     {{"-m", "--model"}, "MODEL", "GGUF text model, Hugging Face model directory, or a name from seer pull (default: qwen3.5-0.8b once pulled)", G_MODEL},
     {{"--device"}, "D", "auto (default; or $SEER_DEVICE), cpu, vulkan, vulkan:N", G_DEVICE},
     {{"-t", "--threads"}, "N", "CPU threads (default: all cores)", G_THREADS},
-    {{"--exact"}, NULL, "CPU: f32 activations in every matmul (default: 8-bit, as llama.cpp; faster)", G_EXACT},
+    {{"--exact"}, NULL, "f32 activations in every matmul (default: 8-bit as llama.cpp on the CPU, int8 dot products or fp16 on GPUs that have them; faster)", G_EXACT},
     {{"--cache-type"}, "T", "KV cache f16 (default), f32 or q8_0", G_CACHE_TYPE},
     {{"--weights"}, "W", "CPU: copy (weights in memory, faster decode), map (read in place, fast start) or auto (default: copy what fits in half the free memory)", G_WEIGHTS},
     {{"-c", "--ctx-size"}, "N", "context size in tokens (default 4096; 0 = the model's, as memory allows)", G_CTX},
