@@ -32,6 +32,9 @@
 #include "seer.h"
 #include "support/testutil.h"
 #include "tap.h"
+#if SEER_HAVE_VULKAN
+#include "vulkan/vulkan.h"
+#endif
 
 /* Batched vs alone logits on the exact f32 path (and Vulkan vs CPU): the spec's f32 tolerance,
    relative L2 per row. The matmul of n rows may sum in another order than the one of 1 row. */
@@ -306,6 +309,15 @@ static const struct seqdef joins[] = {
     {.n_prompt = 20, .kv = DT_F16, .join = 4, .steps = 3},
 };
 
+/* Prompts of at most 8 tokens: every product stays decode-sized (Vulkan's matvec limit,
+   VK_MATVEC_MAX_N), so both backends take their 8-bit paths for the whole run. */
+static const struct seqdef short_prompts[] = {
+    {.n_prompt = 5, .kv = DT_F32, .steps = 5},
+    {.n_prompt = 1, .kv = DT_F32, .steps = 5},
+    {.n_prompt = 8, .ahead = true, .kv = DT_F32, .steps = 5},
+    {.n_prompt = 3, .kv = DT_F16, .steps = 5},
+};
+
 struct trajs {
     struct traj t[MAX_SEQ];
 };
@@ -338,6 +350,64 @@ static qwen35_model *load(backend *be, enum dtype wtype, uint64_t seed)
     return m;
 }
 
+/* The whole model on Vulkan's 8-bit decode path (backend not exact, the integer-dot kernel forced,
+   as on a GPU that accelerates it) against the CPU's 8-bit path: both round the activations alike
+   and multiply the same integers, so only f32 summation order differs — greedy tokens equal and
+   logits within the f32 tolerance, alone and batched. Short prompts: a longer one is prefilled by
+   Vulkan's f32 matmul but by the CPU's int8 tiles, and the two states would differ by rounding. */
+static void check_vulkan_int_dot(const enum dtype *quant, size_t n_quant, const struct trajs *cpu_tq,
+                                 const bool *have, uint64_t seed)
+{
+#if SEER_HAVE_VULKAN
+    struct vk_backend_params p = vk_backend_params_default();
+    p.force_matvec = VK_MATVEC_INT_DOT;
+    backend *vk = NULL;
+    int rc = backend_vulkan_create(&p, &vk);
+    if (rc != SEER_OK) {
+        char why[600];
+        snprintf(why, sizeof why, "no Vulkan device with integer dot products: %s", seer_last_error());
+        if (getenv("SEER_REQUIRE_VULKAN") && !strcmp(getenv("SEER_REQUIRE_VULKAN"), "1") && rc != SEER_EUNSUPPORTED)
+            ok(0, "vulkan int-dot backend: %s", seer_last_error());
+        else
+            skip(why, "vulkan int-dot: the whole model vs the CPU's 8-bit path");
+        return;
+    }
+    backend_vulkan_set_exact(vk, false);
+    const int n_tog = (int)ARRAY_LEN(short_prompts);
+    for (size_t q = 0; q < n_quant; q++) {
+        qwen35_model *m = have[q] ? load(vk, quant[q], seed + 1 + q) : NULL;
+        if (!m)
+            continue;
+        const int64_t V = m->cfg.n_vocab;
+        struct trajs tv = {0};
+        trajs_init(&tv, short_prompts, n_tog, V, &cpu_tq[q]);
+        rc = run_alone(m, short_prompts, n_tog, tv.t);
+        if (ok(rc == SEER_OK, "vulkan int-dot %s: decoded alone %s", dtype_name(quant[q]), rc ? seer_last_error() : "")) {
+            double worst = 0;
+            int same = 1;
+            for (int i = 0; i < n_tog; i++)
+                for (int st = 0; st < short_prompts[i].steps && same; st++) {
+                    same = tv.t[i].tokens[st] == cpu_tq[q].t[i].tokens[st];
+                    if (same)
+                        worst = MAX(worst, rel_l2(tv.t[i].logits + (size_t)st * (size_t)V,
+                                                  cpu_tq[q].t[i].logits + (size_t)st * (size_t)V, (size_t)V));
+                }
+            ok(same && worst <= TOL_F32, "vulkan int-dot %s vs the cpu's 8-bit path alone: tokens %s, worst logits rel L2 %.2e (<= %.0e)",
+               dtype_name(quant[q]), same ? "equal" : "differ", worst, TOL_F32);
+            char label[64];
+            snprintf(label, sizeof label, "vulkan int-dot %s together", dtype_name(quant[q]));
+            run_batched(m, short_prompts, n_tog, tv.t, TOL_F32, label);
+        }
+        trajs_free(&tv);
+        qwen35_free(m);
+    }
+    backend_free(vk);
+#else
+    (void)quant, (void)n_quant, (void)cpu_tq, (void)have, (void)seed;
+    skip("built without Vulkan", "vulkan int-dot: the whole model vs the CPU's 8-bit path");
+#endif
+}
+
 int main(void)
 {
     plan_no_plan();
@@ -366,18 +436,24 @@ int main(void)
     /* the default 8-bit-activation path on quantised weights: greedy tokens */
     backend_cpu_set_exact(cpu, false);
     static const enum dtype quant[] = {DT_Q8_0, DT_Q4_K};
+    struct trajs tq[ARRAY_LEN(quant)] = {0};
+    bool have_tq[ARRAY_LEN(quant)] = {0};
     for (size_t q = 0; q < ARRAY_LEN(quant); q++) {
         char label[64];
-        struct trajs tq = {0};
         snprintf(label, sizeof label, "cpu %s 8-bit activations together", dtype_name(quant[q]));
-        trajs_init(&tq, together, n_tog, V, NULL);
+        struct trajs tl = {0};
+        trajs_init(&tl, together, n_tog, V, NULL);
+        trajs_init(&tq[q], short_prompts, (int)ARRAY_LEN(short_prompts), V, NULL);
         if ((m = load(cpu, quant[q], seed + 1 + q))) {
-            rc = run_alone(m, together, n_tog, tq.t);
+            rc = run_alone(m, together, n_tog, tl.t);
             if (ok(rc == SEER_OK, "%s: decoded alone %s", label, rc ? seer_last_error() : ""))
-                run_batched(m, together, n_tog, tq.t, 0.0, label);
+                run_batched(m, together, n_tog, tl.t, 0.0, label);
+            rc = run_alone(m, short_prompts, (int)ARRAY_LEN(short_prompts), tq[q].t);
+            have_tq[q] = ok(rc == SEER_OK, "cpu %s 8-bit: short prompts decoded alone %s", dtype_name(quant[q]),
+                            rc ? seer_last_error() : "");
         }
+        trajs_free(&tl);
         qwen35_free(m);
-        trajs_free(&tq);
     }
     backend_free(cpu);
 
@@ -412,6 +488,9 @@ int main(void)
     }
     if (vk)
         backend_free(vk);
+    check_vulkan_int_dot(quant, ARRAY_LEN(quant), tq, have_tq, seed);
+    for (size_t q = 0; q < ARRAY_LEN(quant); q++)
+        trajs_free(&tq[q]);
     trajs_free(&tog), trajs_free(&jn);
     return done_testing();
 }
