@@ -466,6 +466,7 @@ int main(int argc, char **argv)
     if (!only && vk_be[VK_INT_DOT]) { /* there op_matmul_n rounds x once for its int-dot products */
         diag("op_matmul_n on the %s configuration:", vk_config_name[VK_INT_DOT]);
         check_matmul_n(vk_be[VK_INT_DOT]);
+        check_int_dot_ties(vk_be[VK_INT_DOT], cpu_nx_be);
     }
 #if SEER_HAVE_VULKAN
     for (int v = 0; v < VK_CONFIGS; v++)

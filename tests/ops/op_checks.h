@@ -219,6 +219,52 @@ static void check_matmul_n(backend *be)
     check_matmul_n_set(be, (const enum dtype[]){DT_Q8_0, DT_Q4_K, DT_F16, DT_Q8_0}, "q8_0, q4_K, f16, q8_0");
 }
 
+/* The int-dot kernel's activation rounding equals the CPU's bit for bit, ties included: Q8_0
+   weights of one-hot rows (d = 1, one q = 1) make each output exactly d_x·q_x of one activation,
+   so any summation order gives the same bits. Activations sit on or within an ulp of
+   round(127·x/amax)'s half-integers, where 127/amax one ulp off (a shader division, or an fma
+   that rounds twice, as Vulkan allows) moves q by one; random activations meet such a value
+   about once per 10^6. */
+static void check_int_dot_ties(backend *vk, backend *cpu_nx)
+{
+    enum { K = 256, N = 8 };
+    static unsigned char raw[K * (K / 32) * 34];
+    for (int m = 0; m < K; m++) {
+        unsigned char *blk = raw + ((size_t)m * (K / 32) + (size_t)m / 32) * 34;
+        for (int b = 0; b < K / 32; b++)
+            memcpy(raw + ((size_t)m * (K / 32) + (size_t)b) * 34, &(uint16_t){0x3C00}, 2); /* d = 1 */
+        blk[2 + m % 32] = 1;
+    }
+    float *x = malloc((size_t)K * N * sizeof *x);
+    for (int b = 0; b < K * N / 32; b++) {
+        const float amax = test_randf(0.5f, 8.0f), step = amax / 127.0f;
+        for (int i = 0; i < 32; i++) {
+            float v = (float)((int)(test_rand_u64() % 127) - 63) * step + 0.5f * step; /* near a tie */
+            for (int u = (int)(test_rand_u64() % 3) - 1; u; u -= u > 0 ? 1 : -1)
+                v = nextafterf(v, u > 0 ? INFINITY : -INFINITY);
+            x[b * 32 + i] = i == 7 ? amax : v;
+        }
+    }
+    backend *bes[2] = {vk, cpu_nx};
+    float *got[2] = {0};
+    int rc = SEER_OK;
+    for (int i = 0; i < 2 && rc == SEER_OK; i++) {
+        tensor *w = chk_tensor(bes[i], DT_Q8_0, K, K, 1, NULL), *tx = chk_tensor(bes[i], DT_F32, K, N, 1, x);
+        tensor *o = chk_tensor(bes[i], DT_F32, K, N, 1, NULL);
+        rc = w && tx && o ? backend_tensor_set(w, raw, 0, sizeof raw) : SEER_EINVAL;
+        rc = rc ? rc : op_matmul(bes[i], o, w, tx);
+        got[i] = rc ? NULL : vk_test_read_f32(o);
+        vk_test_tensor_free(w), vk_test_tensor_free(tx), vk_test_tensor_free(o);
+    }
+    size_t differ = 0;
+    for (size_t k = 0; got[0] && got[1] && k < (size_t)K * N; k++)
+        differ += got[0][k] != got[1][k];
+    ok(rc == SEER_OK && got[0] && got[1] && differ == 0,
+       "%s int-dot: q8_0 activations at rounding ties round as the cpu's 8-bit path (%zu of %d differ) %s",
+       backend_name(vk), differ, K * N, rc ? seer_last_error() : "");
+    free(got[0]), free(got[1]), free(x);
+}
+
 /* The chunked form reorders the recurrent form's maths (WY form, spec §2.5 step 8): within 1e-5
    of it on the CPU's GDN cases (both f32); a sequence in 4 calls, and a chunked prefill of 250
    followed by 50 recurrent steps, equal one call within 1e-5. */

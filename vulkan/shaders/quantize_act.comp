@@ -15,9 +15,12 @@
 // One invocation per block. Assumes: WG (spec 0) any size; 2-D grid (index.glsl), N·K/32
 // (Q8K: N·K/256) invocations.
 // Division: the CPU's 127/amax and amax/127 are correctly rounded; a shader's division need only
-// be within 2.5 ulp (Vulkan's precision table), so each quotient gets one correction step,
-// q + (a − q·b)/b with the residual from an exact fma, which rounds it correctly (but for
-// quotients within an ulp's millionth of a tie: none has been seen in the tests).
+// be within 2.5 ulp (Vulkan's precision table), and a quotient an ulp off moves 127·x/amax across
+// a rounding tie about once per 10^6 values (lavapipe: a whole-model decode drifted 1e-2 from the
+// CPU's). A correction step through fma does not help: Vulkan lets fma round twice ("inherited
+// from OpFMul followed by OpFAdd"), as lavapipe does. So div_rn divides the 24-bit significands
+// as integers (long division, then round to nearest even from the remainder): exact on every
+// device, a few dozen integer steps per block.
 #extension GL_GOOGLE_include_directive : require
 #include "common/push.glsl"
 #include "common/index.glsl"
@@ -29,12 +32,33 @@ layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) writeonly buffer Q { uint q_out[]; };
 layout(push_constant) uniform PC { MatmulPush p; };
 
+// a/b rounded to nearest even, for a, b nonzero f32 normals whose quotient is a normal (else the
+// device's a / b: amax below 2^-119 or above 2^119, far outside any activation).
 float div_rn(float a, float b)
 {
-    precise const float q = a / b;
-    precise const float r = fma(-q, b, a);
-    precise const float c = fma(r, 1.0 / b, q);
-    return c;
+    const uint ua = floatBitsToUint(a), ub = floatBitsToUint(b);
+    const int ea = int((ua >> 23) & 255u), eb = int((ub >> 23) & 255u);
+    uint ra = (ua & 0x7fffffu) | 0x800000u, mb = (ub & 0x7fffffu) | 0x800000u; // in [2^23, 2^24)
+    int e = ea - eb + 127; // the biased exponent of the quotient of the significands in [1, 2)
+    if (ra < mb) {
+        ra <<= 1;
+        e--;
+    }
+    if (ea == 0 || ea == 255 || eb == 0 || eb == 255 || e < 1 || e > 253)
+        return a / b;
+    uint q = 0u; // 25 bits of ra/mb: the 24 of the significand and the rounding bit
+    for (int i = 0; i < 25; i++) {
+        const bool bit = ra >= mb;
+        q = (q << 1) | (bit ? 1u : 0u);
+        ra = (bit ? ra - mb : ra) << 1; // stays below 2^25
+    }
+    const bool up = (q & 1u) == 1u && (ra != 0u || (q & 2u) == 2u); // above half, or a tie to odd
+    q = (q >> 1) + (up ? 1u : 0u);
+    if (q == 0x1000000u) { // rounded up to 2: the next binade (e <= 253 keeps it finite)
+        q >>= 1;
+        e++;
+    }
+    return uintBitsToFloat(((ua ^ ub) & 0x80000000u) | (uint(e) << 23) | (q & 0x7fffffu));
 }
 
 // core/fp16.h f32_to_f16 then back, for a finite f >= 0: round to nearest even at f16's
