@@ -21,6 +21,11 @@ supp=()
 vg=(valgrind --tool=memcheck --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
     --show-leak-kinds=definite --track-origins=yes --trace-children=yes
     "--trace-children-skip=*/node,*/python3*" --log-file="$logs/%p.log" "${supp[@]}")
+# libjpeg-turbo's SIMD upsampling (4:2:0, odd widths) computes from the padding of its row buffers,
+# which memcheck follows as undefined into the output pixels and reports where seer's resize first
+# branches on them. The pixels are identical with its scalar code (checked on the file that showed
+# it: same output hash with and without SIMD, under valgrind too), which runs clean: use that here.
+export JSIMD_FORCENONE=1
 status=0
 for t in "$build"/t/cli_*.t; do
     # prove splits the command at spaces (no shell), so no argument above may contain one.
