@@ -55,10 +55,68 @@ static bool copy_weights(backend *be, size_t size)
     return true;
 }
 
+/* Copied weights are packed one after another into arenas of large pages: one allocation per tensor
+   would leave each tensor's last partial 2 MiB in small pages (or waste the rest of a large one),
+   ~170 tails for 0.8B, a fifth of its weights back on 4 KiB pages (Q8_0 decode 17.8 → 17.1
+   tokens/s). An arena's untouched remainder is only reserved address space. */
+#define CPU_ARENA_BYTES ((size_t)256 << 20)
+
+struct cpu_arena {
+    char *base;
+    size_t cap, used;
+    size_t live; /* buffers still in it: the arena is unmapped when the last one is freed */
+    struct cpu_arena *next;
+};
+
+static int arena_buffer(backend *be, size_t size, backend_buffer **out)
+{
+    struct cpu_ctx *c = be->ctx;
+    const size_t need = (size + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN;
+    struct cpu_arena *a = c->arenas;
+    backend_buffer *b = seer_calloc(1, sizeof *b);
+    if (b && (!a || a->cap - a->used < need)) {
+        if ((a = seer_calloc(1, sizeof *a)))
+            a->cap = need > CPU_ARENA_BYTES ? need : CPU_ARENA_BYTES;
+        if (a && !(a->base = seer_large_alloc(a->cap))) {
+            free(a);
+            a = NULL;
+        }
+        if (a) {
+            a->next = c->arenas;
+            c->arenas = a;
+        }
+    }
+    if (!b || !a) {
+        free(b);
+        return seer_err(SEER_ENOMEM, "cpu: cannot allocate %zu bytes for weights", size);
+    }
+    b->be = be;
+    b->size = size;
+    b->host = a->base + a->used;
+    b->ctx = a;
+    a->used += need;
+    a->live++;
+    *out = b;
+    return SEER_OK;
+}
+
+static void arena_release(struct cpu_ctx *c, struct cpu_arena *a)
+{
+    if (--a->live)
+        return;
+    for (struct cpu_arena **p = &c->arenas; *p; p = &(*p)->next)
+        if (*p == a) {
+            *p = a->next;
+            break;
+        }
+    seer_large_free(a->base, a->cap);
+    free(a);
+}
+
 static int cpu_buffer_from_host(backend *be, void *ptr, size_t size, backend_buffer **out)
 {
     if (copy_weights(be, size)) {
-        int rc = cpu_buffer_alloc(be, size, out);
+        int rc = arena_buffer(be, size, out);
         if (rc == SEER_OK) {
             memcpy((*out)->host, ptr, size);
             io_release(ptr, size);
@@ -78,7 +136,9 @@ static int cpu_buffer_from_host(backend *be, void *ptr, size_t size, backend_buf
 
 static void cpu_buffer_free(backend_buffer *b)
 {
-    if (!b->borrowed && b->size >= CPU_LARGE)
+    if (b->ctx)
+        arena_release(b->be->ctx, b->ctx);
+    else if (!b->borrowed && b->size >= CPU_LARGE)
         seer_large_free(b->host, b->size);
     else if (!b->borrowed)
         seer_aligned_free(b->host);

@@ -24,6 +24,7 @@ struct cpu_ctx {
     enum cpu_weights weights; /* backend_cpu_set_weights */
     bool budget_known;        /* AUTO: copy_budget has been read from the available memory */
     uint64_t copy_budget;     /* AUTO: bytes of weights that may still be copied */
+    struct cpu_arena *arenas; /* where copied weights live (cpu.c), newest first */
 };
 
 static inline threadpool *cpu_pool(backend *be) { return ((struct cpu_ctx *)be->ctx)->pool; }

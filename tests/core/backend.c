@@ -4,7 +4,7 @@
    weight dtype it cannot run is refused with SEER_EUNSUPPORTED naming the tensor, before any
    forward pass. The model is a tiny f16 GGUF (tests/support/tiny_model.h, random shape). Also the
    CPU's weight placement (backend_cpu_set_weights): map borrows the caller's bytes, copy and auto
-   copy them into 2 MiB-aligned large pages, and dropping the file's pages after a copy
+   copy them into 2 MiB-aligned large-page arenas, packed, and dropping the file's pages after a copy
    (io_release) leaves the mapping reading the file's bytes and other memory untouched. */
 #include <stdint.h>
 #include <stdio.h>
@@ -143,6 +143,17 @@ static void test_weights(backend *cpu)
         io_unmap(&m);
     }
     check_place(cpu, CPU_WEIGHTS_COPY, "copy from heap memory", heap, want, n);
+    /* copies made together are packed one after another (64-byte aligned) in one large-page arena,
+       so no tensor leaves a partial 2 MiB of small pages behind */
+    backend_buffer *b1 = NULL, *b2 = NULL;
+    backend_cpu_set_weights(cpu, CPU_WEIGHTS_COPY);
+    if (ok(backend_buffer_from_host(cpu, heap, n, &b1) == SEER_OK &&
+               backend_buffer_from_host(cpu, heap + 7, 1000, &b2) == SEER_OK,
+           "two copies in a row"))
+        ok((char *)b2->host == (char *)b1->host + (n + 63) / 64 * 64 && !memcmp(b2->host, want + 7, 1000),
+           "the second copy follows the first in the same arena, 64-byte aligned, with its bytes");
+    backend_buffer_free(b1);
+    backend_buffer_free(b2);
     check_place(cpu, CPU_WEIGHTS_COPY, "a small copy", heap + 1, want + 1, 1000);
     backend_cpu_set_weights(cpu, CPU_WEIGHTS_MAP);
     free(want);
