@@ -62,8 +62,7 @@ void *seer_large_alloc(size_t n)
     if (alloc_should_fail() || n == 0 || n > SIZE_MAX - 2 * LARGE_PAGE)
         return NULL;
     /* over-map by one large page and trim both ends, so the start is aligned to it. The end is only
-       page-rounded: a last partial 2 MiB stays in small pages instead of costing a whole large one
-       (a model's ~200 tensors would waste ~200 MiB) */
+       page-rounded: a last partial 2 MiB stays in small pages instead of costing a whole large one */
     const size_t page = (size_t)sysconf(_SC_PAGESIZE), len = (n + page - 1) / page * page, span = len + LARGE_PAGE;
     char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED)

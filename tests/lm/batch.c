@@ -350,6 +350,24 @@ static qwen35_model *load(backend *be, enum dtype wtype, uint64_t seed)
     return m;
 }
 
+/* The worst logits rel L2 between two runs of the same sequences, over the steps where both had
+   chosen the same tokens so far (rows are comparable only while both were fed the same tokens);
+   *same: no token differed. */
+static double worst_while_same(const struct seqdef *defs, int n, const struct traj *a, const struct traj *b, int64_t V,
+                               int *same)
+{
+    double worst = 0;
+    *same = 1;
+    for (int i = 0; i < n; i++)
+        for (int st = 0; st < defs[i].steps && *same; st++) {
+            *same = a[i].tokens[st] == b[i].tokens[st];
+            if (*same)
+                worst = MAX(worst, rel_l2(a[i].logits + (size_t)st * (size_t)V, b[i].logits + (size_t)st * (size_t)V,
+                                          (size_t)V));
+        }
+    return worst;
+}
+
 /* The whole model on Vulkan's 8-bit decode path (backend not exact, the integer-dot kernel forced,
    as on a GPU that accelerates it) against the CPU's 8-bit path. Each product agrees to ~1e-7 given
    the same input (tests/ops: bit for bit on rounding ties), but the two backends' inputs differ by
@@ -390,15 +408,8 @@ static void check_vulkan_int_dot(const enum dtype *quant, size_t n_quant, const 
         trajs_init(&tv, short_prompts, n_tog, V, &cpu_tq[q]);
         rc = run_alone(m, short_prompts, n_tog, tv.t);
         if (ok(rc == SEER_OK, "vulkan int-dot %s: decoded alone %s", dtype_name(quant[q]), rc ? seer_last_error() : "")) {
-            double worst = 0;
-            int same = 1;
-            for (int i = 0; i < n_tog; i++)
-                for (int st = 0; st < short_prompts[i].steps && same; st++) {
-                    same = tv.t[i].tokens[st] == cpu_tq[q].t[i].tokens[st];
-                    if (same)
-                        worst = MAX(worst, rel_l2(tv.t[i].logits + (size_t)st * (size_t)V,
-                                                  cpu_tq[q].t[i].logits + (size_t)st * (size_t)V, (size_t)V));
-                }
+            int same;
+            const double worst = worst_while_same(short_prompts, n_tog, tv.t, cpu_tq[q].t, V, &same);
             ok(worst <= TOL_8BIT, "vulkan int-dot %s vs the cpu's 8-bit path alone: worst logits rel L2 %.2e (<= %.2f) "
                "while the tokens agree (%s)", dtype_name(quant[q]), worst, TOL_8BIT, same ? "all steps" : "until a rounding flip");
             char label[64];
@@ -478,15 +489,8 @@ int main(void)
         trajs_init(&tv, together, n_tog, V, &tog);
         rc = run_alone(m, together, n_tog, tv.t);
         if (ok(rc == SEER_OK, "vulkan: decoded alone %s", rc ? seer_last_error() : "")) {
-            double worst = 0;
-            int same = 1;
-            for (int i = 0; i < n_tog; i++)
-                for (int s = 0; s < together[i].steps && same; s++) {
-                    same = tv.t[i].tokens[s] == tog.t[i].tokens[s];
-                    if (same) /* rows are comparable while both were fed the same tokens */
-                        worst = MAX(worst, rel_l2(tv.t[i].logits + (size_t)s * (size_t)V,
-                                                  tog.t[i].logits + (size_t)s * (size_t)V, (size_t)V));
-                }
+            int same;
+            const double worst = worst_while_same(together, n_tog, tv.t, tog.t, V, &same);
             ok(worst <= TOL_F32, "vulkan vs cpu alone: worst logits rel L2 %.2e (<= %.0e)", worst, TOL_F32);
             run_batched(m, together, n_tog, tv.t, TOL_F32, "vulkan f32 together");
         }
