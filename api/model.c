@@ -116,13 +116,9 @@ static bool device_refused(int rc) { return rc == SEER_ENOMEM || rc == SEER_EUNS
 /* The backend with the CPU settings of p (a no-op elsewhere). */
 static int open_backend(const char *device, const seer_model_params *p, backend **be)
 {
-    const char *w = p->weights ? p->weights : "auto";
-    enum cpu_weights mode = !strcmp(w, "auto") ? CPU_WEIGHTS_AUTO
-                            : !strcmp(w, "map")  ? CPU_WEIGHTS_MAP
-                            : !strcmp(w, "copy") ? CPU_WEIGHTS_COPY
-                                                 : (enum cpu_weights)-1;
-    if ((int)mode < 0)
-        return seer_err(SEER_EINVAL, "weights: '%s' is not auto, map or copy", w);
+    enum cpu_weights mode;
+    if (!cpu_weights_parse(p->weights, &mode))
+        return seer_err(SEER_EINVAL, "weights: '%s' is not auto, map or copy", p->weights);
     int rc = backend_open(device, p->n_threads, be);
     if (rc == SEER_OK) {
         backend_cpu_set_exact(*be, p->exact != 0);

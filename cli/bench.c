@@ -193,8 +193,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--device")) {
             o->device = v;
         } else if (!strcmp(a, "--weights")) {
-            ok = !strcmp(v, "auto") || !strcmp(v, "map") || !strcmp(v, "copy");
-            o->weights = !strcmp(v, "map") ? CPU_WEIGHTS_MAP : !strcmp(v, "copy") ? CPU_WEIGHTS_COPY : CPU_WEIGHTS_AUTO;
+            ok = cpu_weights_parse(v, &o->weights);
         } else if (!strcmp(a, "--cache-type")) {
             ok = parse_dtype(v, &o->cache_type) &&
                  (o->cache_type == DT_F16 || o->cache_type == DT_F32 || o->cache_type == DT_Q8_0);

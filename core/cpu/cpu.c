@@ -249,3 +249,12 @@ void backend_cpu_set_weights(backend *be, enum cpu_weights mode)
     if (be->iface == &cpu_iface)
         ((struct cpu_ctx *)be->ctx)->weights = mode;
 }
+
+bool cpu_weights_parse(const char *s, enum cpu_weights *mode)
+{
+    static const char *const names[] = {[CPU_WEIGHTS_AUTO] = "auto", [CPU_WEIGHTS_MAP] = "map", [CPU_WEIGHTS_COPY] = "copy"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s ? s : "auto", names[i]))
+            return *mode = (enum cpu_weights)i, true;
+    return false;
+}

@@ -21,5 +21,7 @@ void backend_cpu_set_exact(backend *be, bool exact);
    place. A no-op on other backends, which copy to their device anyway. */
 enum cpu_weights { CPU_WEIGHTS_AUTO, CPU_WEIGHTS_MAP, CPU_WEIGHTS_COPY };
 void backend_cpu_set_weights(backend *be, enum cpu_weights mode);
+/* "auto", "map" or "copy" (NULL = "auto") into *mode; false for anything else. */
+bool cpu_weights_parse(const char *s, enum cpu_weights *mode);
 
 #endif
