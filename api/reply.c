@@ -51,12 +51,12 @@ int sbuf_add(struct sbuf *b, const char *s, size_t n)
 
 /* The reasoning without the whitespace around it (the template writes "<think>\n…\n</think>",
    spec §6.2), in a new string. */
-static char *think_trimmed(const struct sbuf *b)
+static char *think_trimmed(const struct sbuf *b, size_t *len)
 {
     size_t a = 0, e = b->n;
-    while (a < e && strchr(" \t\r\n", b->s[a]))
+    while (a < e && memchr(" \t\r\n", b->s[a], 4)) /* memchr: a U+0000 in the text is not space */
         a++;
-    while (e > a && strchr(" \t\r\n", b->s[e - 1]))
+    while (e > a && memchr(" \t\r\n", b->s[e - 1], 4))
         e--;
     char *t = seer_malloc(e - a + 1);
     if (t) {
@@ -64,6 +64,7 @@ static char *think_trimmed(const struct sbuf *b)
             memcpy(t, b->s + a, e - a);
         t[e - a] = '\0';
     }
+    *len = e - a;
     return t;
 }
 
@@ -372,9 +373,10 @@ int reply_end(struct reply *rp, int rc, seer_result *out)
     }
     if (rc == SEER_OK) {
         r->text = rp->vis.text.s ? rp->vis.text.s : seer_strdup("");
+        r->text_len = rp->vis.text.s ? rp->vis.text.n : 0;
         rp->vis.text.s = NULL;
         r->reasoning_cut = rp->vis.reasoning && (r->stop == SEER_STOP_LENGTH || r->stop == SEER_STOP_CONTEXT);
-        r->thinking = think_trimmed(&rp->vis.think);
+        r->thinking = think_trimmed(&rp->vis.think, &r->thinking_len);
         if (!r->text || !r->thinking)
             rc = seer_err(SEER_ENOMEM, "no memory");
     }

@@ -308,7 +308,7 @@ static int print_result(const struct ask_opts *o, const seer_model *m, const see
         json_array_append_new(imgs, image_json(o->images[k], &info[k]));
     double pre = r->prefill_seconds, dec = r->decode_seconds;
     json_t *obj = json_pack(
-        "{s:s, s:o, s:I, s:I, s:o, s:{s:f, s:f, s:f, s:f, s:f}, s:s}", "text", r->text, "tokens", toks,
+        "{s:s%, s:o, s:I, s:I, s:o, s:{s:f, s:f, s:f, s:f, s:f}, s:s}", "text", r->text, r->text_len, "tokens", toks,
         "prompt_tokens", (json_int_t)r->prompt_tokens, "generated_tokens", (json_int_t)r->n_tokens, "images", imgs,
         "timings", "vision_seconds", r->vision_seconds, "prefill_seconds", pre, "decode_seconds", dec,
         "prefill_tokens_per_second", pre > 0 ? (double)r->prompt_tokens / pre : 0.0, "decode_tokens_per_second",

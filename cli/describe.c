@@ -219,6 +219,7 @@ void cli_video_cost_print(const char *path, const struct cli_video_cost *c)
 struct chunk {
     double start, end;
     char *text;
+    size_t len; /* bytes of text: it may hold a U+0000 */
 };
 
 static void stamp(FILE *f, double t, char sep)
@@ -239,8 +240,8 @@ static int write_atomic(const char *path, int kind, const struct chunk *ch, size
     if (kind == 'j') {
         json_t *arr = json_array();
         for (size_t i = 0; i < n; i++)
-            json_array_append_new(arr, json_pack("{s:f, s:f, s:s}", "start", ch[i].start, "end", ch[i].end, "text",
-                                                 ch[i].text ? ch[i].text : ""));
+            json_array_append_new(arr, json_pack("{s:f, s:f, s:s%}", "start", ch[i].start, "end", ch[i].end, "text",
+                                                 ch[i].text ? ch[i].text : "", ch[i].text ? ch[i].len : 0));
         json_dumpf(arr, f, JSON_INDENT(2) | JSON_ENSURE_ASCII);
         fputc('\n', f);
         json_decref(arr);
@@ -255,9 +256,15 @@ static int write_atomic(const char *path, int kind, const struct chunk *ch, size
             stamp(f, ch[i].end, kind == 's' ? ',' : '.');
             /* a blank line ends a cue in both formats: the text's own blank lines are dropped */
             fputc('\n', f);
-            for (const char *t = ch[i].text ? ch[i].text : ""; *t; t++)
-                if (*t != '\n' || (t[1] != '\n' && t[1] != '\0'))
-                    fputc(*t, f);
+            /* a U+0000 is dropped too: players end a cue's text there */
+            const char *t = ch[i].text ? ch[i].text : "";
+            for (size_t k = 0, n_t = ch[i].text ? ch[i].len : 0; k < n_t; k++) {
+                size_t next = k + 1;
+                while (next < n_t && !t[next])
+                    next++;
+                if (t[k] && (t[k] != '\n' || (next < n_t && t[next] != '\n')))
+                    fputc(t[k], f);
+            }
             fputs("\n\n", f);
         }
     }
@@ -454,9 +461,12 @@ static int describe_one(seer_context *ctx, const struct describe_opts *o, const 
             rc = seer_chat_generate(ctx, &o->g.gp, &r);
         if (rc)
             break;
-        ch[n++] = (struct chunk){vin.start_seconds, vin.end_seconds > 0 ? vin.end_seconds : end, strdup(r.text)};
-        json_array_append_new(jch, json_pack("{s:f, s:f, s:s, s:I, s:I, s:{s:f, s:f, s:f}}", "start", ch[n - 1].start,
-                                             "end", ch[n - 1].end, "text", r.text, "prompt_tokens",
+        char *copy = malloc(r.text_len + 1);
+        if (copy)
+            memcpy(copy, r.text, r.text_len + 1);
+        ch[n++] = (struct chunk){vin.start_seconds, vin.end_seconds > 0 ? vin.end_seconds : end, copy, r.text_len};
+        json_array_append_new(jch, json_pack("{s:f, s:f, s:s%, s:I, s:I, s:{s:f, s:f, s:f}}", "start", ch[n - 1].start,
+                                             "end", ch[n - 1].end, "text", r.text, r.text_len, "prompt_tokens",
                                              (json_int_t)r.prompt_tokens, "generated_tokens", (json_int_t)r.n_tokens,
                                              "timings", "vision_seconds", r.vision_seconds, "prefill_seconds",
                                              r.prefill_seconds, "decode_seconds", r.decode_seconds));

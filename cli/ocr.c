@@ -309,16 +309,24 @@ static char *fmt_page(enum ocr_format fmt, const char *path, int page, const see
                       bool repetition)
 {
     if (fmt == FMT_JSONL)
-        return json_line(json_pack("{s:o, s:i, s:s, s:I, s:I, s:f, s:b}", "path", json_path(path), "page", page,
-                                   "text", r->text, "prompt_tokens", (json_int_t)r->prompt_tokens,
+        return json_line(json_pack("{s:o, s:i, s:s%, s:I, s:I, s:f, s:b}", "path", json_path(path), "page", page,
+                                   "text", r->text, r->text_len, "prompt_tokens", (json_int_t)r->prompt_tokens,
                                    "generated_tokens", (json_int_t)r->n_tokens, "seconds", seconds,
                                    "repetition", repetition));
     char *head = fmt == FMT_MARKDOWN ? md_header(path, page) : strdup("");
-    size_t tl = strlen(r->text);
-    bool nl = tl && r->text[tl - 1] == '\n';
-    char *s = head ? malloc(strlen(head) + tl + 2) : NULL;
-    if (s)
-        sprintf(s, "%s%s%s", head, r->text, nl ? "" : "\n");
+    /* text and Markdown drop any U+0000 the model wrote (tools take such files for binary); JSON
+       Lines keeps it, escaped */
+    size_t tl = r->text_len, hl = head ? strlen(head) : 0, w = hl;
+    char *s = head ? malloc(hl + tl + 2) : NULL;
+    if (s) {
+        memcpy(s, head, hl);
+        for (size_t i = 0; i < tl; i++)
+            if (r->text[i])
+                s[w++] = r->text[i];
+        if (w == hl || s[w - 1] != '\n')
+            s[w++] = '\n';
+        s[w] = '\0';
+    }
     free(head);
     return s;
 }

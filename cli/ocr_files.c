@@ -481,7 +481,7 @@ int ocr_resume_read(const char *dir, const char *ext, bool jsonl, struct ocr_inp
     while (usable && !rc && (len = getline(&line, &cap, f)) >= 0) {
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = '\0';
-        json_t *o = json_loads(line, 0, NULL);
+        json_t *o = json_loads(line, JSON_ALLOW_NUL, NULL);
         json_t *page = json_object_get(o, "page");
         json_int_t pg = json_is_integer(page) ? json_integer_value(page) : 0;
         if (pg < 1 || pg > INT32_MAX)

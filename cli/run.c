@@ -87,6 +87,9 @@ void gen_start(struct gen_opts *o)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
+    /* SA_RESTART: a Ctrl-C while a slow reader (a pager) holds stdout back must let that write
+       finish, not fail it with EINTR; the callbacks then see the flag and stop */
+    sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
@@ -129,8 +132,8 @@ void gen_json_fields(json_t *obj, const struct gen_opts *o, const seer_model *m,
     if (!obj)
         return;
     if (!json_object_get(obj, "text"))
-        json_object_set_new(obj, "text", json_string(r->text ? r->text : ""));
-    json_object_set_new(obj, "thinking", json_string(r->thinking ? r->thinking : ""));
+        json_object_set_new(obj, "text", json_stringn(r->text ? r->text : "", r->text ? r->text_len : 0));
+    json_object_set_new(obj, "thinking", json_stringn(r->thinking ? r->thinking : "", r->thinking ? r->thinking_len : 0));
     json_object_set_new(obj, "stop", json_string(gen_stop_name(r->stop)));
     json_object_set_new(obj, "model", json_string(o->model ? o->model : ""));
     json_object_set_new(obj, "device", json_string(m ? seer_model_device(m) : ""));
@@ -159,7 +162,8 @@ static int print_json(const struct gen_opts *o, const seer_model *m, const seer_
     for (size_t i = 0; i < r->n_tokens; i++)
         json_array_append_new(toks, json_integer(r->tokens[i]));
     double pre = r->prefill_seconds, dec = r->decode_seconds;
-    obj = json_pack("{s:s, s:o, s:I, s:I, s:{s:f, s:f, s:f, s:f}}", "text", r->text, "tokens", toks, "prompt_tokens",
+    obj = json_pack("{s:s%, s:o, s:I, s:I, s:{s:f, s:f, s:f, s:f}}", "text", r->text, r->text_len, "tokens", toks,
+                    "prompt_tokens",
                     (json_int_t)r->prompt_tokens, "generated_tokens", (json_int_t)r->n_tokens, "timings",
                     "prefill_seconds", pre, "decode_seconds", dec, "prefill_tokens_per_second",
                     pre > 0 ? (double)r->prompt_tokens / pre : 0.0, "decode_tokens_per_second",

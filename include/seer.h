@@ -199,6 +199,8 @@ typedef struct seer_result {
     char *thinking;           /* the reasoning of a think block (without <think> tags, trimmed); "" when none */
     int reasoning_cut;        /* the token limit or the context ended the reasoning: no answer was given */
     int prompt_cut;           /* on_progress stopped the prompt before it was all fed */
+    size_t text_len;          /* bytes of text and of thinking: a model may write U+0000, which the */
+    size_t thinking_len;      /*   NUL-terminated strings alone would cut short */
 } seer_result;
 
 /* Releases what a result holds and zeroes it; NULL is fine. */

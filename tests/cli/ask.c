@@ -49,7 +49,7 @@ static json_t *ask_json(const char *args, struct test_run *r)
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "ask %s", args);
     *r = test_seer(cmd);
-    return json_loads(r->out, 0, NULL);
+    return json_loads(r->out, JSON_ALLOW_NUL, NULL);
 }
 
 static json_int_t jint(const json_t *o, const char *key)

@@ -23,7 +23,7 @@ static json_t *last_json_line(const char *out)
             line = nl + 1;
         p = nl ? nl + 1 : NULL;
     }
-    return json_loads(line, JSON_DISABLE_EOF_CHECK, NULL);
+    return json_loads(line, JSON_DISABLE_EOF_CHECK | JSON_ALLOW_NUL, NULL);
 }
 
 static void dry_run(const char *hf, const char *d)
@@ -31,7 +31,7 @@ static void dry_run(const char *hf, const char *d)
     char args[4096];
     snprintf(args, sizeof args, "describe -m '%s' --dry-run --json '%s/a.mp4'", hf, d);
     struct test_run r = test_seer(args);
-    json_t *j = json_loads(r.out, 0, NULL);
+    json_t *j = json_loads(r.out, JSON_ALLOW_NUL, NULL);
     static const char *const keys[] = {"duration_seconds", "fps_source", "frames_source", "frames", "resized_width",
                                        "resized_height", "groups", "video_tokens", "prompt_tokens", "memory_bytes"};
     size_t have = 0;
@@ -61,7 +61,7 @@ static void dry_run(const char *hf, const char *d)
     /* the real run feeds the predicted number of tokens */
     snprintf(args, sizeof args, "describe -m '%s' --device cpu -t 2 --json -n 2 --temp 0 '%s/a.mp4'", hf, d);
     r = test_seer(args);
-    json_t *run = json_loads(r.out, 0, NULL);
+    json_t *run = json_loads(r.out, JSON_ALLOW_NUL, NULL);
     const json_t *ch = json_array_get(json_object_get(run, "chunks"), 0);
     ok(r.status == 0 && json_integer_value(json_object_get(ch, "prompt_tokens")) ==
                             json_integer_value(json_object_get(j, "prompt_tokens")),
@@ -138,11 +138,11 @@ static void several(const char *hf, const char *d)
     test_run_free(&r);
     snprintf(args, sizeof args, "ask -m '%s' -p 'What?' --dry-run --json '%s/a.mp4'", hf, d);
     r = test_seer(args);
-    json_t *dry = json_loads(r.out, 0, NULL);
+    json_t *dry = json_loads(r.out, JSON_ALLOW_NUL, NULL);
     test_run_free(&r);
     snprintf(args, sizeof args, "ask -m '%s' --device cpu -t 2 --temp 0 -n 2 -p 'What?' --json '%s/a.mp4'", hf, d);
     r = test_seer(args);
-    json_t *j = json_loads(r.out, 0, NULL);
+    json_t *j = json_loads(r.out, JSON_ALLOW_NUL, NULL);
     ok(r.status == 0 && json_integer_value(json_object_get(j, "prompt_tokens")) ==
                             json_integer_value(json_object_get(dry, "prompt_tokens")) &&
            json_array_size(json_object_get(dry, "videos")) == 1,

@@ -81,7 +81,7 @@ static json_t *jsonl(const char *s)
     json_t *arr = json_array();
     char *copy = strdup(s), *save = NULL;
     for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        json_t *o = json_loads(line, 0, NULL);
+        json_t *o = json_loads(line, JSON_ALLOW_NUL, NULL);
         if (!json_is_object(o)) {
             diag("not a JSON object: %.200s", line);
             json_decref(o), json_decref(arr);
@@ -599,9 +599,8 @@ static void test_signals(void)
 
 /* A square: some piece of 1..maxp bytes twice in a row — what the guard looks for with
    --repeat-guard 2,2 (written independently of cli/ocr.c's incremental check). */
-static bool has_square(const char *s, size_t maxp)
+static bool has_square(const char *s, size_t n, size_t maxp)
 {
-    size_t n = strlen(s);
     for (size_t e = 2; e <= n; e++)
         for (size_t p = 1; p <= maxp && 2 * p <= e; p++)
             if (!memcmp(s + e - 2 * p, s + e - p, p))
@@ -623,13 +622,15 @@ static void test_guard(void)
         if (json_object_get(a, "error"))
             continue;
         pages++;
+        /* lengths from JSON, not strlen: a random model may write U+0000, and the guard sees it */
         const char *ta = jstr(a, "text"), *tb = jstr(b, "text");
+        size_t la = json_string_length(json_object_get(a, "text")), lb = json_string_length(json_object_get(b, "text"));
         bool rep = json_is_true(json_object_get(a, "repetition"));
         char line[512];
         snprintf(line, sizeof line, "%s page %d: warning: the text repeats itself", jstr(a, "path"), (int)jint(a, "page"));
         flagged += rep;
-        agree += rep == has_square(ta, 256);
-        prefix += tb && !strncmp(ta, tb, strlen(ta));
+        agree += rep == has_square(ta, la, 256);
+        prefix += ta && tb && la <= lb && !memcmp(ta, tb, la);
         warned += rep == (strstr(g.err, line) != NULL);
         shorter += rep && jint(a, "generated_tokens") < jint(b, "generated_tokens");
     }

@@ -15,7 +15,7 @@
 static json_t *run_json(const char *args, int *status)
 {
     struct test_run r = test_seer(args);
-    json_t *j = json_loads(r.out, 0, NULL);
+    json_t *j = json_loads(r.out, JSON_ALLOW_NUL, NULL);
     *status = r.status;
     test_run_free(&r);
     return j;
@@ -221,7 +221,7 @@ static void test_habits(const char *dir)
     snprintf(cmd, sizeof cmd, "printf 'Hello there' | '%s/seer' run -m '%s/%s' --temp 0 -n 4 --json", SEER_BINARY_DIR,
              dir, m);
     r = test_run_cmd(cmd);
-    a = json_loads(r.out, 0, NULL);
+    a = json_loads(r.out, JSON_ALLOW_NUL, NULL);
     ok(r.status == 0 && a && json_equal(json_object_get(a, "tokens"), json_object_get(ref, "tokens")) &&
            jint(a, "prompt_tokens") == jint(ref, "prompt_tokens"),
        "a prompt piped to stdin is the prompt (no -f -)");
@@ -298,6 +298,30 @@ static void test_injection(const char *dir)
     json_decref(a), json_decref(base), json_decref(tbase);
 }
 
+/* A U+0000 in the answer (a grammar forces "a\0b") reaches every output whole: 3 bytes streamed,
+   "a\u0000b" in --json, not the C string's "a". */
+static void test_nul_in_answer(const char *dir)
+{
+    char gram[700], args[4096];
+    snprintf(gram, sizeof gram, "%s/nul.gbnf", test_tmp_dir());
+    FILE *f = fopen(gram, "w");
+    if (f)
+        fputs("root ::= \"a\\x00b\"\n", f), fclose(f);
+    snprintf(args, sizeof args, "-q run -m '%s/model-f32.gguf' -p x --grammar '%s' --json", dir, gram);
+    int st;
+    json_t *a = run_json(args, &st), *t = a ? json_object_get(a, "text") : NULL;
+    ok(st == 0 && json_string_length(t) == 3 && !memcmp(json_string_value(t), "a\0b", 3),
+       "--json keeps a U+0000 the answer holds (text of %zu bytes)", json_string_length(t));
+    json_decref(a);
+    snprintf(args, sizeof args, "-q run -m '%s/model-f32.gguf' -p x --grammar '%s' | od -An -c | tr -d ' \\n'", dir,
+             gram);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "'%s/seer' %s", SEER_BINARY_DIR, args);
+    struct test_run r = test_run_cmd(cmd);
+    ok(r.status == 0 && !strcmp(r.out, "a\\0b\\n"), "streamed: the answer's 3 bytes and a newline (od: %s)", r.out);
+    test_run_free(&r);
+}
+
 /* --think with a budget the reasoning uses up: stop=length, an empty answer, the reasoning in
    "thinking", and a warning. */
 static void test_thinking_budget(const char *dir)
@@ -307,7 +331,7 @@ static void test_thinking_budget(const char *dir)
     for (size_t i = 0; i < sizeof prompts / sizeof *prompts; i++) {
         snprintf(args, sizeof args, "run -m '%s/model-f32.gguf' -p '%s' --think --temp 0 -n 3 --json", dir, prompts[i]);
         struct test_run r = test_seer(args);
-        json_t *j = json_loads(r.out, 0, NULL);
+        json_t *j = json_loads(r.out, JSON_ALLOW_NUL, NULL);
         const char *stop = j ? jstr(j, "stop") : NULL, *th = j ? jstr(j, "thinking") : NULL;
         if (r.status == 0 && stop && !strcmp(stop, "length") && th && *th && !strstr(th, "</think>")) {
             ok(!strcmp(jstr(j, "text"), "") && strstr(r.err, "warning: the answer is empty") && strstr(r.err, "-n"),
@@ -348,7 +372,7 @@ static void test_sigint(const char *dir)
         snprintf(path, sizeof path, "%s/sig.err", dir);
         char *err = test_slurp(path);
         if (json) {
-            json_t *j = json_loads(r.out, 0, NULL);
+            json_t *j = json_loads(r.out, JSON_ALLOW_NUL, NULL);
             ok(r.status == 130 && j && !strcmp(jstr(j, "stop"), "canceled") && jint(j, "generated_tokens") == 0 &&
                    jint(j, "prompt_tokens") > 0,
                "SIGINT during the prompt: exit 130, the --json object with stop=canceled after %lld prompt tokens",
@@ -476,6 +500,7 @@ int main(void)
     test_generation_flags(dir);
     test_habits(dir);
     test_injection(dir);
+    test_nul_in_answer(dir);
     test_thinking_budget(dir);
     test_progress(dir);
     test_cache_type(dir);
