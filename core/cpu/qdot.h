@@ -71,7 +71,12 @@ const char *qdot_isa(void);
 void qdot_quantize(const float *x, block_q8x *out, int64_t n);
 /* Rounds n values (a multiple of 256) into n/256 Q8_K blocks. */
 void qdot_quantize_q8k(const float *x, block_q8k *out, int64_t n);
-/* The activations type t's kernels read: bytes for a row of K, and the rounding into them. */
+/* The activations type t's kernels read: bytes for a row of K, and the rounding into them. Q4_K:
+   K/256 block_q8k. The others: K/32 block_q8x; for Q8_0 followed by float xd[K/32] (each block's
+   d, contiguous so the x86 kernels form weight step × activation step 8 blocks at a time),
+   int32_t xc[K/32][8], −128 × the sum of each 4 consecutive qs (the AVX-512 VNNI kernel's lanes
+   start there, reading w + 128), and int8_t xq[K/32][32], the blocks' qs contiguous (that kernel
+   reads two blocks per 512-bit load). */
 size_t qdot_act_row_bytes(enum dtype t, int64_t K);
 void qdot_quantize_act(enum dtype t, const float *x, void *out, int64_t K);
 

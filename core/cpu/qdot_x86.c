@@ -37,6 +37,7 @@ KTGT __attribute__((always_inline)) static inline __m256i madd16_acc(__m256i acc
 #define KFN(name) name##_vnni
 #define sum_u8s8 sum_u8s8_vnni
 #define madd16_acc madd16_acc_vnni
+#define QDOT_NO_Q8_0 /* Q8_0 has its 512-bit kernel below */
 KTGT __attribute__((always_inline)) static inline __m256i sum_u8s8_vnni(__m256i u, __m256i s)
 {
     return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
@@ -47,6 +48,7 @@ KTGT __attribute__((always_inline)) static inline __m256i madd16_acc_vnni(__m256
     return _mm256_dpwssd_epi32(acc, a, b);
 }
 #include "core/cpu/qdot_x86_kern.h"
+#undef QDOT_NO_Q8_0
 #undef sum_u8s8
 #undef madd16_acc
 #undef KTGT
@@ -120,6 +122,91 @@ KTGT512 static void rows_q4_K_zmm(const void *w, const void *x, size_t x_rb, int
     }
 }
 
+/* Q8_0 with 512-bit vectors (AVX-512 VNNI): blocks j and j+1 in one zmm, the low half block j's
+   8 int32 lanes, the high half block j+1's, so the zmm accumulator is the 256-bit kernels' acc0
+   (even blocks) and acc1 (odd blocks) side by side, updated by the same operations: the result is
+   dot_q8_0_avx2's bit for bit. Per pair of blocks and row that leaves one VPDPBUSD (w + 128 against
+   x, the lanes starting at −128·Σx, qdot.h), a convert, a permute of the scale products and a
+   multiply-add; with 4 rows the 256-bit kernel was bound by this arithmetic, not by the weights. */
+KTGT512 __attribute__((always_inline)) static inline void rows_q8_0_n_zmm(const void *w, const char *xv, size_t x_rb,
+                                                                           int64_t nb, float *out, const int nx)
+{
+    const block_q8_0 *b = w;
+    const __m512i off = _mm512_set1_epi8((char)0x80);
+    const float *xd[QDOT_MAX_ROWS];
+    const int32_t *xc[QDOT_MAX_ROWS];
+    const int8_t *xq[QDOT_MAX_ROWS];
+    __m512 acc[QDOT_MAX_ROWS];
+#pragma GCC unroll 4
+    for (int r = 0; r < nx; r++) {
+        xd[r] = (const float *)(const void *)((const block_q8x *)(const void *)(xv + (size_t)r * x_rb) + nb);
+        xc[r] = (const int32_t *)(const void *)(xd[r] + nb);
+        xq[r] = (const int8_t *)(const void *)(xc[r] + 8 * nb);
+        acc[r] = _mm512_setzero_ps();
+    }
+    int64_t j = 0;
+    for (; j + 8 <= nb; j += 8) {
+        const __m256 wd = _mm256_cvtph_ps(_mm_set_epi16((short)b[j + 7].d, (short)b[j + 6].d, (short)b[j + 5].d,
+                                                        (short)b[j + 4].d, (short)b[j + 3].d, (short)b[j + 2].d,
+                                                        (short)b[j + 1].d, (short)b[j].d));
+        __m512 S[QDOT_MAX_ROWS];
+#pragma GCC unroll 4
+    for (int r = 0; r < nx; r++)
+            S[r] = _mm512_castps256_ps512(_mm256_mul_ps(wd, _mm256_loadu_ps(xd[r] + j)));
+#pragma GCC unroll 1
+        for (int k = 0; k < 8; k += 2) {
+            q8_ahead_vnni(&b[j + k]);
+            const __m512i wz = _mm512_inserti64x4(
+                _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)b[j + k].qs)),
+                _mm256_loadu_si256((const __m256i *)(const void *)b[j + k + 1].qs), 1);
+            const __m512i wx = _mm512_xor_si512(wz, off);
+            /* lanes 0..7 take scale product k, lanes 8..15 product k + 1 */
+            const __m512i idx = _mm512_set_epi32(k + 1, k + 1, k + 1, k + 1, k + 1, k + 1, k + 1, k + 1, k, k, k, k, k,
+                                                 k, k, k);
+#pragma GCC unroll 4
+    for (int r = 0; r < nx; r++) {
+                const __m512i isum = _mm512_dpbusd_epi32(_mm512_loadu_si512(xc[r] + 8 * (j + k)), wx,
+                                                         _mm512_loadu_si512(xq[r] + 32 * (j + k)));
+                acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_permutexvar_ps(idx, S[r]), acc[r]);
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < nx; r++) {
+        __m256 lo = _mm512_castps512_ps256(acc[r]), hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[r]), 1));
+        for (int64_t t = j; t < nb; t++) { /* the last nb % 8 blocks one at a time, each into its half */
+            const __m256i wq = _mm256_loadu_si256((const __m256i *)(const void *)b[t].qs);
+            const __m256i isum = _mm256_dpbusd_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(xc[r] + 8 * t)),
+                                                     _mm256_xor_si256(wq, _mm512_castsi512_si256(off)),
+                                                     _mm256_loadu_si256((const __m256i *)(const void *)(xq[r] + 32 * t)));
+            const __m256 s = _mm256_set1_ps(_cvtsh_ss(b[t].d) * xd[r][t]);
+            if (t % 2)
+                hi = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), s, hi);
+            else
+                lo = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), s, lo);
+        }
+        out[r] = hsum_vnni(_mm256_add_ps(lo, hi));
+    }
+}
+
+KTGT512 static void rows_q8_0_zmm(const void *w, const void *x, size_t x_rb, int nx, int64_t nb, float *out)
+{
+    switch (nx) {
+    case 1: rows_q8_0_n_zmm(w, x, x_rb, nb, out, 1); break;
+    case 2: rows_q8_0_n_zmm(w, x, x_rb, nb, out, 2); break;
+    case 3: rows_q8_0_n_zmm(w, x, x_rb, nb, out, 3); break;
+    default: rows_q8_0_n_zmm(w, x, x_rb, nb, out, 4); break;
+    }
+}
+
+/* One row: the same kernel, so a sequence alone and in a batch get the same bits. */
+KTGT512 static float dot_q8_0_zmm(const void *w, const void *x, int64_t nb)
+{
+    float out;
+    rows_q8_0_n_zmm(w, x, 0, nb, &out, 1);
+    return out;
+}
+
 /* ---- choice ----------------------------------------------------------------------------------- */
 
 static bool have_vnni(void)
@@ -152,7 +239,7 @@ qdot_fn qdot_x86_kernel(enum dtype t, bool vnni)
     if (vnni ? !have_vnni() : !mm_x86_available())
         return NULL;
     switch (t) {
-    case DT_Q8_0: return vnni ? dot_q8_0_vnni : dot_q8_0_avx2;
+    case DT_Q8_0: return vnni ? dot_q8_0_zmm : dot_q8_0_avx2;
     case DT_Q4_0: return vnni ? dot_q4_0_vnni : dot_q4_0_avx2;
     case DT_Q4_K: return vnni ? dot_q4_K_vnni : dot_q4_K_avx2;
     case DT_Q5_K: return vnni ? dot_q5_K_vnni : dot_q5_K_avx2;
@@ -166,7 +253,7 @@ qdot_rows_fn qdot_x86_rows_kernel(enum dtype t, bool vnni)
     if (vnni ? !have_vnni() : !mm_x86_available())
         return NULL;
     switch (t) {
-    case DT_Q8_0: return vnni ? rows_q8_0_vnni : rows_q8_0_avx2;
+    case DT_Q8_0: return vnni ? rows_q8_0_zmm : rows_q8_0_avx2;
     case DT_Q4_K: return vnni ? (have_bw() ? rows_q4_K_zmm : rows_q4_K_vnni) : rows_q4_K_avx2;
     default: return NULL;
     }

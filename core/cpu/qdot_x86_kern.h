@@ -30,15 +30,6 @@ KINL __m256 KFN(fma_blk)(__m256i isum, float a, __m256 acc)
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(a), acc);
 }
 
-/* One 32-block with its two scales apart: acc += (Σq·xq · *xd) · wd. The activation scale is
-   broadcast straight from memory (a load, no ALU work) and the weight scale's broadcast is shared
-   by every activation row of a several-row kernel: one vector ALU operation fewer per block and
-   row than forming wd·xd as a scalar first, which is what Q8_0 decode is bound by. */
-KINL __m256 KFN(fma_blk2)(__m256i isum, const float *xd, __m256 wd, __m256 acc)
-{
-    return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_broadcast_ss(xd)), wd, acc);
-}
-
 /* Q8_0 decode is bound by the weight stream (0.8B: 0.81 GB per token, a third of it the tied
    vocabulary head), so its kernels fetch ahead themselves: one L2 hint per two blocks (68 bytes),
    QDOT_Q8_AHEAD bytes ahead, runs through row ends into the next rows, where matmul.c's hints per
@@ -49,64 +40,76 @@ KINL __m256 KFN(fma_blk2)(__m256i isum, const float *xd, __m256 wd, __m256 acc)
 #define QDOT_Q8_AHEAD 4096
 KINL void KFN(q8_ahead)(const block_q8_0 *b) { __builtin_prefetch((const char *)b + QDOT_Q8_AHEAD, 0, 1); }
 
-KTGT static float KFN(dot_q8_0)(const void *w, const void *xv, int64_t nb)
+#ifndef QDOT_NO_Q8_0
+/* Q8_0 against the activation row of qdot_quantize_act (the blocks, then xd[nb], qdot.h): per
+   block and row, isum = Σ w·x exact in int32 lanes (|w| against x with w's sign: VPMADDUBSW
+   wants an unsigned side), then acc += isum · (wd·xd), the scale products formed 8 blocks per
+   multiply as each group of 8 blocks begins (in the same pass over the weights: a pass of its own
+   over the scales cost 5 % at one row). The AVX-512 VNNI family has its own 512-bit kernel
+   (qdot_x86.c) with the same lanes and operations, so the families agree bit for bit. */
+/* Block j for the nx rows: |w| made once, then per row the exact sum and one multiply-add by that
+   row's scale product S[8r]. */
+KINL void KFN(rows_q8_0_blk)(const block_q8_0 *b, const char *xv, size_t x_rb, int64_t nb, int64_t j,
+                             const float *S, __m256 *acc, const int nx)
 {
-    const block_q8x *x = xv;
-    const block_q8_0 *b = w;
-    /* two accumulators, even and odd blocks: consecutive blocks do not wait on one another's add
-       (two named registers: indexed by j & 1 the compiler kept them on the stack) */
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    int64_t j = 0;
-    for (; j + 1 < nb; j += 2) {
-        KFN(q8_ahead)(&b[j]);
-        acc0 = KFN(fma_blk2)(KFN(sum_s8s8)(KFN(load32)(b[j].qs), KFN(load32)(x[j].qs)), &x[j].d,
-                             _mm256_set1_ps(_cvtsh_ss(b[j].d)), acc0);
-        acc1 = KFN(fma_blk2)(KFN(sum_s8s8)(KFN(load32)(b[j + 1].qs), KFN(load32)(x[j + 1].qs)), &x[j + 1].d,
-                             _mm256_set1_ps(_cvtsh_ss(b[j + 1].d)), acc1);
-    }
-    if (j < nb)
-        acc0 = KFN(fma_blk2)(KFN(sum_s8s8)(KFN(load32)(b[j].qs), KFN(load32)(x[j].qs)), &x[j].d,
-                             _mm256_set1_ps(_cvtsh_ss(b[j].d)), acc0);
-    return KFN(hsum)(_mm256_add_ps(acc0, acc1));
-}
-
-/* dot_q8_0 for nx activation rows (qdot_rows_fn): each weight block is loaded and its signs
-   taken once for all rows; every row keeps dot_q8_0's two alternating accumulators, so each
-   result is dot_q8_0's bit for bit. nx is a constant in each instance (the switch below), so
-   the row loop unrolls and the 2·nx accumulators stay in registers. */
-KINL void KFN(rows_q8_0_blk)(const block_q8_0 *b, const char *xv, size_t x_rb, int64_t j, __m256 *acc, const int nx)
-{
+    (void)nb;
     const __m256i wq = KFN(load32)(b[j].qs), wabs = _mm256_sign_epi8(wq, wq);
-    const __m256 wd = _mm256_set1_ps(_cvtsh_ss(b[j].d));
 #pragma GCC unroll 4
     for (int r = 0; r < nx; r++) {
         const block_q8x *x = (const block_q8x *)(const void *)(xv + (size_t)r * x_rb) + j;
-        /* sum_s8s8(wq, xq) with |wq| shared */
-        const __m256i isum = sum_u8s8(wabs, _mm256_sign_epi8(KFN(load32)(x->qs), wq));
-        acc[r] = KFN(fma_blk2)(isum, &x->d, wd, acc[r]);
+        acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_u8s8(wabs, _mm256_sign_epi8(KFN(load32)(x->qs), wq))),
+                                 _mm256_broadcast_ss(&S[8 * r]), acc[r]);
     }
+}
+
+KINL const float *KFN(q8_xd)(const char *xv, size_t x_rb, int r, int64_t nb)
+{
+    return (const float *)(const void *)((const block_q8x *)(const void *)(xv + (size_t)r * x_rb) + nb);
 }
 
 KINL void KFN(rows_q8_0_n)(const void *w, const char *xv, size_t x_rb, int64_t nb, float *out, const int nx)
 {
     const block_q8_0 *b = w;
-    /* even blocks into acc0, odd into acc1, as dot_q8_0's j & 1; written as two calls per pass
-       so the accumulators are registers, not an array indexed at run time */
+    /* even blocks into acc0, odd into acc1: consecutive blocks do not wait on one another's add
+       (two named arrays, so the accumulators stay registers) */
     __m256 acc0[QDOT_MAX_ROWS], acc1[QDOT_MAX_ROWS];
+    float S[8 * QDOT_MAX_ROWS];
 #pragma GCC unroll 4
     for (int r = 0; r < nx; r++)
         acc0[r] = acc1[r] = _mm256_setzero_ps();
     int64_t j = 0;
-    for (; j + 1 < nb; j += 2) {
-        KFN(q8_ahead)(&b[j]);
-        KFN(rows_q8_0_blk)(b, xv, x_rb, j, acc0, nx);
-        KFN(rows_q8_0_blk)(b, xv, x_rb, j + 1, acc1, nx);
+    for (; j + 8 <= nb; j += 8) {
+        const __m256 wd = _mm256_cvtph_ps(_mm_set_epi16((short)b[j + 7].d, (short)b[j + 6].d, (short)b[j + 5].d,
+                                                        (short)b[j + 4].d, (short)b[j + 3].d, (short)b[j + 2].d,
+                                                        (short)b[j + 1].d, (short)b[j].d));
+#pragma GCC unroll 4
+        for (int r = 0; r < nx; r++)
+            _mm256_storeu_ps(&S[8 * r], _mm256_mul_ps(wd, _mm256_loadu_ps(KFN(q8_xd)(xv, x_rb, r, nb) + j)));
+#pragma GCC unroll 1
+        for (int k = 0; k < 8; k += 2) {
+            KFN(q8_ahead)(&b[j + k]);
+            KFN(rows_q8_0_blk)(b, xv, x_rb, nb, j + k, S + k, acc0, nx);
+            KFN(rows_q8_0_blk)(b, xv, x_rb, nb, j + k + 1, S + k + 1, acc1, nx);
+        }
     }
-    if (j < nb)
-        KFN(rows_q8_0_blk)(b, xv, x_rb, j, acc0, nx);
+    for (; j < nb; j++) { /* the last nb % 8 blocks: the same products one at a time */
+#pragma GCC unroll 4
+        for (int r = 0; r < nx; r++)
+            S[8 * r] = _cvtsh_ss(b[j].d) * KFN(q8_xd)(xv, x_rb, r, nb)[j];
+        KFN(rows_q8_0_blk)(b, xv, x_rb, nb, j, S, j % 2 ? acc1 : acc0, nx);
+    }
 #pragma GCC unroll 4
     for (int r = 0; r < nx; r++)
         out[r] = KFN(hsum)(_mm256_add_ps(acc0[r], acc1[r]));
+}
+
+/* One row: the several-row kernel with nx = 1, so a sequence decoded alone and in a batch gets
+   the same result bit for bit. */
+KTGT static float KFN(dot_q8_0)(const void *w, const void *xv, int64_t nb)
+{
+    float out;
+    KFN(rows_q8_0_n)(w, xv, 0, nb, &out, 1);
+    return out;
 }
 
 KTGT static void KFN(rows_q8_0)(const void *w, const void *x, size_t x_rb, int nx, int64_t nb, float *out)
@@ -118,6 +121,7 @@ KTGT static void KFN(rows_q8_0)(const void *w, const void *x, size_t x_rb, int n
     default: KFN(rows_q8_0_n)(w, x, x_rb, nb, out, 4); break;
     }
 }
+#endif
 
 KTGT static float KFN(dot_q4_0)(const void *w, const void *xv, int64_t nb)
 {

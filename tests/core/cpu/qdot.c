@@ -162,6 +162,49 @@ static void test_kernels(void)
     }
 }
 
+/* The x86 Q8_0 kernels compute the same exact integer lanes two ways (AVX2: |w| and signed x,
+   256-bit; VNNI: w + 128 and a correction, two blocks per 512-bit vector) and scale them alike, so
+   the families agree bit for bit. K = 8256 is 258 blocks: 32 groups of 8 and two left over. */
+static void test_q8_0_families(void)
+{
+    const int64_t K = 8256, nb = K / 32;
+    qdot_fn avx2 = qdot_kernel_isa(DT_Q8_0, QDOT_AVX2), vnni = qdot_kernel_isa(DT_Q8_0, QDOT_VNNI);
+    if (!avx2 || !vnni) {
+        skip("this CPU lacks AVX2 or AVX-512 VNNI", "Q8_0 AVX2 vs VNNI bit for bit");
+        return;
+    }
+    qdot_rows_fn rows = qdot_x86_rows_kernel(DT_Q8_0, true);
+    const size_t x_rb = qdot_act_row_bytes(DT_Q8_0, K);
+    float *x = malloc(K * sizeof *x);
+    char *xq = malloc(3 * x_rb);
+    int same = 0, rows_same = 0, n = 0;
+    double worst = 0;
+    for (int rep = 0; rep < 4; rep++) {
+        void *w = rand_row(DT_Q8_0, K);
+        for (int r = 0; r < 3; r++) {
+            test_fill_normal(x, K, r == 1 ? 1e3f : 1.0f);
+            qdot_quantize_act(DT_Q8_0, x, xq + r * x_rb, K);
+        }
+        float got[3];
+        rows(w, xq, x_rb, 3, nb, got);
+        for (int r = 0; r < 3; r++, n++) {
+            const float a = avx2(w, xq + r * x_rb, nb), v = vnni(w, xq + r * x_rb, nb);
+            double mag;
+            const double ref = ref_dot(DT_Q8_0, w, xq + r * x_rb, K, &mag);
+            worst = fmax(worst, fabs(v - ref) / (mag > 0 ? mag : 1));
+            same += !memcmp(&a, &v, sizeof a);
+            rows_same += !memcmp(&got[r], &v, sizeof v);
+        }
+        free(w);
+    }
+    ok(same == n && worst <= TOL, "Q8_0 K=8256: AVX2 and AVX-512 VNNI equal bit for bit (%d of %d), %.2e of Σ|w·x| "
+       "from the reference", same, n, worst);
+    ok(rows_same == n, "Q8_0 K=8256: the 3-row VNNI kernel equals the one-row kernel bit for bit (%d of %d)",
+       rows_same, n);
+    free(x);
+    free(xq);
+}
+
 /* op_matmul not exact: out[n][m] against the portable kernel's own block formula (reference
    above), for M not a multiple of the 16-row work unit (large enough to be split over threads) and N = 1 (decode) and 5. */
 static void test_matmul(backend *be, const char *what)
@@ -214,6 +257,7 @@ int main(void)
     diag("qdot kernels chosen here: %s", qdot_isa());
     test_rounding();
     test_kernels();
+    test_q8_0_families();
     for (int nt = 1; nt <= 2; nt++) {
         backend *be;
         if (backend_cpu_create(nt, &be) != SEER_OK)
