@@ -17,7 +17,7 @@ void qdot_quantize(const float *x, block_q8x *out, int64_t n)
         const float *v = x + b * QDOT_BLOCK;
         float amax = 0;
         for (int i = 0; i < QDOT_BLOCK; i++)
-            amax = fmaxf(amax, fabsf(v[i]));
+            amax = fabsf(v[i]) > amax ? fabsf(v[i]) : amax; /* fmaxf is a libm call at -O2 */
         /* llama.cpp's Q8_0 activations: q from the f32 step, the step kept as f16 */
         const float inv = amax > 0 ? 127.0f / amax : 0.0f, d = f16_to_f32(f32_to_f16(amax / 127.0f));
         int sum = 0;
