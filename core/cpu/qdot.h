@@ -20,7 +20,8 @@
    scales and mins then stay integers through the superblock (Σ sc·Σq·xq and Σ m·Σq in int32) and
    one f32 multiply-add per 256 weights remains — the per-32 f32 steps cost a float multiply-add
    per sub-block, which left Q4_K at half of Q8_0's weights per second. Kernels: AVX-512 VNNI (256-bit
-   VPDPBUSD), AVX2 (VPMADDUBSW), portable C; qdot_kernel() picks one from CPUID once. */
+   VPDPBUSD; Q8_0 two blocks per 512-bit vector), AVX2 (VPMADDUBSW), portable C; qdot_kernel() picks
+   one from CPUID once. */
 #ifndef SEER_CORE_CPU_QDOT_H
 #define SEER_CORE_CPU_QDOT_H
 

@@ -3,7 +3,8 @@
    when CPUID says the CPU has it. The kernel bodies are in qdot_x86_kern.h, included once per
    family: AVX2 sums four u8×s8 products with VPMADDUBSW (pairs into int16) + VPMADDWD (pairs of
    those into int32); AVX-512 VNNI does it in one VPDPBUSD (256-bit, EVEX: avx512vl), and adds
-   int16 pair products to an int32 accumulator in one VPDPWSSD (madd16_acc). */
+   int16 pair products to an int32 accumulator in one VPDPWSSD (madd16_acc). Q8_0 and Q4_K also
+   have 512-bit kernels for the VNNI family, below. */
 #include "core/cpu/qdot.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
