@@ -169,7 +169,7 @@ static const struct op_case matmul_cases[] = {
     MM_VK(DT_Q8_0, 800, 32, 191), MM_VK(DT_Q4_0, 800, 32, 358), MM_VK(DT_Q4_K, 768, 256, 373),
     MM_VK(DT_Q5_K, 768, 256, 306), MM_VK(DT_Q6_K, 768, 256, 256),
 };
-static const struct op_row row_matmul = {"matmul", 0, make_matmul, ref_matmul_row, run_matmul, fill_normal, OP_L2,
+static const struct op_row row_matmul = {"matmul", 0, make_matmul, ref_matmul_row, run_matmul, fill_shifted, OP_L2,
                                          1e-4, "f32 accumulation in another order: ~1e-6",
                                          OP_CASES(matmul_cases), NULL, "K M N layout"};
 
