@@ -46,13 +46,12 @@ KINL void KFN(q8_ahead)(const block_q8_0 *b) { __builtin_prefetch((const char *)
    wants an unsigned side), then acc += isum · (wd·xd), the scale products formed 8 blocks per
    multiply as each group of 8 blocks begins (in the same pass over the weights: a pass of its own
    over the scales cost 5 % at one row). The AVX-512 VNNI family has its own 512-bit kernel
-   (qdot_x86.c) with the same lanes and operations, so the families agree bit for bit. */
-/* Block j for the nx rows: |w| made once, then per row the exact sum and one multiply-add by that
-   row's scale product S[8r]. */
-KINL void KFN(rows_q8_0_blk)(const block_q8_0 *b, const char *xv, size_t x_rb, int64_t nb, int64_t j,
-                             const float *S, __m256 *acc, const int nx)
+   (qdot_x86.c) with the same lanes and operations, so the families agree bit for bit.
+   rows_q8_0_blk: block j for the nx rows, |w| made once, then per row the exact sum and one
+   multiply-add by that row's scale product S[8r]. */
+KINL void KFN(rows_q8_0_blk)(const block_q8_0 *b, const char *xv, size_t x_rb, int64_t j, const float *S,
+                             __m256 *acc, const int nx)
 {
-    (void)nb;
     const __m256i wq = KFN(load32)(b[j].qs), wabs = _mm256_sign_epi8(wq, wq);
 #pragma GCC unroll 4
     for (int r = 0; r < nx; r++) {
@@ -88,15 +87,15 @@ KINL void KFN(rows_q8_0_n)(const void *w, const char *xv, size_t x_rb, int64_t n
 #pragma GCC unroll 1
         for (int k = 0; k < 8; k += 2) {
             KFN(q8_ahead)(&b[j + k]);
-            KFN(rows_q8_0_blk)(b, xv, x_rb, nb, j + k, S + k, acc0, nx);
-            KFN(rows_q8_0_blk)(b, xv, x_rb, nb, j + k + 1, S + k + 1, acc1, nx);
+            KFN(rows_q8_0_blk)(b, xv, x_rb, j + k, S + k, acc0, nx);
+            KFN(rows_q8_0_blk)(b, xv, x_rb, j + k + 1, S + k + 1, acc1, nx);
         }
     }
     for (; j < nb; j++) { /* the last nb % 8 blocks: the same products one at a time */
 #pragma GCC unroll 4
         for (int r = 0; r < nx; r++)
             S[8 * r] = _cvtsh_ss(b[j].d) * KFN(q8_xd)(xv, x_rb, r, nb)[j];
-        KFN(rows_q8_0_blk)(b, xv, x_rb, nb, j, S, j % 2 ? acc1 : acc0, nx);
+        KFN(rows_q8_0_blk)(b, xv, x_rb, j, S, j % 2 ? acc1 : acc0, nx);
     }
 #pragma GCC unroll 4
     for (int r = 0; r < nx; r++)
