@@ -204,7 +204,7 @@ static void progress_batches(const char *img1, const char *img2)
 }
 
 /* Ctrl-C while the prompt is fed (issue 11): a 2048x2048 image (4096 tokens) fed one row per
-   micro-batch takes seconds; SIGINT after one second stops it, and --json still prints its object
+   micro-batch takes seconds; SIGINT while it is fed stops it, and --json still prints its object
    with "stop": "canceled", exit status 130. */
 static void interrupted(void)
 {
@@ -214,8 +214,13 @@ static void interrupted(void)
              "3) * 255).astype('uint8')).save('%s')\"", py, big);
     struct test_run r = test_run_cmd(cmd);
     test_run_free(&r);
-    snprintf(cmd, sizeof cmd, "('%s/seer' ask -m '%s' -p 'Describe.' -ub 1 -c 8192 -n 4 --json '%s' > '%s' & pid=$!; "
-             "sleep 1; kill -INT $pid; wait $pid; echo \"status $?\" >&2)", SEER_BINARY_DIR, model, big, out);
+    /* the signal goes once --progress shows the prompt being fed, so it never lands before the
+       handler is installed (a fixed second raced with a slow start: the image is decoded first) */
+    const char *err = tmp("sigint.err");
+    snprintf(cmd, sizeof cmd, "('%s/seer' ask -m '%s' -p 'Describe.' -ub 1 -c 8192 -n 4 --json --progress '%s' > '%s' "
+             "2>'%s' & pid=$!; i=0; until grep -q 'seer: prompt [0-9]*/' '%s' 2>/dev/null || [ $i -gt 1200 ]; do "
+             "sleep 0.05; i=$((i+1)); done; kill -INT $pid; wait $pid; echo \"status $?\" >&2)",
+             SEER_BINARY_DIR, model, big, out, err, err);
     r = test_run_cmd(cmd);
     json_t *j = json_load_file(out, 0, NULL);
     const char *stop = json_string_value(json_object_get(j, "stop"));
