@@ -125,8 +125,7 @@ static void test_terminal(const char *dir)
     ok(strstr(s, "/reset") && strstr(s, "/save FILE") && strstr(s, "/exit"), "/help lists the commands");
     free(s);
     keys("Up");
-    usleep(300000);
-    s = capture();
+    s = wait_for("> /help", 2, 10); /* polled: a fixed 0.3 s can be too short on a loaded machine */
     ok(count_of(s, "> /help") == 2, "Up recalls the last line (libedit history)");
     free(s);
     keys("C-u");
