@@ -34,11 +34,13 @@ struct transcript {
     json_t *messages; /* [{"role", "content", "thinking"?}] */
 };
 
-static void transcript_add(struct transcript *t, const char *role, const char *content, const char *thinking)
+/* Lengths, not strlen: an answer may hold a U+0000 (seer_result.text_len). */
+static void transcript_add(struct transcript *t, const char *role, const char *content, size_t len,
+                           const char *thinking, size_t thinking_len)
 {
-    json_t *m = json_pack("{s:s, s:s}", "role", role, "content", content);
-    if (m && thinking && *thinking)
-        json_object_set_new(m, "thinking", json_string(thinking));
+    json_t *m = json_pack("{s:s, s:s%}", "role", role, "content", content, len);
+    if (m && thinking && thinking_len)
+        json_object_set_new(m, "thinking", json_stringn(thinking, thinking_len));
     json_array_append_new(t->messages, m);
 }
 
@@ -133,7 +135,7 @@ static int start_over(seer_context *ctx, const struct gen_opts *o, struct transc
         rc = seer_chat_add(ctx, "system", o->system);
     json_array_clear(t->messages);
     if (o->system)
-        transcript_add(t, "system", o->system, NULL);
+        transcript_add(t, "system", o->system, strlen(o->system), NULL, 0);
     *used = 0;
     return rc;
 }
@@ -237,8 +239,8 @@ int cli_chat(int argc, char **argv)
         if (o.cp.n_ctx > 0) /* the last token sampled is not fed yet */
             used = MIN(used, o.cp.n_ctx);
         if (!r.prompt_cut) {
-            transcript_add(&t, "user", text, NULL);
-            transcript_add(&t, "assistant", r.text, r.thinking);
+            transcript_add(&t, "user", text, strlen(text), NULL, 0);
+            transcript_add(&t, "assistant", r.text, r.text_len, r.thinking, r.thinking_len);
         }
         if (r.stop == SEER_STOP_CONTEXT)
             fprintf(stderr, "seer: the context is full (%lld of %lld tokens used) and the answer was cut: /reset "
