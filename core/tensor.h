@@ -39,6 +39,12 @@ bool dtype_row_bytes(enum dtype t, int64_t n, size_t *out);
 
 struct backend_buffer;
 
+/* How a matrix's bytes are arranged. TL_ROWS: rows one after another (every file's layout, and
+   every tensor the model creates). TL_Q8_0_T16: a Q8_0 weight matrix the CPU backend rearranged
+   for its AMX kernel when it copied it (core/cpu/qdot_amx.c): same size, rows no longer
+   addressable by nb[1]; only the CPU's matmul and get_rows read it. */
+enum tensor_layout { TL_ROWS, TL_Q8_0_T16 };
+
 typedef struct tensor {
     enum dtype type;
     int64_t ne[TENSOR_MAX_DIMS]; /* elements per dimension, ne[0] innermost; unused dims are 1 */
@@ -47,6 +53,7 @@ typedef struct tensor {
     size_t offset;               /* byte offset of element 0 inside buf */
     void *data;                  /* host address of element 0 when host-visible, else NULL */
     char name[TENSOR_NAME_MAX];
+    enum tensor_layout layout;
 } tensor;
 
 /* Fills a contiguous descriptor (strides from the shape); data/buf left NULL. Returns false

@@ -54,6 +54,16 @@ static int place_as_is(qwen35_model *m, const tensor *src, tensor *dst, const ch
     return backend_tensor_set(dst, src->data, 0, n);
 }
 
+/* A matrix placed as is, then laid out for the backend's kernels (only matmul and get_rows read
+   these). */
+static int place_matrix(qwen35_model *m, const tensor *src, tensor *dst, const char *name)
+{
+    int rc = place_as_is(m, src, dst, name);
+    if (rc == SEER_OK)
+        backend_weight_prepare(dst);
+    return rc;
+}
+
 enum convert { AS_F32, PLUS_ONE, NEG_EXP };
 
 /* Puts a small float tensor on the backend as f32 {ne0 = n_elements / rows, rows}, applying a
@@ -132,7 +142,7 @@ static int load_slot(qwen35_model *m, const struct source *s, const char *name, 
     const tensor *src = weights_tensor(&s->w, i);
     switch (kind) {
     case SLOT_MATRIX:
-        return place_as_is(m, src, dst, name);
+        return place_matrix(m, src, dst, name);
     case SLOT_NORM: /* GGUF stores 1+w already (anchor §1.4 item 2); HF stores w (spec §2.3) */
         return place_f32(m, src, dst, name, ne0, s->hf ? PLUS_ONE : AS_F32);
     case SLOT_A: /* GGUF stores −exp(A_log) (anchor §1.4 item 1); HF stores A_log */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/cpu/cpu_internal.h"
+#include "core/cpu/qdot_amx.h"
 #include "core/error.h"
 #include "core/io.h"
 #include "core/util.h"
@@ -198,6 +199,16 @@ static void cpu_free(backend *be)
     free(be);
 }
 
+/* Q8_0 matrices in memory of the backend's own (copied, not the mapped file) go to the AMX tiles'
+   layout where the CPU has them and the products round activations (qdot_amx.c). The exact path
+   still reads them (the portable kernels, qamx_dequant), slowly: set exact before loading. */
+static void cpu_weight_prepare(backend *be, tensor *t)
+{
+    const struct cpu_ctx *c = be->ctx;
+    if (!c->exact && t->buf && !t->buf->borrowed && t->data && qamx_layout_fits(t) && qamx_ready())
+        qamx_layout(t);
+}
+
 #define CPU_OP(name, NAME) .name = cpu_##name,
 static const struct backend_i cpu_iface = {
     .name = "cpu",
@@ -209,6 +220,7 @@ static const struct backend_i cpu_iface = {
     .tensor_get = cpu_tensor_get,
     .sync = cpu_sync,
     .memory = cpu_memory,
+    .weight_prepare = cpu_weight_prepare,
     /* one slot per row of SEER_OPS (core/ops.h): a missing cpu_<op> does not compile */
     .ops = {SEER_OPS(CPU_OP)},
 };

@@ -10,7 +10,8 @@ int backend_cpu_create(int n_threads, backend **out);
 /* exact (the default): op_matmul multiplies with f32 activations, within the f32 tolerances the
    fidelity tests hold. Not exact: for quantised weights the activations are rounded to 8 bits per
    32 values and multiplied in integers (core/cpu/qdot.h), as llama.cpp does — several times
-   faster decode. A no-op on other backends. */
+   faster decode. Set it before loading a model: the weights' layout follows it
+   (backend_weight_prepare). A no-op on other backends. */
 void backend_cpu_set_exact(backend *be, bool exact);
 
 /* Where weights that a loader hands over in host memory (backend_buffer_from_host: the mapped

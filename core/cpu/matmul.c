@@ -15,6 +15,7 @@
 #include "core/cpu/gemm_f32.h"
 #include "core/cpu/matmul_x86.h"
 #include "core/cpu/qdot.h"
+#include "core/cpu/qdot_amx.h"
 #include "core/error.h"
 #include "core/quant.h"
 #include "core/util.h"
@@ -137,6 +138,9 @@ static void mm_tile(const struct mm_ctx *c, int64_t m0, int64_t m1, int64_t n0, 
             const float *wc;
             if (w->type == DT_F32) {
                 wc = (const float *)(wrow + chunk_off);
+            } else if (w->layout == TL_Q8_0_T16) {
+                qamx_dequant(w, m, kc, wbuf, len);
+                wc = wbuf;
             } else {
                 dequantize_row(w->type, wrow + chunk_off, wbuf, len);
                 wc = wbuf;
@@ -307,7 +311,7 @@ static bool matmul_avx512(threadpool *pool, const struct simd_ctx *c, bool exact
 {
     struct mm_job j = {
         .type = c->w->type, .w = c->w->data, .w_rs = c->w->nb[1], .K = c->K, .M = c->M, .N = c->N,
-        .x = c->x0, .x_rs = c->x_rs, .out = c->out->data,
+        .x = c->x0, .x_rs = c->x_rs, .out = c->out->data, .t16 = c->w->layout == TL_Q8_0_T16 ? c->w : NULL,
     };
     void *buf = NULL;
     if (mm_avx512_int16_type(j.type)) {
@@ -344,6 +348,8 @@ static bool matmul_simd(threadpool *pool, tensor *out, const tensor *w, const te
         .w = w, .out = out, .x0 = x->data, .x_rs = (int64_t)(x->nb[1] / sizeof(float)),
         .K = w->ne[0], .M = w->ne[1], .N = x->ne[1] * x->ne[2] * x->ne[3],
     };
+    if (w->layout == TL_Q8_0_T16) /* prefill's int8 tiles read it; the rest is the portable path's */
+        return !exact && c.N >= GEMM_MIN_N && mm_avx512_available() && matmul_avx512(pool, &c, false);
     if (c.N < GEMM_MIN_N) {
         c.n_units = c.M;
         threadpool_run(pool, dot_worker, &c);
@@ -372,14 +378,37 @@ struct q_ctx {
     size_t x_rb;
     int64_t nb, M, N;
     float *out;
+    const char *pack; /* w in the AMX layout and N > 1: groups of qamx_np(N) rows laid out for the tiles */
+    int np;
 };
 
 /* Weight rows of this thread's units, each against every activation row (a weight row stays in
    L1 while the activation rows pass it). With a several-row kernel the row is also unpacked once
    per QDOT_MAX_ROWS activation rows: batched decode (issue #13 item 5) is then bound by the
    weight stream, not by unpacking it once per sequence. */
+/* The AMX layout: each unit's 16 rows meet every group of activation rows while they are in cache. */
+static void q_units_amx(const struct q_ctx *c, long long lo, long long hi)
+{
+    const size_t group = qamx_pack_bytes(c->nb);
+    if (c->N == 1) {
+        for (long long u = lo; u < hi; u++)
+            qamx_unit1(c->w, u, c->xq, c->out + u * QAMX_ROWS);
+        return;
+    }
+    qamx_begin(c->np);
+    for (long long u = lo; u < hi; u++)
+        for (int64_t n0 = 0; n0 < c->N; n0 += c->np)
+            qamx_unit(c->w, u, c->pack + (size_t)(n0 / c->np) * group, (int)MIN(c->np, c->N - n0), c->np,
+                      c->out + n0 * c->M + u * QAMX_ROWS, (size_t)c->M);
+    qamx_end();
+}
+
 static void q_units(const struct q_ctx *c, long long lo, long long hi)
 {
+    if (c->w->layout == TL_Q8_0_T16) {
+        q_units_amx(c, lo, hi);
+        return;
+    }
     const int64_t m1 = MIN(hi * Q_ROWS, c->M);
     const size_t rb = (size_t)(c->nb * QDOT_BLOCK / dtype_info(c->w->type)->block_elems) *
                       (size_t)dtype_info(c->w->type)->block_bytes;
@@ -451,15 +480,39 @@ static char *qbuf_get(struct cpu_ctx *cc, size_t need)
     return cc->qbuf;
 }
 
-/* The product's work: x rounded for w's kernels into xq (already done when `rounded`). */
+/* Bytes of x's 8-bit form for w's kernels: the rounded rows and, for the AMX layout, after them
+   their groups laid out for the tiles. */
+static bool q_act_bytes(const tensor *w, int64_t N, size_t *bytes)
+{
+    const int64_t K = w->ne[0], np = qamx_np(N);
+    size_t rows, packs;
+    if (!size_mul((size_t)N, qdot_act_row_bytes(w->type, K), &rows))
+        return false;
+    rows = (rows + 63) / 64 * 64;
+    if (w->layout != TL_Q8_0_T16 || N == 1)
+        return *bytes = rows, true;
+    return size_mul((size_t)((N + np - 1) / np), qamx_pack_bytes(K / QDOT_BLOCK), &packs) &&
+           size_add(rows, packs, bytes);
+}
+
+/* The product's work: x rounded for w's kernels into xq (already done when `rounded`, by a matrix
+   of the same type and layout), then laid out for the tiles. */
 static struct q_ctx q_setup(const tensor *out, const tensor *w, const tensor *x, char *xq, bool rounded)
 {
-    const int64_t K = w->ne[0], N = x->ne[1] * x->ne[2] * x->ne[3];
+    const int64_t K = w->ne[0], N = x->ne[1] * x->ne[2] * x->ne[3], nb = K / QDOT_BLOCK;
     const size_t x_rb = qdot_act_row_bytes(w->type, K);
+    struct q_ctx c = {qdot_kernel(w->type), qdot_rows_kernel(w->type), w, xq, x_rb, nb, w->ne[1], N, out->data,
+                      NULL, qamx_np(N)};
     for (int64_t n = 0; n < N && !rounded; n++)
         qdot_quantize_act(w->type, x_row(x, n), xq + (size_t)n * x_rb, K);
-    return (struct q_ctx){qdot_kernel(w->type), qdot_rows_kernel(w->type), w, xq, x_rb, K / QDOT_BLOCK, w->ne[1], N,
-                          out->data};
+    if (w->layout == TL_Q8_0_T16 && N > 1) {
+        char *pack = xq + ((size_t)N * x_rb + 63) / 64 * 64;
+        for (int64_t n0 = 0; n0 < N && !rounded; n0 += c.np)
+            qamx_pack(xq + (size_t)n0 * x_rb, x_rb, (int)MIN(c.np, N - n0), c.np, nb,
+                      pack + (size_t)(n0 / c.np) * qamx_pack_bytes(nb));
+        c.pack = pack;
+    }
+    return c;
 }
 
 /* Rounds x once into the backend's kept buffer, then the integer products. Used for decode-sized
@@ -471,8 +524,7 @@ static bool matmul_qdot(backend *be, tensor *out, const tensor *w, const tensor 
     const int64_t N = x->ne[1] * x->ne[2] * x->ne[3];
     size_t need;
     char *xq;
-    if (!qdot_applies(cc, w, N) || !size_mul((size_t)N, qdot_act_row_bytes(w->type, w->ne[0]), &need) ||
-        !(xq = qbuf_get(cc, need)))
+    if (!qdot_applies(cc, w, N) || !q_act_bytes(w, N, &need) || !(xq = qbuf_get(cc, need)))
         return false;
     struct q_ctx c = q_setup(out, w, x, xq, false);
     cpu_run(be, q_worker, &c, cpu_parallel(be, (double)c.M * (double)w->ne[0] * (double)N, CPU_PAR_MIN_WORK));
@@ -510,10 +562,10 @@ static bool matmul_n_qdot(backend *be, int n, tensor *const *outs, const tensor 
             return false;
         owner[i] = i;
         for (int j = 0; j < i && owner[i] == i; j++)
-            if (ws[j]->type == ws[i]->type)
+            if (ws[j]->type == ws[i]->type && ws[j]->layout == ws[i]->layout)
                 owner[i] = j;
         if (owner[i] == i) {
-            if (!size_mul((size_t)N, qdot_act_row_bytes(ws[i]->type, ws[i]->ne[0]), &bytes))
+            if (!q_act_bytes(ws[i], N, &bytes))
                 return false;
             at[i] = need;
             need += (bytes + 63) / 64 * 64;
@@ -588,9 +640,13 @@ static void gr_worker(void *ctx, int ith, int nth)
     long long lo, hi;
     threadpool_range(c->ids->ne[0], ith, nth, &lo, &hi);
     for (long long n = lo; n < hi; n++) {
+        float *dst = (float *)((char *)c->out->data + (size_t)n * c->out->nb[1]);
+        if (c->table->layout == TL_Q8_0_T16) {
+            qamx_dequant(c->table, row_id(c->ids, n), 0, dst, c->table->ne[0]);
+            continue;
+        }
         const char *src = (const char *)c->table->data + (size_t)row_id(c->ids, n) * c->table->nb[1];
-        dequantize_row(c->table->type, src, (float *)((char *)c->out->data + (size_t)n * c->out->nb[1]),
-                       c->table->ne[0]);
+        dequantize_row(c->table->type, src, dst, c->table->ne[0]);
     }
 }
 

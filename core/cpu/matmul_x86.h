@@ -52,6 +52,8 @@ struct mm_job {
     const float *xsum;  /* N × K/32 block sums of x (Q4_K's min term) */
     const int8_t *xq8;  /* int8 path (not exact, instead of xq): N rows of K values, scales in xs */
     const int32_t *xqsum; /* int8 path: N × K/32 block sums of xq8 (Q8_0's offset term) */
+    const tensor *t16;  /* int8 path: Q8_0 weights in the AMX layout (TL_Q8_0_T16, read through
+                           qamx_block; w and w_rs unused), else NULL */
     float *out;         /* out[n·M + m], contiguous */
 };
 
