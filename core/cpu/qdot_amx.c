@@ -26,7 +26,8 @@
    whether it decodes alone or beside seven others (the batch's promise, tests/lm/batch.c). It
    differs from the AVX kernels' order of f32 operations, far inside the tolerance the 8-bit path
    is held to against llama.cpp (tests/lm/qdot_oracle.c); tests/core/cpu/qdot_amx.c checks it bit
-   for bit against the formula above.
+   for bit against the formula above. One activation row takes qamx_unit1 (the same arithmetic on
+   AVX-512, below); 16 or more (prefill) take matmul_avx512.c's int8 tiles, which read this layout.
 
    The tile state needs the kernel's permission (arch_prctl ARCH_REQ_XCOMP_PERM), asked once; a
    kernel or VM that refuses leaves the AVX kernels in use. */
@@ -260,6 +261,7 @@ KAMX void qamx_unit(const tensor *w, int64_t u, const void *pack, int nx, int np
     default: unit_np(base, pairs, pack, nx, out, out_stride, QAMX_MAX_X); break;
     }
 }
+
 /* Lanes a0+a1, a2+a3, … of a, then the same of b (two vectors' data halved into one). */
 KAMX __attribute__((always_inline)) static inline __m512i merge(__m512i a, __m512i b, __m512i even, __m512i odd)
 {
@@ -267,8 +269,8 @@ KAMX __attribute__((always_inline)) static inline __m512i merge(__m512i a, __m51
 }
 
 /* One activation row without the tiles: for one sequence a tile load that misses the cache holds
-   the core up where vector loads overlap their misses (0.8B, 1 thread: 17.4 tokens/s on the tiles,
-   18.9 on the AVX-512 kernel). The same exact block sums, from VPDPBUSD (unsigned side: the weight
+   the core up where vector loads overlap their misses (0.8B Q8_0, 1 thread: 17.3 tokens/s on the
+   tiles, 18.8 with this kernel). The same exact block sums, from VPDPBUSD (unsigned side: the weight
    + 128; lanes start at −128 × the sum of their 4 activations, qdot.h's xc), reduced across lanes
    into C's order for NP = 1 (lane 2·(r mod 8) + q of vector r / 8), then scale_pair's operations:
    the same bits as qamx_unit with any NP. x is the row as qdot_quantize_act(DT_Q8_0, ...) wrote it. */
@@ -285,7 +287,7 @@ KAMX void qamx_unit1(const tensor *w, int64_t u, const void *x, float *out)
     __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
     for (int64_t p = 0; p < pairs; p++) {
         const char *pair = base + (size_t)p * PAIR_BYTES;
-        for (int o = 0; o < PAIR_BYTES; o += 64)
+        for (int o = 0; o < PAIR_BYTES; o += 64) /* L1 hints only, 2 pairs ahead: the best of 5 in the model */
             __builtin_prefetch(pair + 2 * PAIR_BYTES + o, 0, 3);
         const __m512i xv = _mm512_loadu_si512((const void *)(xq + 64 * p));
         const __m512i x0 = _mm512_loadu_si512((const void *)(xc + 16 * p));
