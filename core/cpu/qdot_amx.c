@@ -293,7 +293,7 @@ KAMX void qamx_unit1(const tensor *w, int64_t u, const void *x, float *out)
         const __m512i x0 = _mm512_loadu_si512((const void *)(xc + 16 * p));
         __m512i s[16];
         for (int r = 0; r < 16; r++)
-            s[r] = _mm512_dpbusd_epi32(x0, _mm512_xor_si512(_mm512_load_si512((const void *)(pair + 64 * r)), flip), xv);
+            s[r] = _mm512_dpbusd_epi32(x0, _mm512_xor_si512(_mm512_loadu_si512((const void *)(pair + 64 * r)), flip), xv);
         for (int r = 0; r < 8; r++) /* rows 2r, 2r+1: 4 partial sums per block each */
             s[r] = merge(s[2 * r], s[2 * r + 1], even, odd);
         for (int r = 0; r < 4; r++) /* rows 4r..4r+3: 2 each */
