@@ -125,10 +125,10 @@ static const struct backend_i vk_iface = {
     .ops = {SEER_OPS(VK_OP)},
 };
 
-/* The forced decode kernel (vk_backend_params.force_matvec, else SEER_VK_FORCE=int-dot|fp16: the
-   one switch read from the environment, so `seer bench` can measure a kernel the device would not
-   pick; docs/PERFORMANCE.md), refused when the device cannot run it (op_matmul.c's kernels need
-   the feature and subgroup arithmetic). */
+/* The forced decode kernel (vk_backend_params.force_matvec, else SEER_VK_FORCE=int-dot,
+   int-dot-wide or fp16: the one switch read from the environment, so `seer bench` can measure a
+   kernel the device would not pick; docs/PERFORMANCE.md), refused when the device cannot run it
+   (op_matmul.c's kernels need the feature and subgroup arithmetic). */
 static int matvec_force(struct vk_ctx *vk, const struct vk_backend_params *p)
 {
     enum vk_matvec_force f = p->force_matvec;
@@ -136,15 +136,18 @@ static int matvec_force(struct vk_ctx *vk, const struct vk_backend_params *p)
     if (f == VK_MATVEC_AUTO && env && *env) {
         if (!strcmp(env, "int-dot"))
             f = VK_MATVEC_INT_DOT;
+        else if (!strcmp(env, "int-dot-wide"))
+            f = VK_MATVEC_INT_DOT_WIDE;
         else if (!strcmp(env, "fp16"))
             f = VK_MATVEC_FP16;
         else
-            return seer_err(SEER_EINVAL, "vulkan: SEER_VK_FORCE='%s' is not int-dot or fp16", env);
+            return seer_err(SEER_EINVAL, "vulkan: SEER_VK_FORCE='%s' is not int-dot, int-dot-wide or fp16", env);
     }
-    const bool has = f == VK_MATVEC_INT_DOT ? vk->caps.int_dot : f == VK_MATVEC_FP16 ? vk->caps.fp16 : true;
+    const bool idot = f == VK_MATVEC_INT_DOT || f == VK_MATVEC_INT_DOT_WIDE;
+    const bool has = idot ? vk->caps.int_dot : f == VK_MATVEC_FP16 ? vk->caps.fp16 : true;
     if (f != VK_MATVEC_AUTO && (!has || !vk->caps.subgroup_arith))
         return seer_err(SEER_EUNSUPPORTED, "vulkan: %s lacks %s or subgroup arithmetic: cannot force that matvec",
-                        vk->info.name, f == VK_MATVEC_INT_DOT ? "shaderIntegerDotProduct" : "shaderFloat16");
+                        vk->info.name, idot ? "shaderIntegerDotProduct" : "shaderFloat16");
     vk->force_matvec = f;
     return SEER_OK;
 }
@@ -201,6 +204,7 @@ int backend_vulkan_create(const struct vk_backend_params *params, backend **out)
     LOG_DEBUG("vulkan", "int8 dot product %s, fp16 arithmetic %s%s", !vk->caps.int_dot ? "absent"
               : vk->caps.int_dot_fast ? "accelerated" : "emulated", vk->caps.fp16 ? "present" : "absent",
               vk->force_matvec == VK_MATVEC_INT_DOT ? "; int-dot matvec forced"
+              : vk->force_matvec == VK_MATVEC_INT_DOT_WIDE ? "; int-dot matvec, wide Q4_K and Q5_K, forced"
               : vk->force_matvec == VK_MATVEC_FP16 ? "; fp16 matvec forced" : "");
     *out = be;
     return SEER_OK;

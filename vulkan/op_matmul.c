@@ -6,8 +6,16 @@
    Up to 8 x rows run the matrix-vector kernel (decode, short prompts: each weight chunk is
    dequantised once for all of them); more run the tiled matrix-matrix kernel (prefill). When the
    backend is not exact (backend_vulkan_set_exact), decode's products of quantised weights may
-   instead take the integer-dot or (Q8_0, Q4_0) the fp16 matvec (mv_path below). Tensors
-   larger than a storage window are split by rows (memory.c's rule: rows never straddle a
+   instead take the integer-dot or (Q8_0, Q4_0) the fp16 matvec (mv_path below). On GPUs the
+   integer-dot product of Q4_K and Q5_K weights takes the wide build (matvec_dot.comp WIDE): the
+   weights read as 16-byte pieces, consecutive invocations on consecutive pieces, as GPUs load
+   fastest (the other block types' blocks are no whole number of pieces). It indexes pieces from
+   the window's start, so each weight window is checked at dispatch (wide_ok: the window, the
+   first row and the row stride all on 16 bytes) and one that is not runs the word-reading build
+   instead. Windows start at a row rounded down to minStorageBufferOffsetAlignment (a power of
+   two), so a tensor at a 16-byte offset with rows of whole blocks (144 or 176 bytes) passes in
+   every window.
+   Tensors larger than a storage window are split by rows (memory.c's rule: rows never straddle a
    window): x/out rows in the outer loop, weight rows in the inner; get_rows walks the table's
    windows and lets each dispatch write the rows whose id falls in its window. */
 #include "core/error.h"
@@ -45,30 +53,47 @@ bool vk_weight_supported(enum dtype t)
    also where caps.matvec_prefill runs matvec for it) and the float dtypes: matvec.comp. Else the
    integer-dot kernel (activations rounded to int8 blocks as the CPU's not-exact path rounds them:
    per 32 values, per 256 for Q4_K) where the device says its packed 4x8 signed dot product is
-   accelerated; else, for Q8_0 and Q4_0, the fp16 one on GPUs with shaderFloat16 (not on CPU
-   implementations: lavapipe emulates both in scalar code, and its decode must not slow down); or
-   what vk_backend_params.force_matvec forces. Both need subgroup arithmetic (built with that
-   reduction only). */
-enum mv_path { MV_PLAIN, MV_INT_DOT, MV_FP16 };
+   accelerated (for Q4_K and Q5_K on GPUs the wide build, whose 16-byte loads are made for GPUs'
+   memory, not a CPU implementation's); else, for Q8_0 and Q4_0, the fp16 one on GPUs with
+   shaderFloat16 (not on CPU implementations: lavapipe emulates both in scalar code, and its
+   decode must not slow down); or what vk_backend_params.force_matvec forces (INT_DOT_WIDE: the
+   wide build for Q4_K and Q5_K, the word-reading integer-dot one for the other block types). All
+   need subgroup arithmetic (built with that reduction only). */
+enum mv_path { MV_PLAIN, MV_INT_DOT, MV_INT_DOT_WIDE, MV_FP16 };
 
 static enum mv_path mv_path(const struct vk_ctx *vk, const tensor *w, int64_t N)
 {
     const struct vk_caps *c = &vk->caps;
     const enum dtype t = w->type;
     const bool dot = dtype_info(t)->block_elems > 1, f16 = t == DT_Q8_0 || t == DT_Q4_0;
+    const enum mv_path dot_path = t == DT_Q4_K || t == DT_Q5_K ? MV_INT_DOT_WIDE : MV_INT_DOT; /* wide builds */
     if (vk->exact || N > VK_MATVEC_MAX_N || !c->subgroup_arith)
         return MV_PLAIN;
-    if (vk->force_matvec != VK_MATVEC_AUTO) /* the feature was checked at creation */
-        return vk->force_matvec == VK_MATVEC_INT_DOT ? (dot ? MV_INT_DOT : MV_PLAIN) : (f16 ? MV_FP16 : MV_PLAIN);
+    switch (vk->force_matvec) { /* the feature was checked at creation */
+    case VK_MATVEC_INT_DOT: return dot ? MV_INT_DOT : MV_PLAIN;
+    case VK_MATVEC_INT_DOT_WIDE: return dot ? dot_path : MV_PLAIN;
+    case VK_MATVEC_FP16: return f16 ? MV_FP16 : MV_PLAIN;
+    case VK_MATVEC_AUTO: break;
+    }
     if (dot && c->int_dot && c->int_dot_fast)
-        return MV_INT_DOT;
+        return c->kind != VK_KIND_CPU ? dot_path : MV_INT_DOT;
     return f16 && c->fp16 && c->kind != VK_KIND_CPU ? MV_FP16 : MV_PLAIN;
 }
 
-static enum vk_kernel dot_kernel(enum dtype t)
+/* Whether the wide build may read weight rows from row0 (bytes into window b, mod 2^32) every
+   `stride` bytes: its pieces are indexed from the window's start, and aligned in memory only
+   when the window is. */
+static bool wide_ok(const struct vk_binding *b, uint32_t row0, uint32_t stride)
 {
-    return t == DT_Q8_0 ? VK_K_MV_DOT_Q8_0 : t == DT_Q4_0 ? VK_K_MV_DOT_Q4_0 : t == DT_Q4_K ? VK_K_MV_DOT_Q4_K
-         : t == DT_Q5_K ? VK_K_MV_DOT_Q5_K : VK_K_MV_DOT_Q6_K;
+    return b->offset % 16 == 0 && row0 % 16 == 0 && stride % 16 == 0;
+}
+
+/* wide: the build that reads 16-byte pieces (Q4_K and Q5_K only) */
+static enum vk_kernel dot_kernel(enum dtype t, bool wide)
+{
+    return t == DT_Q8_0 ? VK_K_MV_DOT_Q8_0 : t == DT_Q4_0 ? VK_K_MV_DOT_Q4_0
+         : t == DT_Q4_K ? (wide ? VK_K_MV_DOT_Q4_K_WIDE : VK_K_MV_DOT_Q4_K)
+         : t == DT_Q5_K ? (wide ? VK_K_MV_DOT_Q5_K_WIDE : VK_K_MV_DOT_Q5_K) : VK_K_MV_DOT_Q6_K;
 }
 
 /* Rounds x rows [pc->r0, pc->r0 + pc->N) (bound at *xb) into int8 blocks in the scratch buffer
@@ -115,8 +140,8 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
     const int64_t M = w->ne[1], N = tensor_nrows(x), G = VK_MATVEC_MAX_N;
     const bool mv = N <= G || vk->caps.matvec_prefill;
     const enum mv_path path = mv_path(vk, w, N);
-    const bool q8 = w->type == DT_Q8_0;
-    const enum vk_kernel mvk = path == MV_INT_DOT ? dot_kernel(w->type)
+    const bool q8 = w->type == DT_Q8_0, dot = path == MV_INT_DOT || path == MV_INT_DOT_WIDE;
+    const enum vk_kernel mvk = dot ? dot_kernel(w->type, false)
                                : path == MV_FP16  ? (q8 ? VK_K_MV_F16_Q8_0 : VK_K_MV_F16_Q4_0)
                                : vk->caps.subgroup_arith ? wk.matvec_sg
                                                          : wk.matvec;
@@ -139,10 +164,10 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
         b[1] = vk_bind(vk, &xr, r0, r1, 4, false);
         b[2] = vk_bind(vk, &outr, r0, r1, 4, true);
         const bool k256 = w->type == DT_Q4_K;
-        if (path == MV_INT_DOT && vk->qx.reuse && vk->qx.have && vk->qx.k256 == k256 && vk->qx.r0 == r0 &&
+        if (dot && vk->qx.reuse && vk->qx.have && vk->qx.k256 == k256 && vk->qx.r0 == r0 &&
             vk->qx.r1 == r1) {
             b[1] = vk->qx.bind; /* an earlier product of this op_matmul_n rounded these rows */
-        } else if (path == MV_INT_DOT) { /* once per x window, for every weight window */
+        } else if (dot) { /* once per x window, for every weight window */
             struct vk_push_matmul qp = {
                 .K = (uint32_t)w->ne[0], .N = (uint32_t)(r1 - r0), .x_base = b[1].base,
                 .x_s1 = vk_stride(x->nb[1], 4), .x_s2 = vk_stride(x->nb[2], 4), .x_s3 = vk_stride(x->nb[3], 4),
@@ -183,12 +208,15 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
                 continue;
             }
             /* matvec: whole groups of G x rows in one dispatch (the build for G), then the
-               remaining rows in one more (the build for their count); the outputs are disjoint */
+               remaining rows in one more (the build for their count); the outputs are disjoint.
+               The wide build and the one it stands in for share the spec constants (BM). */
+            const enum vk_kernel k =
+                path == MV_INT_DOT_WIDE && wide_ok(&b[0], pc.w_base, w_stride) ? dot_kernel(w->type, true) : mvk;
             vk_grid(vk, m_groups, &gx, &gy);
             for (int64_t n0 = r0, n; n0 < r1; n0 += n) {
                 const int64_t groups = (r1 - n0) / G;
                 n = groups ? groups * G : r1 - n0;
-                if ((rc = vk_pipeline_get(vk, mvk, groups ? (uint32_t)G - 1 : (uint32_t)n - 1, &pl)))
+                if ((rc = vk_pipeline_get(vk, k, groups ? (uint32_t)G - 1 : (uint32_t)n - 1, &pl)))
                     return rc;
                 pc.N = groups ? (uint32_t)G : (uint32_t)n;
                 pc.r0 = (uint32_t)n0;

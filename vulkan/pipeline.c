@@ -276,6 +276,8 @@ static const struct vk_kernel_desc kernels[VK_KERNEL_COUNT] = {
     [VK_K_MV_DOT_Q4_K] = {"matvec_dot_q4_K", spv_matvec_dot_q4_k, &spv_matvec_dot_q4_k_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
     [VK_K_MV_DOT_Q5_K] = {"matvec_dot_q5_K", spv_matvec_dot_q5_k, &spv_matvec_dot_q5_k_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
     [VK_K_MV_DOT_Q6_K] = {"matvec_dot_q6_K", spv_matvec_dot_q6_k, &spv_matvec_dot_q6_k_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
+    [VK_K_MV_DOT_Q4_K_WIDE] = {"matvec_dot_q4_K_wide", spv_matvec_dot_q4_k_wide, &spv_matvec_dot_q4_k_wide_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
+    [VK_K_MV_DOT_Q5_K_WIDE] = {"matvec_dot_q5_K_wide", spv_matvec_dot_q5_k_wide, &spv_matvec_dot_q5_k_wide_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
     [VK_K_MV_F16_Q8_0] = {"matvec_fp16_q8_0", spv_matvec_fp16, &spv_matvec_fp16_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_fp16},
     [VK_K_MV_F16_Q4_0] = {"matvec_fp16_q4_0", spv_matvec_fp16_q4_0, &spv_matvec_fp16_q4_0_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_fp16},
 };

@@ -103,6 +103,7 @@ enum vk_kernel {
     VK_K_ATTN_F32, VK_K_ATTN_F16, VK_K_ATTN_Q8_0, VK_K_ATTN_COMBINE, /* op_attention.c */
     VK_K_QUANTIZE_ACT, VK_K_QUANTIZE_ACT_Q8K,    /* op_matmul.c, not exact: activations to int8 */
     VK_K_MV_DOT_Q8_0, VK_K_MV_DOT_Q4_0, VK_K_MV_DOT_Q4_K, VK_K_MV_DOT_Q5_K, VK_K_MV_DOT_Q6_K, /* int dot */
+    VK_K_MV_DOT_Q4_K_WIDE, VK_K_MV_DOT_Q5_K_WIDE, /*   read in 16-byte pieces (GPUs) */
     VK_K_MV_F16_Q8_0, VK_K_MV_F16_Q4_0,          /*   the fp16-arithmetic matvec */
     VK_KERNEL_COUNT
 };

@@ -12,7 +12,7 @@
 
 #include "core/backend.h"
 
-enum vk_matvec_force { VK_MATVEC_AUTO, VK_MATVEC_INT_DOT, VK_MATVEC_FP16 };
+enum vk_matvec_force { VK_MATVEC_AUTO, VK_MATVEC_INT_DOT, VK_MATVEC_INT_DOT_WIDE, VK_MATVEC_FP16 };
 
 struct vk_backend_params {
     int device_index;                  /* index in vk_device_list order; -1 = auto (vk_device_pick_auto) */
@@ -44,8 +44,11 @@ struct vk_backend_params {
     long lose_device_after;
     /* Which decode matrix-vector kernel runs when the backend is not exact (backend_vulkan_set_exact):
        AUTO picks by the device (op_matmul.c); INT_DOT and FP16 force that kernel where the device
-       merely supports it (tests; measuring on devices that do not accelerate it). Creating the
-       backend fails with SEER_EUNSUPPORTED when the forced kernel's feature is missing. */
+       merely supports it (tests; measuring on devices that do not accelerate it). INT_DOT_WIDE
+       (SEER_VK_FORCE=int-dot-wide) is INT_DOT with Q4_K and Q5_K weights read in 16-byte pieces,
+       what AUTO takes on GPUs with accelerated integer dot products (CPU implementations:
+       INT_DOT's kernels); rows off a 16-byte boundary still take INT_DOT's. Creating the backend
+       fails with SEER_EUNSUPPORTED when the forced kernel's feature is missing. */
     enum vk_matvec_force force_matvec;
 };
 

@@ -16,7 +16,8 @@
         tiles) for OPC_SHARED16 cases and every row's first case; 32 KiB and 256 KiB
         storage windows for the cases sized to split across them (OPC_SPLIT, OPC_SPLIT256); and,
         for op_matmul's OPC_PLAIN cases of quantised weights, the not-exact decode kernels forced on (int-dot, fp16:
-        vk_backend_params.force_matvec, backend_vulkan_set_exact false), whose products of up to 8
+        vk_backend_params.force_matvec, backend_vulkan_set_exact false; int-dot wide, the Q4_K and
+        Q5_K cases only: the other dtypes run int-dot's kernels there), whose products of up to 8
         x rows in the dtypes they take are held to their own bounds (rounded_case below). The
         validation layer is on: zero errors. OPC_CPU_ONLY cases probe the CPU kernel's own
         blocking and do not run on Vulkan.
@@ -42,15 +43,17 @@ static backend *cpu_nx_be;                  /* the CPU not exact: what the int-d
 
 #define VK_TOL 1e-4 /* relative L2, Vulkan vs CPU and vs the reference (see the header) */
 
-enum { VK_DEFAULT, VK_PLAIN, VK_SHARED16, VK_WINDOW, VK_WINDOW256, VK_INT_DOT, VK_FP16, VK_CONFIGS };
+enum { /* the not-exact configurations (forced decode kernels) last: vk_config_takes */
+    VK_DEFAULT, VK_PLAIN, VK_SHARED16, VK_WINDOW, VK_WINDOW256, VK_INT_DOT, VK_INT_DOT_WIDE, VK_FP16, VK_CONFIGS
+};
 static const char *const vk_config_name[VK_CONFIGS] = {"vulkan", "vulkan plain kernels", "vulkan 16 KiB shared",
                                                        "vulkan 32 KiB window", "vulkan 256 KiB window",
-                                                       "vulkan int-dot", "vulkan fp16"};
+                                                       "vulkan int-dot", "vulkan int-dot wide", "vulkan fp16"};
 /* The cases a configuration runs: the windows take the cases sized for them, the others the rest;
-   plain and 16 KiB shared also only the cases flagged for them, and every row's first; int-dot
-   and fp16 only op_matmul's flagged cases of the dtypes they change (vk_config_takes). */
-static const unsigned vk_config_cases[VK_CONFIGS] = {0, 0, 0, OPC_SPLIT, OPC_SPLIT256, 0, 0};
-static const unsigned vk_config_only[VK_CONFIGS] = {0, OPC_PLAIN, OPC_SHARED16, 0, 0, OPC_PLAIN, OPC_PLAIN};
+   plain and 16 KiB shared also only the cases flagged for them, and every row's first; int-dot,
+   int-dot wide and fp16 only op_matmul's flagged cases of the dtypes they change (vk_config_takes). */
+static const unsigned vk_config_cases[VK_CONFIGS] = {0, 0, 0, OPC_SPLIT, OPC_SPLIT256, 0, 0, 0};
+static const unsigned vk_config_only[VK_CONFIGS] = {0, OPC_PLAIN, OPC_SHARED16, 0, 0, OPC_PLAIN, OPC_PLAIN, OPC_PLAIN};
 static backend *vk_be[VK_CONFIGS];
 static const char *vk_missing; /* why there is no Vulkan backend, or NULL */
 static unsigned vk_skip_said;  /* configurations whose missing backend the current row has reported */
@@ -79,15 +82,19 @@ static void t_charge(int stage)
    (vulkan/op_matmul.c mv_path); the others stay on the f32 kernels there. */
 static bool rounded_type(int v, enum dtype t)
 {
-    return (v == VK_INT_DOT && is_blocks(t)) || (v == VK_FP16 && (t == DT_Q8_0 || t == DT_Q4_0));
+    return ((v == VK_INT_DOT || v == VK_INT_DOT_WIDE) && is_blocks(t)) ||
+           (v == VK_FP16 && (t == DT_Q8_0 || t == DT_Q4_0));
 }
 
 /* The not-exact configurations change op_matmul only: they run its cases of the quantised dtypes
    up to 67 x rows (more than 8, and the K-quants under fp16: that they stay on the f32 kernels;
-   longer prefills would only repeat those kernels, at CI's expense). */
+   longer prefills would only repeat those kernels, at CI's expense); int-dot wide only Q4_K's
+   and Q5_K's, the dtypes whose kernels it changes. */
 static bool vk_config_takes(int v, const struct op_row *r, const struct op_case *c)
 {
-    return (v != VK_INT_DOT && v != VK_FP16) || (r == &row_matmul && is_blocks(c->type) && c->p[2] * mm_n2(c) <= 67);
+    if (v == VK_INT_DOT_WIDE && c->type != DT_Q4_K && c->type != DT_Q5_K)
+        return false;
+    return v < VK_INT_DOT || (r == &row_matmul && is_blocks(c->type) && c->p[2] * mm_n2(c) <= 67);
 }
 
 /* The products the not-exact configurations run on their own kernels (rounded_type's dtypes, at
@@ -96,7 +103,8 @@ static bool vk_config_takes(int v, const struct op_row *r, const struct op_case 
    with scale = Σ_k |w||x| per output (matmul_scale): a product of one or a few outputs may cancel
    to near zero (a single 32-term dot product read 1.2e-2 relative L2 where its terms allowed
    1e-3). Bounds:
-   - int-dot vs the CPU not exact (core/cpu/qdot.h): both round the activations to the same int8
+   - int-dot (and its wide Q4_K and Q5_K builds: the same integer sums) vs the CPU not exact
+     (core/cpu/qdot.h): both round the activations to the same int8
      blocks and form the same integer block sums, so only the f32 summation of the blocks differs:
      ~1e-8 of Σ|w||x| here, bound 1e-6. Against the reference the 8-bit activations show, and
      there the bound is proven: q = round(127·x/amax) is within 1/2 of 127·x/amax and d =
@@ -405,7 +413,9 @@ static void open_vulkan(void)
        device without the feature is a visible skip of those rows (the configuration is NULL) */
     p.max_shared_override = 0;
     for (int v = VK_INT_DOT; v <= VK_FP16; v++) {
-        p.force_matvec = v == VK_INT_DOT ? VK_MATVEC_INT_DOT : VK_MATVEC_FP16;
+        p.force_matvec = v == VK_INT_DOT        ? VK_MATVEC_INT_DOT
+                         : v == VK_INT_DOT_WIDE ? VK_MATVEC_INT_DOT_WIDE
+                                                : VK_MATVEC_FP16;
         if (backend_vulkan_create(&p, &vk_be[v]) == SEER_OK)
             backend_vulkan_set_exact(vk_be[v], false);
         else
@@ -452,10 +462,10 @@ int main(int argc, char **argv)
                 n++;
             }
             diag("%s: %zu cases; CPU seconds: reference %.1f, cpu %.1f, vulkan %.1f, plain %.1f, 16 KiB shared %.1f, "
-                 "windows %.1f, int-dot and fp16 %.1f", r->name, n, t_spent[T_REF], t_spent[T_CPU],
-                 t_spent[T_VK + VK_DEFAULT], t_spent[T_VK + VK_PLAIN], t_spent[T_VK + VK_SHARED16],
-                 t_spent[T_VK + VK_WINDOW] + t_spent[T_VK + VK_WINDOW256],
-                 t_spent[T_VK + VK_INT_DOT] + t_spent[T_VK + VK_FP16]);
+                 "windows %.1f, int-dot %.1f, int-dot wide %.1f, fp16 %.1f", r->name, n, t_spent[T_REF],
+                 t_spent[T_CPU], t_spent[T_VK + VK_DEFAULT], t_spent[T_VK + VK_PLAIN], t_spent[T_VK + VK_SHARED16],
+                 t_spent[T_VK + VK_WINDOW] + t_spent[T_VK + VK_WINDOW256], t_spent[T_VK + VK_INT_DOT],
+                 t_spent[T_VK + VK_INT_DOT_WIDE], t_spent[T_VK + VK_FP16]);
             for (int v = VK_INT_DOT; v <= VK_FP16 && r == &row_matmul; v++)
                 if (vk_be[v])
                     ok(rounded_err_max[v] > 1e-5, "%s: %s ran its rounded kernel (largest error vs the exact cpu "
@@ -467,6 +477,10 @@ int main(int argc, char **argv)
         diag("op_matmul_n on the %s configuration:", vk_config_name[VK_INT_DOT]);
         check_matmul_n(vk_be[VK_INT_DOT]);
         check_int_dot_ties(vk_be[VK_INT_DOT], cpu_nx_be);
+    }
+    if (!only && vk_be[VK_INT_DOT_WIDE]) { /* the same, with its Q4_K products on the wide build */
+        diag("op_matmul_n on the %s configuration:", vk_config_name[VK_INT_DOT_WIDE]);
+        check_matmul_n(vk_be[VK_INT_DOT_WIDE]);
     }
 #if SEER_HAVE_VULKAN
     for (int v = 0; v < VK_CONFIGS; v++)

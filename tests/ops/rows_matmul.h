@@ -5,8 +5,11 @@
    matmul — case p {K, M, N, layout}: 0 contiguous; 1 (views) w a view starting one block into a
    parent whose rows are one block longer, x a 3-D view {K, N, 2} of rows 5 floats apart starting
    one row in; 2 x rows 13 floats apart, the padding NaN (never to be read); 3 x a 3-D view
-   {K, N, 2} whose rows are K + 4 apart and planes 4 rows + 7 apart, 8 bytes in. Parents: 0 w,
-   1 x, 2 out. f32 accumulation against double: ~1e-6 even at K = 12288; 1e-4 is the f32 bound.
+   {K, N, 2} whose rows are K + 4 apart and planes 4 rows + 7 apart, 8 bytes in; 4 (block types)
+   w a view 8 bytes into a parent whose rows are one block longer (rows off every 16-byte
+   boundary: Vulkan's wide Q4_K and Q5_K builds must not take them), the parent's values (`val`)
+   then those of the view's rows. Parents: 0 w, 1 x, 2 out. f32 accumulation against double:
+   ~1e-6 even at K = 12288; 1e-4 is the f32 bound.
    get_rows — case p {H, V, N}; OPC_STRIDED: out rows 3 floats apart. Each row must equal the
    table row's values bit for bit; ids include 0 and V − 1. Block tables are random blocks of
    tests/core/quant_blocks.h (any finite f16 scale, subnormals too). Parents: 0 table, 1 ids,
@@ -46,7 +49,8 @@ static unsigned char *moderate_blocks(enum dtype t, int64_t ne0, int64_t rows)
 
 static bool is_blocks(enum dtype t) { return dtype_info(t)->block_elems > 1; }
 
-enum { MM_CONTIG, MM_VIEWS, MM_XPAD, MM_X3D };
+enum { MM_CONTIG, MM_VIEWS, MM_XPAD, MM_X3D, MM_WOFF };
+#define MM_WOFF_BYTES 8 /* where MM_WOFF's weight view starts in its parent's rows */
 
 static int64_t mm_n2(const struct op_case *c) { return c->p[3] == MM_VIEWS || c->p[3] == MM_X3D ? 2 : 1; }
 
@@ -54,8 +58,18 @@ static void make_matmul(const struct op_row *r, const struct op_case *c, struct 
 {
     (void)r;
     const int64_t K = c->p[0], M = c->p[1], N = c->p[2], n2 = mm_n2(c), qk = dtype_info(c->type)->block_elems;
-    const int64_t pk = c->p[3] == MM_VIEWS ? K + qk : K; /* weight parent row length */
-    if (is_blocks(c->type))
+    const int64_t pk = c->p[3] == MM_VIEWS || c->p[3] == MM_WOFF ? K + qk : K; /* weight parent row length */
+    if (c->p[3] == MM_WOFF) { /* the view's rows: moderate blocks, MM_WOFF_BYTES into the parent's */
+        size_t prow = 0, row = 0;
+        dtype_row_bytes(c->type, pk, &prow), dtype_row_bytes(c->type, K, &row);
+        unsigned char *raw = moderate_blocks(c->type, pk, M), *blocks = moderate_blocks(c->type, K, M);
+        for (int64_t m = 0; m < M; m++)
+            memcpy(raw + (size_t)m * prow + MM_WOFF_BYTES, blocks + (size_t)m * row, row);
+        float *val = op_add_blocks(d, c->type, pk, M, raw);
+        for (int64_t m = 0; m < M; m++)
+            dequantize_row(c->type, blocks + (size_t)m * row, val + m * pk, K);
+        free(blocks);
+    } else if (is_blocks(c->type))
         op_add_blocks(d, c->type, pk, M, moderate_blocks(c->type, pk, M));
     else
         op_add_input(d, c->type, pk, M, 1, 1, fill_normal);
@@ -79,7 +93,8 @@ static void make_matmul(const struct op_row *r, const struct op_case *c, struct 
 static void matmul_views(const struct op_case *c, const tensor *wp, const tensor *xp, tensor *w, tensor *x)
 {
     const int64_t K = c->p[0], M = c->p[1], N = c->p[2], n2 = mm_n2(c);
-    const size_t lead = c->p[3] == MM_VIEWS ? (size_t)dtype_info(c->type)->block_bytes : 0;
+    const size_t lead = c->p[3] == MM_VIEWS ? (size_t)dtype_info(c->type)->block_bytes
+                        : c->p[3] == MM_WOFF ? MM_WOFF_BYTES : 0;
     *w = tensor_view(wp, 2, (int64_t[]){K, M}, (size_t[]){wp->nb[0], wp->nb[1]}, lead);
     const int64_t ne[3] = {K, N, n2};
     switch (c->p[3]) {
@@ -142,6 +157,14 @@ static int run_matmul(const struct op_row *r, const struct op_case *c, struct op
         MMP(t, K, 23, 2100, 0), MMP(t, qk, 1, 1, 0), MMP(t, 5 * ((qk) == 1 ? 64 : 256), 130, 9, 0),                  \
         MMP(t, K, 19, 3, MM_VIEWS), MMP(t, K, 19, 67, MM_VIEWS), MMS(t, K, Ms, 1, 0), MMS(t, K, Ms, 67, 0),          \
         MMS(t, K, Ms, 5, MM_VIEWS)
+/* Q4_K and Q5_K decode as Vulkan's wide int-dot builds (matvec_dot.comp WIDE) read them: each
+   x-row count they have a build for, at one superblock and at 16 per row, M = 37 (not a multiple
+   of the 8 rows per workgroup); and rows off 16-byte boundaries, which the host must give the
+   word-reading builds */
+#define MMW(t, K)                                                                                                    \
+    MMP(t, K, 37, 1, 0), MMP(t, K, 37, 2, 0), MMP(t, K, 37, 3, 0), MMP(t, K, 37, 4, 0), MMP(t, K, 37, 5, 0),         \
+        MMP(t, K, 37, 6, 0), MMP(t, K, 37, 7, 0), MMP(t, K, 37, 8, 0), MMP(t, K, 37, 3, MM_WOFF),                    \
+        MMP(t, K, 9, 8, MM_WOFF)
 /* ops.c's plain-dtype list: not multiples of any tile (64×64×16) or workgroup; odd K for odd
    f16 starts; 1×1×1; a 2048-deep dot product; 2500 tokens; views; 32 KiB windows */
 #define MM_PLAIN(t)                                                                                                  \
@@ -167,7 +190,8 @@ static const struct op_case matmul_cases[] = {
     MM_PLAIN(DT_F32), MM_PLAIN(DT_F16), MM_PLAIN(DT_BF16),
     MM_VK(DT_F32, 999, 1, 43), MM_VK(DT_F16, 999, 1, 83), MM_VK(DT_BF16, 999, 1, 83),
     MM_VK(DT_Q8_0, 800, 32, 191), MM_VK(DT_Q4_0, 800, 32, 358), MM_VK(DT_Q4_K, 768, 256, 373),
-    MM_VK(DT_Q5_K, 768, 256, 306), MM_VK(DT_Q6_K, 768, 256, 256),
+    MM_VK(DT_Q5_K, 768, 256, 306), MM_VK(DT_Q6_K, 768, 256, 256), MMW(DT_Q4_K, 256),
+    MMW(DT_Q4_K, 4096), MMW(DT_Q5_K, 256), MMW(DT_Q5_K, 4096),
 };
 static const struct op_row row_matmul = {"matmul", 0, make_matmul, ref_matmul_row, run_matmul, fill_shifted, OP_L2,
                                          1e-4, "f32 accumulation in another order: ~1e-6",

@@ -21,6 +21,17 @@
 // meet in subgroupAdd, then one barrier and a sum over the subgroups (built only with the
 // subgroup reduction: the host refuses the kernel on devices without subgroup arithmetic).
 // Assumes: K a multiple of 32; NX = p.N, 1..8; WG (spec 0) any size; any subgroup size.
+// WIDE (Q4_K and Q5_K: blobs matvec_dot_q4_k_wide, _q5_k_wide): the weights are read as 16-byte
+// pieces (uvec4) of a second view of binding 0 instead of 4-byte words at byte addresses. A
+// superblock is 9 pieces (Q5_K 11): d, dmin and the 12 scale bytes; Q5_K's two of high bits;
+// the nibbles. Sub-block j takes the first piece and two of nibbles (Q5_K also both high-bit
+// ones): 3 loads where the word reads take 13 (3 scale bytes, d, dmin, 8 words; Q5_K 5 for 21).
+// Consecutive invocations take consecutive sub-blocks as above, so a subgroup's loads cover
+// whole superblocks side by side (coalesced on GPUs); each invocation forms the same integer
+// block sums in the same order, only the loads differ. Assumes in addition: every row starts on
+// a 16-byte boundary of the window and the window on one of the buffer (op_matmul.c checks both
+// and otherwise runs the word-reading build). Q8_0's 34-, Q4_0's 18- and Q6_K's 210-byte blocks
+// keep no such alignment from block to block, so they have no wide build.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -32,6 +43,13 @@
 #include "common/push.glsl"
 #include "common/index.glsl"
 #include "common/weights.glsl"
+#if defined(WIDE)
+#if !defined(W_Q4_K) && !defined(W_Q5_K)
+#error "WIDE: Q4_K and Q5_K only (their 144- and 176-byte blocks are whole 16-byte pieces)"
+#endif
+// the same binding as weights.glsl's uint view (descriptor aliasing): the rows in 16-byte pieces
+layout(std430, binding = 0) readonly buffer WeightsWide { uvec4 wq4[]; };
+#endif
 
 // OpSDot (4450) with the packed 4x8-bit operand format (0); capabilities DotProduct (6019) and
 // DotProductInput4x8BitPacked (6018). Debian 12's glslc predates GL_EXT_integer_dot_product.
@@ -48,6 +66,23 @@ layout(std430, binding = 2) writeonly buffer O { float o[]; };
 layout(push_constant) uniform PC { MatmulPush p; };
 
 shared float red[NR * NX * WG];
+
+#if defined(WIDE)
+// The scale and min of sub-block j as dq_scale (the same products, `precise` as there) from the
+// superblock's first piece: x = f16 d | f16 dmin << 16, y z w = scales[0..3], [4..7], [8..11].
+// get_scale_min_k4 reads scales[j], [j + 4] for j < 4 and scales[j + 4], [j − 4], [j] above: the
+// bytes j & 3 of y, z, w either way, so no component is indexed by a variable.
+void dq_scale_wide(uvec4 hd, uint j, out float d1, out float m1)
+{
+    const uint s = 8u * (j & 3u), y = (hd.y >> s) & 0xffu, z = (hd.z >> s) & 0xffu, w = (hd.w >> s) & 0xffu;
+    const bool lo = j < 4u;
+    const uint sc = lo ? y & 63u : (w & 15u) | ((y >> 6) << 4), m = lo ? z & 63u : (w >> 4) | ((z >> 6) << 4);
+    precise const float d = half_bits_to_float(hd.x & 0xffffu) * float(sc);
+    precise const float mm = half_bits_to_float(hd.x >> 16) * float(m);
+    d1 = d;
+    m1 = mm;
+}
+#endif
 
 // Block b (32 elements) of the weight row at byte `row` as 8 words of signed bytes: w = a·q − bm
 // per element, except Q6_K, whose halves (words 0..3, 4..7) take a·s_lo and a·s_hi (bm = 0).
@@ -70,6 +105,18 @@ void w_block(uint row, uint b, out uint ww[8], out float a, out float bm, out in
         ww[i] = ((u & 0x0f0f0f0fu) + 0x78787878u) ^ 0x80808080u;
         ww[i + 4u] = (((u >> 4) & 0x0f0f0f0fu) + 0x78787878u) ^ 0x80808080u;
     }
+#elif defined(WIDE)
+    // pieces of the superblock from pb: 0 the scales; Q5_K: 1 and 2 its qh; pq and pq + 1
+    // sub-block j's nibbles
+    const uint pb = (row >> 4) + (b / 8u) * (QBYTES / 16u), j = b % 8u, sh = (j & 1u) * 4u;
+    const uint pq = pb + QS_AT / 16u + 2u * (j >> 1);
+    dq_scale_wide(wq4[pb], j, a, bm);
+    uvec4 q0 = (wq4[pq] >> sh) & 0x0f0f0f0fu, q1 = (wq4[pq + 1u] >> sh) & 0x0f0f0f0fu;
+#if defined(W_Q5_K)
+    q0 |= ((wq4[pb + 1u] >> j) & 0x01010101u) << 4;
+    q1 |= ((wq4[pb + 2u] >> j) & 0x01010101u) << 4;
+#endif
+    ww = uint[](q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w);
 #elif defined(W_Q4_K) || defined(W_Q5_K)
     // sub-block j of the superblock: nibbles of qs[32(j/2) ..] (high ones for odd j); Q5_K: bit j
     // of qh[i] above them

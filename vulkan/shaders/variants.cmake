@@ -37,7 +37,9 @@ set(seer_shader_variants
   # the not-exact decode matvecs (op_matmul.c): their plain builds are Q8_0's
   "matvec_dot_q4_0|matvec_dot.comp|W_Q4_0"
   "matvec_dot_q4_k|matvec_dot.comp|W_Q4_K"
+  "matvec_dot_q4_k_wide|matvec_dot.comp|W_Q4_K,WIDE"
   "matvec_dot_q5_k|matvec_dot.comp|W_Q5_K"
+  "matvec_dot_q5_k_wide|matvec_dot.comp|W_Q5_K,WIDE"
   "quantize_act_q8k|quantize_act.comp|Q8K"
   "matvec_dot_q6_k|matvec_dot.comp|W_Q6_K"
   "matvec_fp16_q4_0|matvec_fp16.comp|W_Q4_0"
