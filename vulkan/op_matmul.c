@@ -6,10 +6,11 @@
    Up to 8 x rows run the matrix-vector kernel (decode, short prompts: each weight chunk is
    dequantised once for all of them); more run the tiled matrix-matrix kernel (prefill). When the
    backend is not exact (backend_vulkan_set_exact), decode's products of quantised weights may
-   instead take the integer-dot or (Q8_0, Q4_0) the fp16 matvec (mv_path below). On GPUs the
-   integer-dot product of Q4_K and Q5_K weights takes the wide build (matvec_dot.comp WIDE): the
-   weights read as 16-byte pieces, consecutive invocations on consecutive pieces, as GPUs load
-   fastest (the other block types' blocks are no whole number of pieces). It indexes pieces from
+   instead take the integer-dot or (Q8_0, Q4_0) the fp16 matvec (mv_path below). The integer-dot
+   product of Q4_K and Q5_K weights takes the wide build (matvec_dot.comp WIDE): the weights read
+   as 16-byte pieces, consecutive invocations on consecutive pieces, as GPUs load fastest (the
+   other block types' blocks are no whole number of pieces); lavapipe runs it too, faster than any
+   other decode kernel there. It indexes pieces from
    the window's start, so each weight window is checked at dispatch (wide_ok: the window, the
    first row and the row stride all on 16 bytes) and one that is not runs the word-reading build
    instead. Windows start at a row rounded down to minStorageBufferOffsetAlignment (a power of
@@ -53,10 +54,9 @@ bool vk_weight_supported(enum dtype t)
    also where caps.matvec_prefill runs matvec for it) and the float dtypes: matvec.comp. Else the
    integer-dot kernel (activations rounded to int8 blocks as the CPU's not-exact path rounds them:
    per 32 values, per 256 for Q4_K) where the device says its packed 4x8 signed dot product is
-   accelerated (for Q4_K and Q5_K on GPUs the wide build, whose 16-byte loads are made for GPUs'
-   memory, not a CPU implementation's); else, for Q8_0 and Q4_0, the fp16 one on GPUs with
-   shaderFloat16 (not on CPU implementations: lavapipe emulates both in scalar code, and its
-   decode must not slow down); or what vk_backend_params.force_matvec forces (INT_DOT_WIDE: the
+   accelerated (for Q4_K and Q5_K the wide build, which CPU implementations take even unaccelerated:
+   below); else, for Q8_0 and Q4_0, the fp16 one on GPUs with shaderFloat16 (not on CPU
+   implementations: lavapipe emulates both in scalar code, and its decode must not slow down); or what vk_backend_params.force_matvec forces (INT_DOT_WIDE: the
    wide build for Q4_K and Q5_K, the word-reading integer-dot one for the other block types). All
    need subgroup arithmetic (built with that reduction only). */
 enum mv_path { MV_PLAIN, MV_INT_DOT, MV_INT_DOT_WIDE, MV_FP16 };
@@ -75,8 +75,11 @@ static enum mv_path mv_path(const struct vk_ctx *vk, const tensor *w, int64_t N)
     case VK_MATVEC_FP16: return f16 ? MV_FP16 : MV_PLAIN;
     case VK_MATVEC_AUTO: break;
     }
-    if (dot && c->int_dot && c->int_dot_fast)
-        return c->kind != VK_KIND_CPU ? dot_path : MV_INT_DOT;
+    /* CPU implementations take the wide build for Q4_K and Q5_K even without accelerated dot
+       products: lavapipe decoded 0.8B Q4_K at 2.69 tokens/s with it, 1.15 with matvec.comp and 1.35
+       with the word-reading build (docs/PERFORMANCE.md); its Q8_0 gains nothing from the latter */
+    if (dot && c->int_dot && (c->int_dot_fast || (c->kind == VK_KIND_CPU && dot_path == MV_INT_DOT_WIDE)))
+        return dot_path;
     return f16 && c->fp16 && c->kind != VK_KIND_CPU ? MV_FP16 : MV_PLAIN;
 }
 
