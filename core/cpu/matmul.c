@@ -382,10 +382,6 @@ struct q_ctx {
     int np;
 };
 
-/* Weight rows of this thread's units, each against every activation row (a weight row stays in
-   L1 while the activation rows pass it). With a several-row kernel the row is also unpacked once
-   per QDOT_MAX_ROWS activation rows: batched decode (issue #13 item 5) is then bound by the
-   weight stream, not by unpacking it once per sequence. */
 /* The AMX layout: each unit's 16 rows meet every group of activation rows while they are in cache. */
 static void q_units_amx(const struct q_ctx *c, long long lo, long long hi)
 {
@@ -403,6 +399,10 @@ static void q_units_amx(const struct q_ctx *c, long long lo, long long hi)
     qamx_end();
 }
 
+/* Weight rows of this thread's units, each against every activation row (a weight row stays in
+   L1 while the activation rows pass it). With a several-row kernel the row is also unpacked once
+   per QDOT_MAX_ROWS activation rows: batched decode (issue #13 item 5) is then bound by the
+   weight stream, not by unpacking it once per sequence. */
 static void q_units(const struct q_ctx *c, long long lo, long long hi)
 {
     if (c->w->layout == TL_Q8_0_T16) {
