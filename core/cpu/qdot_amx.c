@@ -77,14 +77,9 @@ bool qamx_layout(tensor *w)
 
 void qamx_dequant(const tensor *w, int64_t r, int64_t k0, float *dst, int64_t n)
 {
-    const int64_t np = n_pairs(w);
-    const char *base = (const char *)w->data + (size_t)(r / QAMX_ROWS) * (size_t)np * PAIR_BYTES;
-    const int rr = (int)(r % QAMX_ROWS);
     for (int64_t j = k0 / QK8_0; j < (k0 + n) / QK8_0; j++) {
-        const char *pair = base + (size_t)(j / 2) * PAIR_BYTES;
         block_q8_0 b; /* the file's block, so the values are dequantize_row's to the bit */
-        memcpy(b.qs, pair + 64 * rr + 32 * (j % 2), QK8_0);
-        memcpy(&b.d, pair + 1024 + 2 * (2 * rr + j % 2), 2);
+        memcpy(b.qs, qamx_block(w, r, j, &b.d), QK8_0);
         dequantize_row(DT_Q8_0, &b, dst + (j * QK8_0 - k0), QK8_0);
     }
 }
