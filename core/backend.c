@@ -107,11 +107,10 @@ int backend_tensor_alloc(backend *be, tensor *t, backend_buffer **out_buf)
     return SEER_OK;
 }
 
-void backend_weight_prepare(tensor *t)
+int backend_weight_prepare(tensor *t)
 {
     backend *be = t->buf ? t->buf->be : NULL;
-    if (be && be->iface->weight_prepare)
-        be->iface->weight_prepare(be, t);
+    return be && be->iface->weight_prepare ? be->iface->weight_prepare(be, t) : SEER_OK;
 }
 
 static int check_range(const tensor *t, size_t off, size_t n)

@@ -49,9 +49,10 @@ struct backend_i {
        NULL: every op whose slot is filled runs every input core/ops.c accepts. */
     bool (*supports)(backend *be, enum op_id op, const tensor *const *t, int n);
     /* (optional) rearranges a weight matrix just placed and filled for the backend's fastest
-       kernels, in place (t->layout says how; the CPU: Q8_0 matrices for its AMX tiles). Leaves
-       t as it is when nothing applies or memory is short. */
-    void (*weight_prepare)(backend *be, tensor *t);
+       kernels, in place (t->layout says how; the CPU: Q8_0 matrices for its AMX tiles; Vulkan:
+       Q8_0 rows split for 16-byte loads). Leaves t as it is when nothing applies or memory is
+       short; an error only when the device failed part way (t's bytes are then unknown). */
+    int (*weight_prepare)(backend *be, tensor *t);
     struct backend_ops ops;
 };
 
@@ -83,7 +84,7 @@ int backend_tensor_alloc(backend *be, tensor *t, backend_buffer **out_buf);
 int backend_tensor_set(tensor *t, const void *src, size_t off, size_t n);
 /* Model loaders call this once per weight matrix that only op_matmul and op_get_rows read, after
    its bytes are in place (struct backend_i.weight_prepare); no-op when the backend has none. */
-void backend_weight_prepare(tensor *t);
+int backend_weight_prepare(tensor *t);
 int backend_tensor_get(const tensor *t, void *dst, size_t off, size_t n);
 /* Writes/reads all of a contiguous tensor as f32 values, converting from/to its dtype (F32, F16,
    BF16, I32 (value cast), Q8_0, Q4_K on write; any dtype on read). For tests and loaders. */

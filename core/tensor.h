@@ -42,8 +42,11 @@ struct backend_buffer;
 /* How a matrix's bytes are arranged. TL_ROWS: rows one after another (every file's layout, and
    every tensor the model creates). TL_Q8_0_T16: a Q8_0 weight matrix the CPU backend rearranged
    for its AMX kernel when it copied it (core/cpu/qdot_amx.c): same size, rows no longer
-   addressable by nb[1]; only the CPU's matmul and get_rows read it. */
-enum tensor_layout { TL_ROWS, TL_Q8_0_T16 };
+   addressable by nb[1]; only the CPU's matmul and get_rows read it. TL_Q8_0_SPLIT: a Q8_0 weight
+   matrix the Vulkan backend rearranged row by row for 16-byte loads (vulkan/op_matmul.c): each
+   row's ne[0] int8 values, then its ne[0]/32 f16 scales — rows and strides as before; only
+   Vulkan's matmul and get_rows read it. */
+enum tensor_layout { TL_ROWS, TL_Q8_0_T16, TL_Q8_0_SPLIT };
 
 typedef struct tensor {
     enum dtype type;

@@ -59,9 +59,7 @@ static int place_as_is(qwen35_model *m, const tensor *src, tensor *dst, const ch
 static int place_matrix(qwen35_model *m, const tensor *src, tensor *dst, const char *name)
 {
     int rc = place_as_is(m, src, dst, name);
-    if (rc == SEER_OK)
-        backend_weight_prepare(dst);
-    return rc;
+    return rc == SEER_OK ? backend_weight_prepare(dst) : rc;
 }
 
 enum convert { AS_F32, PLUS_ONE, NEG_EXP };

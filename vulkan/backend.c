@@ -121,6 +121,7 @@ static const struct backend_i vk_iface = {
     .sync = vkb_sync,
     .memory = vkb_memory,
     .supports = vkb_supports,
+    .weight_prepare = vk_weight_prepare,
     /* one slot per row of SEER_OPS (core/ops.h): a missing vk_<op> does not compile */
     .ops = {SEER_OPS(VK_OP)},
 };

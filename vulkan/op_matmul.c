@@ -8,9 +8,11 @@
    backend is not exact (backend_vulkan_set_exact), decode's products of quantised weights may
    instead take the integer-dot or (Q8_0, Q4_0) the fp16 matvec (mv_path below). The integer-dot
    product of Q4_K and Q5_K weights takes the wide build (matvec_dot.comp WIDE): the weights read
-   as 16-byte pieces, consecutive invocations on consecutive pieces, as GPUs load fastest (the
-   other block types' blocks are no whole number of pieces); lavapipe runs it too, faster than any
-   other decode kernel there. It indexes pieces from
+   as 16-byte pieces, consecutive invocations on consecutive pieces, as GPUs load fastest; lavapipe
+   runs it too, faster than any other decode kernel there. Q8_0's 34-byte blocks are no whole
+   number of pieces, so where that build would run, Q8_0 matrices are rearranged row by row as
+   they load (vk_weight_prepare: the split layout) and read by its own wide build, prefill and
+   get_rows by SPLIT builds of matmul.comp and get_rows.comp. The wide builds index pieces from
    the window's start, so each weight window is checked at dispatch (wide_ok: the window, the
    first row and the row stride all on 16 bytes) and one that is not runs the word-reading build
    instead. Windows start at a row rounded down to minStorageBufferOffsetAlignment (a power of
@@ -67,6 +69,8 @@ static enum mv_path mv_path(const struct vk_ctx *vk, const tensor *w, int64_t N)
     const enum dtype t = w->type;
     const bool dot = dtype_info(t)->block_elems > 1, f16 = t == DT_Q8_0 || t == DT_Q4_0;
     const enum mv_path dot_path = t == DT_Q4_K || t == DT_Q5_K ? MV_INT_DOT_WIDE : MV_INT_DOT; /* wide builds */
+    if (w->layout == TL_Q8_0_SPLIT) /* its one matvec; prefill too where caps.matvec_prefill */
+        return vk->exact || !c->subgroup_arith || !c->int_dot ? MV_PLAIN : MV_INT_DOT_WIDE;
     if (vk->exact || N > VK_MATVEC_MAX_N || !c->subgroup_arith)
         return MV_PLAIN;
     switch (vk->force_matvec) { /* the feature was checked at creation */
@@ -91,10 +95,10 @@ static bool wide_ok(const struct vk_binding *b, uint32_t row0, uint32_t stride)
     return b->offset % 16 == 0 && row0 % 16 == 0 && stride % 16 == 0;
 }
 
-/* wide: the build that reads 16-byte pieces (Q4_K and Q5_K only) */
+/* wide: the build that reads 16-byte pieces (Q4_K, Q5_K, and Q8_0 in the split layout) */
 static enum vk_kernel dot_kernel(enum dtype t, bool wide)
 {
-    return t == DT_Q8_0 ? VK_K_MV_DOT_Q8_0 : t == DT_Q4_0 ? VK_K_MV_DOT_Q4_0
+    return t == DT_Q8_0 ? (wide ? VK_K_MV_DOT_Q8_0_WIDE : VK_K_MV_DOT_Q8_0) : t == DT_Q4_0 ? VK_K_MV_DOT_Q4_0
          : t == DT_Q4_K ? (wide ? VK_K_MV_DOT_Q4_K_WIDE : VK_K_MV_DOT_Q4_K)
          : t == DT_Q5_K ? (wide ? VK_K_MV_DOT_Q5_K_WIDE : VK_K_MV_DOT_Q5_K) : VK_K_MV_DOT_Q6_K;
 }
@@ -122,6 +126,54 @@ static int quantize_x(struct vk_ctx *vk, struct vk_push_matmul *pc, bool k256, s
     return SEER_OK;
 }
 
+/* ---- the split Q8_0 layout ---------------------------------------------------------------- */
+
+/* Q8_0's 34-byte blocks keep no 16-byte alignment, so for the wide build the backend rearranges
+   each Q8_0 matrix as it loads, row by row in place (q8_split.comp; TL_Q8_0_SPLIT: the row's
+   values, then its scales): same bytes, same rows, so windows and strides do not change. Done
+   where decode would read 16-byte pieces — the rule mv_path applies to Q4_K and Q5_K: the
+   integer-dot kernels accelerated, or a CPU implementation, or forced (int-dot-wide) — and the
+   products are not exact; an exact backend would read it with matmul.comp only (vk_matmul), so
+   set exact before loading. Rows must be whole 16-byte pieces (K a multiple of 256, every Qwen3.5
+   matrix) at a 16-byte offset, and fit the shader's 16 KiB of shared memory. */
+#define Q8_SPLIT_MAX_ROW (16u << 10)
+
+int vk_weight_prepare(backend *be, tensor *t)
+{
+    struct vk_ctx *vk = vk_ctx_of(be);
+    const struct vk_caps *c = &vk->caps;
+    const enum vk_matvec_force f = vk->force_matvec;
+    const bool wide = f == VK_MATVEC_INT_DOT_WIDE ||
+                      (f == VK_MATVEC_AUTO && c->int_dot && (c->int_dot_fast || c->kind == VK_KIND_CPU));
+    const size_t row_bytes = (size_t)t->ne[0] / 32 * 34;
+    if (t->type != DT_Q8_0 || t->layout != TL_ROWS || vk->exact || !wide || !c->subgroup_arith ||
+        t->ne[0] % 256 || row_bytes > Q8_SPLIT_MAX_ROW || t->nb[1] != row_bytes || t->ne[2] * t->ne[3] != 1 ||
+        t->offset % 16)
+        return SEER_OK;
+    struct vk_rows wr = vk_rows_of(t);
+    const struct vk_pipeline *pl;
+    const int64_t M = t->ne[1];
+    int rc = vk_rows_check(be, &wr, 1, "weight_prepare");
+    if (rc == SEER_OK)
+        rc = vk_pipeline_get(vk, VK_K_Q8_SPLIT, 0, &pl);
+    if (rc) /* nothing written: the matrix stays as it is */
+        return seer_err_clear(), SEER_OK;
+    for (int64_t m0 = 0, m1; m0 < M; m0 = m1) {
+        if ((rc = vk_split(vk, &wr, 1, m0, M, (int64_t)vk_grid_max(vk), &m1, "weight_prepare")))
+            return rc;
+        struct vk_binding b = vk_bind(vk, &wr, m0, m1, 1, true);
+        struct vk_push_matmul pc = {.M = (uint32_t)(m1 - m0), .K = (uint32_t)t->ne[0],
+                                    .w_base = b.base + (uint32_t)m0 * (uint32_t)row_bytes,
+                                    .w_stride = (uint32_t)row_bytes};
+        uint32_t gx, gy;
+        vk_grid(vk, (uint64_t)(m1 - m0), &gx, &gy);
+        if ((rc = vk_cmd_dispatch(vk, pl, &b, &pc, gx, gy, 1)))
+            return rc;
+    }
+    t->layout = TL_Q8_0_SPLIT;
+    return SEER_OK;
+}
+
 /* ---- matmul ------------------------------------------------------------------------------ */
 
 /* Both kernels take the same push constants and bindings; they differ in what a workgroup
@@ -141,9 +193,12 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
     if (rc == SEER_OK)
         rc = vk_rows_check(be, &outr, 4, "op_matmul");
     const int64_t M = w->ne[1], N = tensor_nrows(x), G = VK_MATVEC_MAX_N;
-    const bool mv = N <= G || vk->caps.matvec_prefill;
+    const bool split = w->layout == TL_Q8_0_SPLIT; /* read by no plain matvec: matmul.comp instead */
     const enum mv_path path = mv_path(vk, w, N);
-    const bool q8 = w->type == DT_Q8_0, dot = path == MV_INT_DOT || path == MV_INT_DOT_WIDE;
+    const bool mv = (N <= G || vk->caps.matvec_prefill) && !(split && path == MV_PLAIN);
+    const bool q8 = w->type == DT_Q8_0, dot = mv && (path == MV_INT_DOT || path == MV_INT_DOT_WIDE);
+    if (split)
+        wk.matmul = VK_K_MATMUL_Q8_0_SPLIT;
     const enum vk_kernel mvk = dot ? dot_kernel(w->type, false)
                                : path == MV_FP16  ? (q8 ? VK_K_MV_F16_Q8_0 : VK_K_MV_F16_Q4_0)
                                : vk->caps.subgroup_arith ? wk.matvec_sg
@@ -213,16 +268,22 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
             /* matvec: whole groups of G x rows in one dispatch (the build for G), then the
                remaining rows in one more (the build for their count); the outputs are disjoint.
                The wide build and the one it stands in for share the spec constants (BM). */
-            const enum vk_kernel k =
-                path == MV_INT_DOT_WIDE && wide_ok(&b[0], pc.w_base, w_stride) ? dot_kernel(w->type, true) : mvk;
+            const bool wide = path == MV_INT_DOT_WIDE && wide_ok(&b[0], pc.w_base, w_stride);
+            if (split && !wide) /* vk_weight_prepare splits only rows that every window keeps aligned */
+                return seer_err(SEER_EUNSUPPORTED, "vulkan: op_matmul: split Q8_0 rows of '%s' off 16 bytes", w->name);
+            const enum vk_kernel k = wide ? dot_kernel(w->type, true) : mvk;
             vk_grid(vk, m_groups, &gx, &gy);
             for (int64_t n0 = r0, n; n0 < r1; n0 += n) {
-                const int64_t groups = (r1 - n0) / G;
+                /* the integer-dot kernels read their NX rounded rows from x_base on (no grid z):
+                   one dispatch per group (prefill on split rows, caps.matvec_prefill) */
+                const int64_t groups = dot ? MIN((r1 - n0) / G, 1) : (r1 - n0) / G;
                 n = groups ? groups * G : r1 - n0;
                 if ((rc = vk_pipeline_get(vk, k, groups ? (uint32_t)G - 1 : (uint32_t)n - 1, &pl)))
                     return rc;
                 pc.N = groups ? (uint32_t)G : (uint32_t)n;
                 pc.r0 = (uint32_t)n0;
+                if (dot) /* quantize_x's words per row: 9 per 32 values, 65 per 256 for Q4_K */
+                    pc.x_base = b[1].base + (uint32_t)(n0 - r0) * (uint32_t)(k256 ? w->ne[0] / 256 * 65 : w->ne[0] / 32 * 9);
                 pc.out_base = b[2].base + (uint32_t)n0 * (uint32_t)M + (uint32_t)m0;
                 if ((rc = vk_cmd_dispatch(vk, pl, b, &pc, gx, gy, groups ? (uint32_t)groups : 1)))
                     return rc;
@@ -263,7 +324,7 @@ int vk_get_rows(backend *be, tensor *out, const tensor *table, const tensor *ids
         rc = vk_rows_check(be, &outr, 4, op);
     const struct vk_pipeline *pl;
     if (rc == SEER_OK)
-        rc = vk_pipeline_get(vk, wk.get_rows, 0, &pl);
+        rc = vk_pipeline_get(vk, table->layout == TL_Q8_0_SPLIT ? VK_K_GET_ROWS_Q8_0_SPLIT : wk.get_rows, 0, &pl);
     struct vk_binding b[3];
     if (rc == SEER_OK)
         rc = vk_bind_whole(vk, &ir, 4, op, &b[1]);

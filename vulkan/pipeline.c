@@ -280,6 +280,10 @@ static const struct vk_kernel_desc kernels[VK_KERNEL_COUNT] = {
     [VK_K_MV_DOT_Q5_K_WIDE] = {"matvec_dot_q5_K_wide", spv_matvec_dot_q5_k_wide, &spv_matvec_dot_q5_k_wide_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
     [VK_K_MV_F16_Q8_0] = {"matvec_fp16_q8_0", spv_matvec_fp16, &spv_matvec_fp16_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_fp16},
     [VK_K_MV_F16_Q4_0] = {"matvec_fp16_q4_0", spv_matvec_fp16_q4_0, &spv_matvec_fp16_q4_0_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_fp16},
+    [VK_K_Q8_SPLIT] = {"q8_split", spv_q8_split, &spv_q8_split_size, 1, sizeof(struct vk_push_matmul), 1, spec_get_rows, NULL},
+    [VK_K_MV_DOT_Q8_0_WIDE] = {"matvec_dot_q8_0_wide", spv_matvec_dot_q8_0_wide, &spv_matvec_dot_q8_0_wide_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
+    [VK_K_MATMUL_Q8_0_SPLIT] = {"matmul_q8_0_split", spv_matmul_q8_0_split, &spv_matmul_q8_0_split_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
+    [VK_K_GET_ROWS_Q8_0_SPLIT] = {"get_rows_q8_0_split", spv_get_rows_q8_0_split, &spv_get_rows_q8_0_split_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
 };
 
 /* ---- the pipeline cache file ------------------------------------------------------------ */

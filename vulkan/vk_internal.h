@@ -105,6 +105,8 @@ enum vk_kernel {
     VK_K_MV_DOT_Q8_0, VK_K_MV_DOT_Q4_0, VK_K_MV_DOT_Q4_K, VK_K_MV_DOT_Q5_K, VK_K_MV_DOT_Q6_K, /* int dot */
     VK_K_MV_DOT_Q4_K_WIDE, VK_K_MV_DOT_Q5_K_WIDE, /*   read in 16-byte pieces (GPUs) */
     VK_K_MV_F16_Q8_0, VK_K_MV_F16_Q4_0,          /*   the fp16-arithmetic matvec */
+    VK_K_Q8_SPLIT,                               /* op_matmul.c: Q8_0 rows to TL_Q8_0_SPLIT, and */
+    VK_K_MV_DOT_Q8_0_WIDE, VK_K_MATMUL_Q8_0_SPLIT, VK_K_GET_ROWS_Q8_0_SPLIT, /* its readers */
     VK_KERNEL_COUNT
 };
 
@@ -289,6 +291,8 @@ void vk_scratch_deinit(struct vk_ctx *vk);
    and the largest attention head dim (three head-dim classes up to 64 << 2, attention.comp). */
 bool vk_weight_supported(enum dtype t);
 #define VK_ATTN_HEAD_DIM_MAX 256
+/* struct backend_i.weight_prepare (op_matmul.c): Q8_0 matrices to the split layout */
+int vk_weight_prepare(backend *be, tensor *t);
 
 /* op_*.c: one record function per op (slots of struct backend_ops) */
 int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x);

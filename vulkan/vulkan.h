@@ -45,9 +45,10 @@ struct vk_backend_params {
     /* Which decode matrix-vector kernel runs when the backend is not exact (backend_vulkan_set_exact):
        AUTO picks by the device (op_matmul.c); INT_DOT and FP16 force that kernel where the device
        merely supports it (tests; measuring on devices that do not accelerate it). INT_DOT_WIDE
-       (SEER_VK_FORCE=int-dot-wide) is INT_DOT with Q4_K and Q5_K weights read in 16-byte pieces,
-       what AUTO takes on GPUs with accelerated integer dot products (CPU implementations:
-       INT_DOT's kernels); rows off a 16-byte boundary still take INT_DOT's. Creating the backend
+       (SEER_VK_FORCE=int-dot-wide) is INT_DOT with Q4_K and Q5_K weights read in 16-byte pieces
+       and Q8_0 matrices loaded in the split layout for the same (tensor.h TL_Q8_0_SPLIT), what AUTO
+       takes on GPUs with accelerated integer dot products and on CPU implementations; rows off a
+       16-byte boundary still take INT_DOT's (Q8_0: stay in the file's layout). Creating the backend
        fails with SEER_EUNSUPPORTED when the forced kernel's feature is missing. */
     enum vk_matvec_force force_matvec;
 };

@@ -202,11 +202,12 @@ static void cpu_free(backend *be)
 /* Q8_0 matrices in memory of the backend's own (copied, not the mapped file) go to the AMX tiles'
    layout where the CPU has them and the products round activations (qdot_amx.c). The exact path
    still reads them (the portable kernels, qamx_dequant), slowly: set exact before loading. */
-static void cpu_weight_prepare(backend *be, tensor *t)
+static int cpu_weight_prepare(backend *be, tensor *t)
 {
     const struct cpu_ctx *c = be->ctx;
     if (!c->exact && t->buf && !t->buf->borrowed && t->data && qamx_layout_fits(t) && qamx_ready())
         qamx_layout(t);
+    return SEER_OK;
 }
 
 #define CPU_OP(name, NAME) .name = cpu_##name,

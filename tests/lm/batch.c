@@ -369,7 +369,9 @@ static double worst_while_same(const struct seqdef *defs, int n, const struct tr
 }
 
 /* The whole model on Vulkan's 8-bit decode path (backend not exact, the integer-dot kernel forced,
-   as on a GPU that accelerates it) against the CPU's 8-bit path. Each product agrees to ~1e-7 given
+   as on a GPU that accelerates it: the word-reading builds, then the wide ones, for which Q8_0
+   matrices are loaded in the split layout; every matrix of this shape is, the tied embedding too,
+   so get_rows, prefill and decode all read it) against the CPU's 8-bit path. Each product agrees to ~1e-7 given
    the same input (tests/ops: bit for bit on rounding ties), but the two backends' inputs differ by
    f32 summation order (~1e-6), and now and then that puts one activation on the other side of an
    int8 rounding boundary: the backends then multiply different integers, and this tiny random model
@@ -381,20 +383,22 @@ static double worst_while_same(const struct seqdef *defs, int n, const struct tr
    kernels. */
 #define TOL_8BIT 0.15
 static void check_vulkan_int_dot(const enum dtype *quant, size_t n_quant, const struct trajs *cpu_tq,
-                                 const bool *have, uint64_t seed)
+                                 const bool *have, uint64_t seed, bool wide)
 {
+    const char *cfg = wide ? "vulkan int-dot wide" : "vulkan int-dot";
 #if SEER_HAVE_VULKAN
     struct vk_backend_params p = vk_backend_params_default();
-    p.force_matvec = VK_MATVEC_INT_DOT;
+    p.force_matvec = wide ? VK_MATVEC_INT_DOT_WIDE : VK_MATVEC_INT_DOT;
     backend *vk = NULL;
     int rc = backend_vulkan_create(&p, &vk);
     if (rc != SEER_OK) {
         char why[600];
         snprintf(why, sizeof why, "no Vulkan device with integer dot products: %s", seer_last_error());
         if (getenv("SEER_REQUIRE_VULKAN") && !strcmp(getenv("SEER_REQUIRE_VULKAN"), "1") && rc != SEER_EUNSUPPORTED)
-            ok(0, "vulkan int-dot backend: %s", seer_last_error());
+            ok(0, "%s backend: %s", cfg, seer_last_error());
         else
-            skip(why, "vulkan int-dot: the whole model vs the CPU's 8-bit path");
+            skip(why, wide ? "vulkan int-dot wide: the whole model vs the CPU's 8-bit path"
+                           : "vulkan int-dot: the whole model vs the CPU's 8-bit path");
         return;
     }
     backend_vulkan_set_exact(vk, false);
@@ -403,17 +407,20 @@ static void check_vulkan_int_dot(const enum dtype *quant, size_t n_quant, const 
         qwen35_model *m = have[q] ? load(vk, quant[q], seed + 1 + q) : NULL;
         if (!m)
             continue;
+        if (quant[q] == DT_Q8_0)
+            ok((m->tok_embd.layout == TL_Q8_0_SPLIT) == wide && (m->layers[0].ffn_down.layout == TL_Q8_0_SPLIT) == wide,
+               "%s: Q8_0 matrices %s the split layout", cfg, wide ? "in" : "not in");
         const int64_t V = m->cfg.n_vocab;
         struct trajs tv = {0};
         trajs_init(&tv, short_prompts, n_tog, V, &cpu_tq[q]);
         rc = run_alone(m, short_prompts, n_tog, tv.t);
-        if (ok(rc == SEER_OK, "vulkan int-dot %s: decoded alone %s", dtype_name(quant[q]), rc ? seer_last_error() : "")) {
+        if (ok(rc == SEER_OK, "%s %s: decoded alone %s", cfg, dtype_name(quant[q]), rc ? seer_last_error() : "")) {
             int same;
             const double worst = worst_while_same(short_prompts, n_tog, tv.t, cpu_tq[q].t, V, &same);
-            ok(worst <= TOL_8BIT, "vulkan int-dot %s vs the cpu's 8-bit path alone: worst logits rel L2 %.2e (<= %.2f) "
-               "while the tokens agree (%s)", dtype_name(quant[q]), worst, TOL_8BIT, same ? "all steps" : "until a rounding flip");
+            ok(worst <= TOL_8BIT, "%s %s vs the cpu's 8-bit path alone: worst logits rel L2 %.2e (<= %.2f) "
+               "while the tokens agree (%s)", cfg, dtype_name(quant[q]), worst, TOL_8BIT, same ? "all steps" : "until a rounding flip");
             char label[64];
-            snprintf(label, sizeof label, "vulkan int-dot %s together", dtype_name(quant[q]));
+            snprintf(label, sizeof label, "%s %s together", cfg, dtype_name(quant[q]));
             run_batched(m, short_prompts, n_tog, tv.t, TOL_F32, label);
         }
         trajs_free(&tv);
@@ -421,8 +428,9 @@ static void check_vulkan_int_dot(const enum dtype *quant, size_t n_quant, const 
     }
     backend_free(vk);
 #else
-    (void)quant, (void)n_quant, (void)cpu_tq, (void)have, (void)seed;
-    skip("built without Vulkan", "vulkan int-dot: the whole model vs the CPU's 8-bit path");
+    (void)quant, (void)n_quant, (void)cpu_tq, (void)have, (void)seed, (void)cfg;
+    skip("built without Vulkan", wide ? "vulkan int-dot wide: the whole model vs the CPU's 8-bit path"
+                                      : "vulkan int-dot: the whole model vs the CPU's 8-bit path");
 #endif
 }
 
@@ -499,7 +507,8 @@ int main(void)
     }
     if (vk)
         backend_free(vk);
-    check_vulkan_int_dot(quant, ARRAY_LEN(quant), tq, have_tq, seed);
+    check_vulkan_int_dot(quant, ARRAY_LEN(quant), tq, have_tq, seed, false);
+    check_vulkan_int_dot(quant, ARRAY_LEN(quant), tq, have_tq, seed, true);
     for (size_t q = 0; q < ARRAY_LEN(quant); q++)
         trajs_free(&tq[q]);
     trajs_free(&tog), trajs_free(&jn);

@@ -30,8 +30,11 @@
 // whole superblocks side by side (coalesced on GPUs); each invocation forms the same integer
 // block sums in the same order, only the loads differ. Assumes in addition: every row starts on
 // a 16-byte boundary of the window and the window on one of the buffer (op_matmul.c checks both
-// and otherwise runs the word-reading build). Q8_0's 34-, Q4_0's 18- and Q6_K's 210-byte blocks
-// keep no such alignment from block to block, so they have no wide build.
+// and otherwise runs the word-reading build). Q8_0's 34-byte blocks keep no such alignment from
+// block to block, so its wide build (W_Q8_0 with SPLIT) reads the split layout that the backend
+// makes at load (TL_Q8_0_SPLIT, q8_split.comp): block b is pieces 2b and 2b + 1 of the row and
+// the f16 at byte K + 2b, 3 loads where the word reads take 9 (two of them per misaligned word).
+// Q4_0 (18 bytes) and Q6_K (210) have no wide build.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -44,8 +47,8 @@
 #include "common/index.glsl"
 #include "common/weights.glsl"
 #if defined(WIDE)
-#if !defined(W_Q4_K) && !defined(W_Q5_K)
-#error "WIDE: Q4_K and Q5_K only (their 144- and 176-byte blocks are whole 16-byte pieces)"
+#if !defined(W_Q4_K) && !defined(W_Q5_K) && !(defined(W_Q8_0) && defined(SPLIT))
+#error "WIDE: Q4_K and Q5_K (their blocks are whole 16-byte pieces), and Q8_0 in the split layout"
 #endif
 // the same binding as weights.glsl's uint view (descriptor aliasing): the rows in 16-byte pieces
 layout(std430, binding = 0) readonly buffer WeightsWide { uvec4 wq4[]; };
@@ -91,7 +94,13 @@ void w_block(uint row, uint b, out uint ww[8], out float a, out float bm, out in
     bm = 0.0;
     s_lo = 1;
     s_hi = 1;
-#if defined(W_Q8_0)
+#if defined(W_Q8_0) && defined(WIDE)
+    // the split layout: the row's values in pieces, two per block, then its scales at byte K
+    const uint pq = (row >> 4) + 2u * b;
+    a = half_bits_to_float(q_u16(row + p.K + 2u * b));
+    const uvec4 q0 = wq4[pq], q1 = wq4[pq + 1u];
+    ww = uint[](q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w);
+#elif defined(W_Q8_0)
     const uint bb = row + b * QBYTES;
     a = half_bits_to_float(q_u16(bb));
     [[unroll]] for (uint i = 0u; i < 8u; i++)

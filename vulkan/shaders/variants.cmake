@@ -35,6 +35,10 @@ set(seer_shader_variants
   "get_rows_q5_k|get_rows.comp|W_Q5_K"
   "get_rows_q6_k|get_rows.comp|W_Q6_K"
   # the not-exact decode matvecs (op_matmul.c): their plain builds are Q8_0's
+  "matvec_dot_q8_0_wide|matvec_dot.comp|W_Q8_0,SPLIT,WIDE"
+  # Q8_0 in the split layout (TL_Q8_0_SPLIT): its other two readers
+  "matmul_q8_0_split|matmul.comp|W_Q8_0,SPLIT"
+  "get_rows_q8_0_split|get_rows.comp|W_Q8_0,SPLIT"
   "matvec_dot_q4_0|matvec_dot.comp|W_Q4_0"
   "matvec_dot_q4_k|matvec_dot.comp|W_Q4_K"
   "matvec_dot_q4_k_wide|matvec_dot.comp|W_Q4_K,WIDE"

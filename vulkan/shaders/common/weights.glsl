@@ -10,6 +10,9 @@
 //   vec2  w_load2(uint i)   elements i, i+1; i must be even   (f32/f16/bf16 only)
 //   w_chunk8(row, k0, K, v) elements k0 .. k0+7 of the row starting at `row`, k0 a multiple of 8;
 //                           those at k >= K read 0 (quantised rows never have such a tail)
+// SPLIT (with W_Q8_0): the rows are in the split layout (TL_Q8_0_SPLIT, core/tensor.h;
+// q8_split.comp makes it): the row's K int8 values, then its K/32 f16 scales, the row on a
+// 4-byte boundary. The elements are the same products as dq8's, bit for bit.
 
 #if defined(W_Q8_0) || defined(W_Q4_0) || defined(W_Q4_K) || defined(W_Q5_K) || defined(W_Q6_K)
 #define W_QUANT 1
@@ -21,7 +24,17 @@ layout(std430, binding = 0) readonly buffer Weights { uint w_words[]; };
 layout(std430, binding = 0) readonly buffer Weights { float w_f32[]; };
 #endif
 
-#if defined(W_QUANT)
+#if defined(SPLIT)
+void w_chunk8(uint row, uint k0, uint K, out float v[8])
+{
+    const float d = half_bits_to_float(q_u16(row + K + 2u * (k0 / 32u)));
+    const uint w0 = wq[(row + k0) >> 2], w1 = wq[((row + k0) >> 2) + 1u];
+    for (uint i = 0u; i < 4u; i++) {
+        v[i] = float(bitfieldExtract(int(w0), int(8u * i), 8)) * d;
+        v[i + 4u] = float(bitfieldExtract(int(w1), int(8u * i), 8)) * d;
+    }
+}
+#elif defined(W_QUANT)
 void w_chunk8(uint row, uint k0, uint K, out float v[8])
 {
     dq8(row + (k0 / QK) * QBYTES, (k0 % QK) / 8u, v);
