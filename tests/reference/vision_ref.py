@@ -224,11 +224,12 @@ class VisionTower:
 
 
 # --- positions (spec §3.2) ------------------------------------------------------------------------------
-def rope_index(ids, grids, image_id=SPEC_IDS["image"], video_id=SPEC_IDS["video"]):
+def rope_index(ids, grids, image_id=SPEC_IDS["image"], video_id=SPEC_IDS["video"], text_at=()):
     """Three-axis positions [3, T] and rope_delta for ids whose pad runs are expanded. grids: dicts
     {"kind", "t", "h", "w"} in run order; a video of t temporal patches is t runs of (1, h, w) (one per
     frame group, separated by timestamp text). Each run gets T = p, H = p + r, W = p + c over its merged
-    raster (r, c), then p += max(Gh, Gw); text advances p by one per token."""
+    raster (r, c), then p += max(Gh, Gw); text advances p by one per token. text_at: indices of pad ids
+    that are text (a model's own earlier answer may hold them), not placeholders."""
     kind_of = {image_id: "image", video_id: "video"}
     queue = {"image": [], "video": []}
     for g in grids:
@@ -239,7 +240,7 @@ def rope_index(ids, grids, image_id=SPEC_IDS["image"], video_id=SPEC_IDS["video"
     pos = np.zeros((3, len(ids)), np.int64)
     p, i = 0, 0
     while i < len(ids):
-        kind = kind_of.get(ids[i])
+        kind = None if i in text_at else kind_of.get(ids[i])
         if kind is None:
             pos[:, i] = p
             p += 1
@@ -273,10 +274,13 @@ def run_prompt(hf_dir, ids, images, min_pixels=None, max_pixels=None, n_gen=0):
         cfg = json.load(f)
     with open(os.path.join(hf_dir, "preprocessor_config.json")) as f:
         pre = json.load(f)
-    image_id, video_id = cfg["image_token_id"], cfg["video_token_id"]
-    if ids.count(image_id) != len(images):
-        raise ValueError(f"{ids.count(image_id)} image pads in the ids for {len(images)} images")
-    if video_id in ids:
+    image_id, video_id, vs_id = cfg["image_token_id"], cfg["video_token_id"], cfg["vision_start_token_id"]
+    # a placeholder is a pad right after <|vision_start|>; any other pad id is text (a random model's
+    # answer in an earlier chat turn may be one), embedded and positioned as text, as seer does
+    placed = {i for i, tok in enumerate(ids) if tok in (image_id, video_id) and i > 0 and ids[i - 1] == vs_id}
+    if sum(ids[i] == image_id for i in placed) != len(images):
+        raise ValueError(f"{sum(ids[i] == image_id for i in placed)} image placeholders in the ids for {len(images)} images")
+    if any(ids[i] == video_id for i in placed):
         raise ValueError("prompt mode takes images only")
     lo = pre["size"]["shortest_edge"] if min_pixels is None else min_pixels
     hi = pre["size"]["longest_edge"] if max_pixels is None else max_pixels
@@ -286,13 +290,15 @@ def run_prompt(hf_dir, ids, images, min_pixels=None, max_pixels=None, n_gen=0):
                                                           pre["image_mean"], pre["image_std"])
         pixels.append(pv)
         grids.append((t, gh, gw))
-    expanded, k = [], 0
-    for tok in ids:                              # one pad -> gh*gw/4 pads (spec §5.4)
-        if tok == image_id:
+    expanded, text_at, k = [], set(), 0
+    for i, tok in enumerate(ids):                # one placeholder -> gh*gw/4 pads (spec §5.4)
+        if i in placed:
             t, gh, gw = grids[k]
             expanded += [image_id] * (t * gh * gw // (MERGE * MERGE))
             k += 1
         else:
+            if tok in (image_id, video_id):
+                text_at.add(len(expanded))
             expanded.append(tok)
     ref = Qwen35Ref(hf_dir)
     ids_arr = np.asarray(expanded, np.int64)
@@ -300,9 +306,10 @@ def run_prompt(hf_dir, ids, images, min_pixels=None, max_pixels=None, n_gen=0):
         raise ValueError(f"ids must be non-empty and below the vocabulary size {ref.lm_head.shape[0]}")
     x = ref.W("model.embed_tokens.weight")[ids_arr].copy()
     if images:                                   # image rows in image order over the pads (spec §4.8)
-        x[ids_arr == image_id] = VisionTower(hf_dir).forward(np.concatenate(pixels), grids)
+        pads = (ids_arr == image_id) & ~np.isin(np.arange(ids_arr.size), sorted(text_at))
+        x[pads] = VisionTower(hf_dir).forward(np.concatenate(pixels), grids)
     gdicts = [{"kind": "image", "t": t, "h": h, "w": w} for t, h, w in grids]
-    pos, delta = rope_index(expanded, gdicts, image_id, video_id)
+    pos, delta = rope_index(expanded, gdicts, image_id, video_id, text_at)
     logits = ref.forward(embeds=x, positions=pos)[-1]
     ref.rope_delta = delta                       # decode: T = H = W = n + rope_delta (spec §3.2)
     greedy, row = [], logits

@@ -314,6 +314,15 @@ def test_prompt(hf_dir, label, tmp, rng):
            and all(lo <= g["h"] * g["w"] * 256 <= hi for g in res["grids"])
            and int(np.argmax(logits)) == res["greedy"][0],
            f"{label}: fused prompt expands each image pad to gh*gw/4 ({counts}) within the pixel bounds")
+    # Pad ids that do not follow <|vision_start|> (a random model's answer in an earlier turn held one,
+    # and the reference refused the prompt) are text: embedded as tokens, one position each.
+    vp = cfg["video_token_id"]
+    stray = ids[:2] + [ip, vp] + ids[2:]
+    res2, _ = V.run_prompt(hf_dir, stray, imgs, lo, hi, 1)
+    p2 = np.array(res2["positions"])
+    tap.ok(res2["image_tokens"] == counts and res2["ids"][2:4] == [ip, vp] and len(res2["ids"]) == len(res["ids"]) + 2
+           and (p2[:, :4] == np.arange(4)).all() and res2["rope_delta"] == res["rope_delta"],
+           f"{label}: image and video pad ids outside a placeholder are text (positions {p2[0, :4].tolist()})")
     # Decode positions n + rope_delta: one prefill over prompt + greedy tokens must predict the same tokens.
     ref = Qwen35Ref(hf_dir)
     tower = V.VisionTower(hf_dir)
