@@ -45,8 +45,10 @@ struct backend_buffer;
    addressable by nb[1]; only the CPU's matmul and get_rows read it. TL_Q8_0_SPLIT: a Q8_0 weight
    matrix the Vulkan backend rearranged row by row for 16-byte loads (vulkan/op_matmul.c): each
    row's ne[0] int8 values, then its ne[0]/32 f16 scales — rows and strides as before; only
-   Vulkan's matmul and get_rows read it. */
-enum tensor_layout { TL_ROWS, TL_Q8_0_T16, TL_Q8_0_SPLIT };
+   Vulkan's matmul and get_rows read it. TL_Q4_K_R16: a Q4_K weight matrix the CPU backend
+   interleaved 16 rows at a time when it copied it (core/cpu/qdot_q4r.c): same size, rows no longer
+   addressable by nb[1]; only the CPU's matmul and get_rows read it. */
+enum tensor_layout { TL_ROWS, TL_Q8_0_T16, TL_Q8_0_SPLIT, TL_Q4_K_R16 };
 
 typedef struct tensor {
     enum dtype type;

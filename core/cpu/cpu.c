@@ -9,6 +9,7 @@
 
 #include "core/cpu/cpu_internal.h"
 #include "core/cpu/qdot_amx.h"
+#include "core/cpu/qdot_q4r.h"
 #include "core/error.h"
 #include "core/io.h"
 #include "core/util.h"
@@ -199,14 +200,19 @@ static void cpu_free(backend *be)
     free(be);
 }
 
-/* Q8_0 matrices in memory of the backend's own (copied, not the mapped file) go to the AMX tiles'
-   layout where the CPU has them and the products round activations (qdot_amx.c). The exact path
-   still reads them (the portable kernels, qamx_dequant), slowly: set exact before loading. */
+/* Matrices in memory of the backend's own (copied, not the mapped file), where the products round
+   activations: Q8_0 to the AMX tiles' layout where the CPU has them (qdot_amx.c), Q4_K to 16 rows
+   interleaved where it has AVX-512 VNNI (qdot_q4r.c). The exact path still reads them (the
+   portable kernels, through qamx_dequant / q4r_dequant), slowly: set exact before loading. */
 static int cpu_weight_prepare(backend *be, tensor *t)
 {
     const struct cpu_ctx *c = be->ctx;
-    if (!c->exact && t->buf && !t->buf->borrowed && t->data && qamx_layout_fits(t) && qamx_ready())
+    if (c->exact || !t->buf || t->buf->borrowed || !t->data)
+        return SEER_OK;
+    if (qamx_layout_fits(t) && qamx_ready())
         qamx_layout(t);
+    else if (q4r_layout_fits(t) && q4r_ready())
+        q4r_layout(t);
     return SEER_OK;
 }
 

@@ -16,6 +16,7 @@
 #include "core/cpu/matmul_x86.h"
 #include "core/cpu/qdot.h"
 #include "core/cpu/qdot_amx.h"
+#include "core/cpu/qdot_q4r.h"
 #include "core/error.h"
 #include "core/quant.h"
 #include "core/util.h"
@@ -140,6 +141,9 @@ static void mm_tile(const struct mm_ctx *c, int64_t m0, int64_t m1, int64_t n0, 
                 wc = (const float *)(wrow + chunk_off);
             } else if (w->layout == TL_Q8_0_T16) {
                 qamx_dequant(w, m, kc, wbuf, len);
+                wc = wbuf;
+            } else if (w->layout == TL_Q4_K_R16) {
+                q4r_dequant(w, m, kc, wbuf, len);
                 wc = wbuf;
             } else {
                 dequantize_row(w->type, wrow + chunk_off, wbuf, len);
@@ -312,6 +316,7 @@ static bool matmul_avx512(threadpool *pool, const struct simd_ctx *c, bool exact
     struct mm_job j = {
         .type = c->w->type, .w = c->w->data, .w_rs = c->w->nb[1], .K = c->K, .M = c->M, .N = c->N,
         .x = c->x0, .x_rs = c->x_rs, .out = c->out->data, .t16 = c->w->layout == TL_Q8_0_T16 ? c->w : NULL,
+        .r16 = c->w->layout == TL_Q4_K_R16 ? c->w : NULL,
     };
     void *buf = NULL;
     if (mm_avx512_int16_type(j.type)) {
@@ -348,7 +353,7 @@ static bool matmul_simd(threadpool *pool, tensor *out, const tensor *w, const te
         .w = w, .out = out, .x0 = x->data, .x_rs = (int64_t)(x->nb[1] / sizeof(float)),
         .K = w->ne[0], .M = w->ne[1], .N = x->ne[1] * x->ne[2] * x->ne[3],
     };
-    if (w->layout == TL_Q8_0_T16) /* prefill's int8 tiles read it; the rest is the portable path's */
+    if (w->layout != TL_ROWS) /* prefill's int8 tiles read it; the rest is the portable path's */
         return !exact && c.N >= GEMM_MIN_N && mm_avx512_available() && matmul_avx512(pool, &c, false);
     if (c.N < GEMM_MIN_N) {
         c.n_units = c.M;
@@ -366,6 +371,7 @@ static bool matmul_simd(threadpool *pool, tensor *out, const tensor *w, const te
 /* Weight rows per work unit: 16 outputs are one 64-byte line of an output row, so two threads
    never write the same cache line. */
 #define Q_ROWS 16
+_Static_assert(Q_ROWS == QAMX_ROWS && Q_ROWS == Q4R_ROWS, "a work unit is one unit of the AMX and Q4_K layouts");
 /* Weight rows ahead of the one being multiplied that q_worker prefetches (below). */
 #define Q_AHEAD_NEAR 1
 #define Q_AHEAD_FAR 4
@@ -407,6 +413,13 @@ static void q_units(const struct q_ctx *c, long long lo, long long hi)
 {
     if (c->w->layout == TL_Q8_0_T16) {
         q_units_amx(c, lo, hi);
+        return;
+    }
+    if (c->w->layout == TL_Q4_K_R16) { /* a unit is Q_ROWS rows; activation rows 8 at a time */
+        for (long long u = lo; u < hi; u++)
+            for (int64_t n0 = 0; n0 < c->N; n0 += Q4R_MAX_X)
+                q4r_unit(c->w, u, c->xq + (size_t)n0 * c->x_rb, c->x_rb, (int)MIN(Q4R_MAX_X, c->N - n0),
+                         c->out + n0 * c->M + u * Q4R_ROWS, (size_t)c->M);
         return;
     }
     const int64_t m1 = MIN(hi * Q_ROWS, c->M);
@@ -643,6 +656,10 @@ static void gr_worker(void *ctx, int ith, int nth)
         float *dst = (float *)((char *)c->out->data + (size_t)n * c->out->nb[1]);
         if (c->table->layout == TL_Q8_0_T16) {
             qamx_dequant(c->table, row_id(c->ids, n), 0, dst, c->table->ne[0]);
+            continue;
+        }
+        if (c->table->layout == TL_Q4_K_R16) {
+            q4r_dequant(c->table, row_id(c->ids, n), 0, dst, c->table->ne[0]);
             continue;
         }
         const char *src = (const char *)c->table->data + (size_t)row_id(c->ids, n) * c->table->nb[1];

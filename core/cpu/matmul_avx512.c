@@ -16,6 +16,7 @@
    mm_avx512_available(). Divisions: CPU check · activation rounding · packing · kernels · tiles */
 #include "core/cpu/matmul_x86.h"
 #include "core/cpu/qdot_amx.h"
+#include "core/cpu/qdot_q4r.h"
 
 #ifdef SEER_MM_X86
 #include <immintrin.h>
@@ -209,13 +210,46 @@ T512 static void pack_u8_t16(const struct mm_job *j, int64_t m0, int64_t mb, int
             }
 }
 
+/* One Q4_K sub-block (32 values of `blk`) into its lane: the nibbles as unsigned bytes, d·sc, dmin·m. */
+I512 void put_q4_K_sub(struct u8_panel *p, int s, int64_t b, int lane, const block_q4_K *blk, int sub)
+{
+    uint8_t sc, mn;
+    get_scale_min_k4(sub, blk->scales, &sc, &mn);
+    /* sub-blocks 2g and 2g+1 are the low and high nibbles of the same 32 bytes */
+    const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(blk->qs + 32 * (sub / 2)));
+    put_quads(p, s, b, lane, _mm256_and_si256(sub % 2 ? _mm256_srli_epi16(v, 4) : v, _mm256_set1_epi8(0x0F)));
+    p->d[s][b][lane] = f16_to_f32(blk->d) * sc;
+    p->m[s][b][lane] = f16_to_f32(blk->dmin) * mn;
+}
+
+/* pack_u8 for Q4_K interleaved (qdot_q4r.h): a strip of 16 rows is one unit there; each row's
+   superblock is put back together once (q4r_block), then its sub-blocks in [kc, kc + 32·nb). */
+T512 static void pack_u8_r16(const struct mm_job *j, int64_t m0, int64_t mb, int64_t kc, int64_t nb, struct u8_panel *p)
+{
+    for (int s = 0; s < (int)(mb / 16); s++)
+        for (int64_t i = kc / QK_K; i * QK_K < kc + 32 * nb; i++)
+            for (int lane = 0; lane < 16; lane++) {
+                block_q4_K blk;
+                q4r_block(j->r16, m0 + 16 * s + lane, i, &blk);
+                for (int sub = 0; sub < 8; sub++) {
+                    const int64_t b = (i * QK_K + 32 * sub - kc) / 32;
+                    if (i * QK_K + 32 * sub >= kc && b < nb)
+                        put_q4_K_sub(p, s, b, lane, &blk, sub);
+                }
+            }
+}
+
 T512 static void pack_u8(const struct mm_job *j, int64_t m0, int64_t mb, int64_t kc, int64_t len, struct u8_panel *p)
 {
     const int64_t nb = len / 32;
-    const __m256i lo4 = _mm256_set1_epi8(0x0F), bias = _mm256_set1_epi8((char)0x80);
+    const __m256i bias = _mm256_set1_epi8((char)0x80);
     memset(p, 0, sizeof *p);
     if (j->t16) {
         pack_u8_t16(j, m0, mb, kc, nb, p);
+        return;
+    }
+    if (j->r16) {
+        pack_u8_r16(j, m0, mb, kc, nb, p);
         return;
     }
     for (int64_t r = 0; r < mb; r++) {
@@ -229,17 +263,9 @@ T512 static void pack_u8(const struct mm_job *j, int64_t m0, int64_t mb, int64_t
                 p->d[s][b][lane] = f16_to_f32(blk[b].d);
             }
         } else { /* Q4_K: 256-element blocks, 8 sub-blocks of 32 with their own scale and min */
-            for (int64_t b = 0; b < nb; b++) {
-                const block_q4_K *blk = (const block_q4_K *)(const void *)row + (kc + 32 * b) / QK_K;
-                const int sub = (int)(((kc + 32 * b) % QK_K) / 32), g = sub / 2;
-                uint8_t sc, mn;
-                get_scale_min_k4(sub, blk->scales, &sc, &mn);
-                /* sub-blocks 2g and 2g+1 are the low and high nibbles of the same 32 bytes */
-                const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(blk->qs + 32 * g));
-                put_quads(p, s, b, lane, _mm256_and_si256(sub % 2 ? _mm256_srli_epi16(v, 4) : v, lo4));
-                p->d[s][b][lane] = f16_to_f32(blk->d) * sc;
-                p->m[s][b][lane] = f16_to_f32(blk->dmin) * mn;
-            }
+            for (int64_t b = 0; b < nb; b++)
+                put_q4_K_sub(p, s, b, lane, (const block_q4_K *)(const void *)row + (kc + 32 * b) / QK_K,
+                             (int)(((kc + 32 * b) % QK_K) / 32));
         }
     }
 }

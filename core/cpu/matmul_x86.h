@@ -54,6 +54,8 @@ struct mm_job {
     const int32_t *xqsum; /* int8 path: N × K/32 block sums of xq8 (Q8_0's offset term) */
     const tensor *t16;  /* int8 path: Q8_0 weights in the AMX layout (TL_Q8_0_T16, read through
                            qamx_block; w and w_rs unused), else NULL */
+    const tensor *r16;  /* int8 path: Q4_K weights interleaved (TL_Q4_K_R16, read through
+                           q4r_block; w and w_rs unused), else NULL */
     float *out;         /* out[n·M + m], contiguous */
 };
 
