@@ -222,21 +222,14 @@ I512 void put_q4_K_sub(struct u8_panel *p, int s, int64_t b, int lane, const blo
     p->m[s][b][lane] = f16_to_f32(blk->dmin) * mn;
 }
 
-/* pack_u8 for Q4_K interleaved (qdot_q4r.h): a strip of 16 rows is one unit there; each row's
-   superblock is put back together once (q4r_block), then its sub-blocks in [kc, kc + 32·nb). */
+/* pack_u8 for Q4_K interleaved (qdot_q4r.h): a strip of 16 rows is one unit there, already in the
+   panel's order. */
 T512 static void pack_u8_r16(const struct mm_job *j, int64_t m0, int64_t mb, int64_t kc, int64_t nb, struct u8_panel *p)
 {
     for (int s = 0; s < (int)(mb / 16); s++)
-        for (int64_t i = kc / QK_K; i * QK_K < kc + 32 * nb; i++)
-            for (int lane = 0; lane < 16; lane++) {
-                block_q4_K blk;
-                q4r_block(j->r16, m0 + 16 * s + lane, i, &blk);
-                for (int sub = 0; sub < 8; sub++) {
-                    const int64_t b = (i * QK_K + 32 * sub - kc) / 32;
-                    if (i * QK_K + 32 * sub >= kc && b < nb)
-                        put_q4_K_sub(p, s, b, lane, &blk, sub);
-                }
-            }
+        for (int64_t b = 0; b < nb; b++)
+            q4r_panel_sub(j->r16, m0 / 16 + s, (kc + 32 * b) / QK_K, (int)((kc + 32 * b) % QK_K / 32), p->q[s][b], p->d[s][b],
+                          p->m[s][b]);
 }
 
 T512 static void pack_u8(const struct mm_job *j, int64_t m0, int64_t mb, int64_t kc, int64_t len, struct u8_panel *p)

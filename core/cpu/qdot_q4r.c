@@ -116,28 +116,36 @@ bool q4r_ready(void)
 #define UNROLL _Pragma("GCC unroll 8")
 
 /* The 16 rows' d·sc_j and dmin·m_j as f32 lanes, from the planes (get_scale_min_k4 on 16 rows). */
-T512 __attribute__((always_inline)) static inline void unit_scales(const q4r_unit16 *s, __m512 dsc[8], __m512 dmn[8])
+T512 __attribute__((always_inline)) static inline void sub_scales(const q4r_unit16 *s, int j, __m512 *dsc, __m512 *dmn)
 {
-    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)s->d));
-    const __m512 dm = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)s->dmin));
     const __m128i m63 = _mm_set1_epi8(63), m15 = _mm_set1_epi8(15), m3 = _mm_set1_epi8(3);
-    __m128i p[K_SCALE_SIZE];
-    for (int k = 0; k < K_SCALE_SIZE; k++)
-        p[k] = _mm_loadu_si128((const __m128i *)(const void *)s->planes[k]);
-    UNROLL
-    for (int j = 0; j < 8; j++) {
-        __m128i sc, mn;
-        if (j < 4) {
-            sc = _mm_and_si128(p[j], m63);
-            mn = _mm_and_si128(p[j + 4], m63);
-        } else { /* low 4 bits from byte j + 4, high 2 from the top of bytes j − 4 (scale), j (min) */
-            sc = _mm_or_si128(_mm_and_si128(p[j + 4], m15), _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(p[j - 4], 6), m3), 4));
-            mn = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(p[j + 4], 4), m15),
-                              _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(p[j], 6), m3), 4));
-        }
-        dsc[j] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(sc)));
-        dmn[j] = _mm512_mul_ps(dm, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(mn)));
+#define PLANE(k) _mm_loadu_si128((const __m128i *)(const void *)s->planes[k])
+    __m128i sc, mn;
+    if (j < 4) {
+        sc = _mm_and_si128(PLANE(j), m63);
+        mn = _mm_and_si128(PLANE(j + 4), m63);
+    } else { /* low 4 bits from byte j + 4, high 2 from the top of bytes j − 4 (scale), j (min) */
+        sc = _mm_or_si128(_mm_and_si128(PLANE(j + 4), m15), _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(PLANE(j - 4), 6), m3), 4));
+        mn = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(PLANE(j + 4), 4), m15),
+                          _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(PLANE(j), 6), m3), 4));
     }
+#undef PLANE
+    *dsc = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)s->d)),
+                         _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(sc)));
+    *dmn = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)s->dmin)),
+                         _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(mn)));
+}
+
+T512 void q4r_panel_sub(const tensor *w, int64_t u, int64_t i, int j, uint8_t q[8][Q4R_ROWS][4], float *d, float *m)
+{
+    const q4r_unit16 *s = unit_at(w, u, i);
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    for (int c = 0; c < 8; c++) /* chunk 8(j/2) + c: the low nibbles are sub-block j's for even j */
+        _mm512_storeu_si512(q[c], _mm512_and_si512(_mm512_srli_epi16(_mm512_loadu_si512(s->qs[8 * (j / 2) + c]), 4 * (j % 2)), m4));
+    __m512 dsc, dmn;
+    sub_scales(s, j, &dsc, &dmn);
+    _mm512_storeu_ps(d, dsc);
+    _mm512_storeu_ps(m, dmn);
 }
 
 /* The header's arithmetic for nx activation rows (a constant after inlining, so the accumulators
@@ -158,7 +166,9 @@ T512 __attribute__((always_inline)) static inline void unit_n(const tensor *w, i
         for (int l = 0; l < (int)sizeof(q4r_unit16); l += 64)
             _mm_prefetch((const char *)(s + 2) + l, _MM_HINT_T0);
         __m512 dsc[8], dmn[8], t[Q4R_MAX_X];
-        unit_scales(s, dsc, dmn);
+        UNROLL
+        for (int j = 0; j < 8; j++)
+            sub_scales(s, j, &dsc[j], &dmn[j]);
         UNROLL
         for (int n = 0; n < nx; n++)
             t[n] = _mm512_setzero_ps();
@@ -216,6 +226,10 @@ T512 void q4r_unit(const tensor *w, int64_t u, const void *x, size_t x_rb, int n
 }
 #else
 bool q4r_ready(void) { return false; }
+void q4r_panel_sub(const tensor *w, int64_t u, int64_t i, int j, uint8_t q[8][Q4R_ROWS][4], float *d, float *m)
+{
+    (void)w, (void)u, (void)i, (void)j, (void)q, (void)d, (void)m;
+}
 /* unreachable: no matrix takes the layout where q4r_ready() is false */
 void q4r_unit(const tensor *w, int64_t u, const void *x, size_t x_rb, int nx, float *out, size_t out_stride)
 {

@@ -33,5 +33,10 @@ void q4r_dequant(const tensor *w, int64_t r, int64_t k0, float *dst, int64_t n);
    (qdot_quantize_act(DT_Q4_K, ...), x_rb bytes apart): out[n·out_stride + r]. Each row's result
    is the same whatever nx is. */
 void q4r_unit(const tensor *w, int64_t u, const void *x, size_t x_rb, int nx, float *out, size_t out_stride);
+/* Sub-block j of superblock i of unit u's rows as prefill's int8 panel holds it (matmul_avx512.c):
+   q[c][r] = row r's values 4c..4c+3 of the sub-block (unsigned nibbles), d[r] = d·sc_j and m[r] =
+   dmin·m_j (the same products as dequantize_row's). The unit's interleaving is the panel's, so this
+   is 8 vector stores. */
+void q4r_panel_sub(const tensor *w, int64_t u, int64_t i, int j, uint8_t q[8][Q4R_ROWS][4], float *d, float *m);
 
 #endif
