@@ -25,6 +25,7 @@
 #include "api/device.h"
 #include "core/cpu/cpu.h"
 #include "core/cpu/qdot.h"
+#include "core/cpu/qdot_q4r.h"
 #include "core/quant.h"
 #include "core/util.h"
 #include "lm/qwen35.h"
@@ -471,6 +472,11 @@ int main(void)
         trajs_init(&tl, together, n_tog, V, NULL);
         trajs_init(&tq[q], short_prompts, (int)ARRAY_LEN(short_prompts), V, NULL);
         if ((m = load(cpu, quant[q], seed + 1 + q))) {
+            if (quant[q] == DT_Q4_K) { /* the interleaved layout where this CPU takes it (qdot_q4r.c) */
+                const bool want = q4r_ready();
+                ok((m->layers[0].ffn_down.layout == TL_Q4_K_R16) == want && (m->tok_embd.layout == TL_Q4_K_R16) == want,
+                   "cpu q4_K: matrices %sinterleaved (the tied embedding too)", want ? "" : "not ");
+            }
             rc = run_alone(m, together, n_tog, tl.t);
             if (ok(rc == SEER_OK, "%s: decoded alone %s", label, rc ? seer_last_error() : ""))
                 run_batched(m, together, n_tog, tl.t, 0.0, label);
