@@ -227,9 +227,10 @@ I512 void put_q4_K_sub(struct u8_panel *p, int s, int64_t b, int lane, const blo
 T512 static void pack_u8_r16(const struct mm_job *j, int64_t m0, int64_t mb, int64_t kc, int64_t nb, struct u8_panel *p)
 {
     for (int s = 0; s < (int)(mb / 16); s++)
-        for (int64_t b = 0; b < nb; b++)
-            q4r_panel_sub(j->r16, m0 / 16 + s, (kc + 32 * b) / QK_K, (int)((kc + 32 * b) % QK_K / 32), p->q[s][b], p->d[s][b],
-                          p->m[s][b]);
+        for (int64_t b = 0; b < nb; b++) {
+            const int64_t k = kc + 32 * b; /* superblock k / 256, sub-block k % 256 / 32 */
+            q4r_panel_sub(j->r16, m0 / 16 + s, k / QK_K, (int)(k % QK_K / 32), p->q[s][b], p->d[s][b], p->m[s][b]);
+        }
 }
 
 T512 static void pack_u8(const struct mm_job *j, int64_t m0, int64_t mb, int64_t kc, int64_t len, struct u8_panel *p)

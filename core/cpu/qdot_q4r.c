@@ -125,7 +125,8 @@ T512 __attribute__((always_inline)) static inline void sub_scales(const q4r_unit
         sc = _mm_and_si128(PLANE(j), m63);
         mn = _mm_and_si128(PLANE(j + 4), m63);
     } else { /* low 4 bits from byte j + 4, high 2 from the top of bytes j − 4 (scale), j (min) */
-        sc = _mm_or_si128(_mm_and_si128(PLANE(j + 4), m15), _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(PLANE(j - 4), 6), m3), 4));
+        sc = _mm_or_si128(_mm_and_si128(PLANE(j + 4), m15),
+                          _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(PLANE(j - 4), 6), m3), 4));
         mn = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(PLANE(j + 4), 4), m15),
                           _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(PLANE(j), 6), m3), 4));
     }
@@ -140,8 +141,10 @@ T512 void q4r_panel_sub(const tensor *w, int64_t u, int64_t i, int j, uint8_t q[
 {
     const q4r_unit16 *s = unit_at(w, u, i);
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    for (int c = 0; c < 8; c++) /* chunk 8(j/2) + c: the low nibbles are sub-block j's for even j */
-        _mm512_storeu_si512(q[c], _mm512_and_si512(_mm512_srli_epi16(_mm512_loadu_si512(s->qs[8 * (j / 2) + c]), 4 * (j % 2)), m4));
+    for (int c = 0; c < 8; c++) { /* chunk 8(j/2) + c: the low nibbles are sub-block j's for even j */
+        const __m512i v = _mm512_loadu_si512(s->qs[8 * (j / 2) + c]);
+        _mm512_storeu_si512(q[c], _mm512_and_si512(_mm512_srli_epi16(v, 4 * (j % 2)), m4));
+    }
     __m512 dsc, dmn;
     sub_scales(s, j, &dsc, &dmn);
     _mm512_storeu_ps(d, dsc);

@@ -15,16 +15,16 @@
 #define Q4R_ROWS 16
 #define Q4R_MAX_X 8
 
-/* The CPU has AVX-512 F/BW/VL/VNNI and F16C, and SEER_NO_Q4K_R16 is unset or empty (set, it keeps the file's
-   layout and its kernels, e.g. to compare the two). */
+/* The CPU has AVX-512 F/BW/VL/VNNI and F16C, and SEER_NO_Q4K_R16 is unset or empty (set, it keeps
+   the file's layout and its kernels, e.g. to compare the two). */
 bool q4r_ready(void);
 /* Whether a Q4_K matrix can take the layout: contiguous, 2-D, rows a multiple of Q4R_ROWS. */
 bool q4r_layout_fits(const tensor *w);
 /* Rearranges w's bytes in place (q4r_layout_fits(w) must hold) and sets w->layout; false when
    the scratch of one unit cannot be allocated (w is then unchanged). */
 bool q4r_layout(tensor *w);
-/* Superblock i of row r of an interleaved matrix, as the file holds it (prefill's packing, get_rows
-   and the f32 path read it this way). */
+/* Superblock i of row r of an interleaved matrix, as the file holds it (get_rows and the f32 path
+   read it this way, through q4r_dequant). */
 void q4r_block(const tensor *w, int64_t r, int64_t i, block_q4_K *out);
 /* Values k0..k0+n−1 (whole superblocks) of row r as f32, equal to dequantize_row on the file's
    layout. */
