@@ -124,6 +124,12 @@ int media_tiff_count(media_doc *d, int *n_pages)
     tdir_t n = TIFFNumberOfDirectories(td->tif);
     if (n == 0)
         return seer_err(SEER_EDECODE, "%s: corrupt TIFF: no image directory", d->name);
+    /* A directory that cannot be read ends the count early: libtiff reports it and returns the
+       pages before it. Counting those alone would drop the rest of a truncated file's pages
+       without a word, so any error while counting refuses the file. */
+    if (td->src.msg[0])
+        return seer_err(SEER_EDECODE, "%s: truncated or corrupt TIFF after page %u (libtiff: %s)", d->name, (unsigned)n,
+                        td->src.msg);
     *n_pages = n > INT32_MAX ? INT32_MAX : (int)n;
     return SEER_OK;
 }
