@@ -115,9 +115,14 @@ int seer_batch_size_default(const seer_model *m, const seer_context_params *para
     const int64_t n_ctx = p.n_ctx > 0 ? p.n_ctx : 4096, n_batch = p.n_batch > 0 ? p.n_batch : 512;
     struct qwen35_state_bytes sb;
     uint64_t free_bytes, total;
-    /* CPU: four rows cost about one weight pass; past that the integer dot products, not the
-       memory, set the pace. A GPU has the arithmetic for more. */
-    int n = cpu ? 4 : 8;
+    /* CPU: four rows cost about one weight pass with the file's layouts; past that the integer dot
+       products, not the memory, set the pace. The several-row layouts (Q8_0 on AMX tiles, Q4_K
+       interleaved: core/cpu/qdot_amx.c, qdot_q4r.c) take 8 for about the same: 0.8B, 2 threads,
+       8 sequences decode 1.27× (Q4_K) and 1.35× (Q8_0) the tokens/s of 4 (docs/PERFORMANCE.md).
+       The probe is ffn_up, in the dtype of most matrices in mixed files (Q4_K_M). A GPU has the
+       arithmetic for 8. */
+    const bool rows_layout = lm->layers[0].ffn_up.layout != TL_ROWS;
+    int n = cpu && !rows_layout ? 4 : 8;
     qwen35_state_bytes_kv(&lm->cfg, kv, n_batch, lm->be->alignment, &sb);
     const uint64_t per = sb.kv_per_1k * (((uint64_t)n_ctx + 1023) / 1024) + sb.gdn + sb.scratch;
     if (backend_memory(lm->be, &free_bytes, &total) == SEER_OK && per > 0)

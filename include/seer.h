@@ -249,7 +249,8 @@ SEER_API int seer_batch_create(seer_model *model, int max_replies, seer_batch **
 SEER_API void seer_batch_free(seer_batch *batch);
 /* How many replies at once suit this model's device: the contexts' states (params as for
    seer_context_create, NULL = defaults) must fit in half the free memory, and the CPU gains little
-   past 4 rows per weight pass (docs/PERFORMANCE.md); at least 1. */
+   past 4 rows per weight pass, 8 where its matrices took a several-row layout (docs/PERFORMANCE.md);
+   at least 1. */
 SEER_API int seer_batch_size_default(const seer_model *model, const seer_context_params *params);
 /* Begins ctx's reply as seer_chat_generate would (renders the conversation, feeds what the context has
    not seen) and adds it to the batch. `params` (NULL = defaults) is copied, but what it points to
