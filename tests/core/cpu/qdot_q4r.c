@@ -25,6 +25,8 @@
 #include "support/testutil.h"
 #include "tap.h"
 
+#include "layout_checks.h"
+
 #define K 1280
 #define M 48
 #define NSB (K / QK_K)
@@ -160,102 +162,27 @@ static void test_backend(int nt)
     ok(backend_weight_prepare(w) == SEER_OK && w->layout == TL_Q4_K_R16,
        "%d thread(s): backend_weight_prepare interleaves a copied Q4_K matrix", nt);
 
-    enum { NMAX = 20 };
-    float *x = malloc(NMAX * K * sizeof *x);
-    test_fill_normal(x, NMAX * K, 1.0f);
-    float *alone[NMAX]; /* each row's results computed alone (N = 1) */
-    for (int n = 0; n < NMAX; n++) {
-        tensor *x1 = test_tensor(be, DT_F32, K, 1, 1, 1, x + n * K), *o1 = test_tensor(be, DT_F32, M, 1, 1, 1, NULL);
-        op_matmul(be, o1, w, x1);
-        alone[n] = test_tensor_read(o1);
-        test_tensor_free(x1);
-        test_tensor_free(o1);
-    }
-    static const int Ns[] = {3, 8, 13};
-    for (size_t i = 0; i < ARRAY_LEN(Ns); i++) {
-        const int N = Ns[i];
-        tensor *xt = test_tensor(be, DT_F32, K, N, 1, 1, x), *ot = test_tensor(be, DT_F32, M, N, 1, 1, NULL);
-        const int rc = op_matmul(be, ot, w, xt);
-        float *got = test_tensor_read(ot);
-        bool same = rc == SEER_OK;
-        for (int n = 0; n < N && same; n++)
-            same = same_bits(got + n * M, alone[n], M);
-        ok(same, "%d thread(s): op_matmul with %d rows: each row's results equal its own alone, bit for bit", nt, N);
-        free(got);
-        test_tensor_free(xt);
-        test_tensor_free(ot);
-    }
-
+    float *x = malloc(LAYOUT_NMAX * K * sizeof *x);
+    test_fill_normal(x, LAYOUT_NMAX * K, 1.0f);
+    const struct layout_case lc = {be, w, wb, ROW_BYTES, x, "the interleaved rows", nt};
+    float *alone[LAYOUT_NMAX];
+    layout_check_batch(&lc, alone);
     /* the stated arithmetic through the op */
     char *xq = malloc(qdot_act_row_bytes(DT_Q4_K, K));
     bool canon = true;
-    for (int n = 0; n < NMAX && canon; n++) {
+    for (int n = 0; n < LAYOUT_NMAX && canon; n++) {
         qdot_quantize_act(DT_Q4_K, x + n * K, xq, K);
         for (int m = 0; m < M && canon; m++) {
             const float r = ref_canonical((const block_q4_K *)(const void *)(wb + m * ROW_BYTES), (const block_q8k *)(void *)xq);
-            canon = memcmp(&r, &alone[n][m], sizeof r) == 0;
+            canon = alone[n] && memcmp(&r, &alone[n][m], sizeof r) == 0;
         }
     }
     ok(canon, "%d thread(s): op_matmul of one row is the stated arithmetic, bit for bit", nt);
+    layout_check_prefill(&lc);
+    layout_check_get_rows(&lc);
+    layout_check_exact(&lc);
 
-    /* prefill-sized: the AVX-512 int8 tiles read the interleaved rows, and give what they give on
-       the file's layout */
-    tensor *wr = test_tensor(be, DT_Q4_K, K, M, 1, 1, NULL);
-    backend_tensor_set(wr, wb, 0, (size_t)M * ROW_BYTES);
-    tensor *xt = test_tensor(be, DT_F32, K, NMAX, 1, 1, x), *o1 = test_tensor(be, DT_F32, M, NMAX, 1, 1, NULL),
-           *o2 = test_tensor(be, DT_F32, M, NMAX, 1, 1, NULL);
-    const int rc1 = op_matmul(be, o1, w, xt), rc2 = op_matmul(be, o2, wr, xt);
-    float *g1 = test_tensor_read(o1), *g2 = test_tensor_read(o2);
-    ok(rc1 == SEER_OK && rc2 == SEER_OK && wr->layout == TL_ROWS && same_bits(g1, g2, (size_t)NMAX * M),
-       "%d thread(s): op_matmul with %d rows (prefill's kernel) gives the same bits on both layouts", nt, NMAX);
-    free(g1);
-    free(g2);
-    test_tensor_free(wr);
-    test_tensor_free(xt);
-    test_tensor_free(o1);
-    test_tensor_free(o2);
-
-    /* get_rows: the file's values */
-    int32_t ids[5] = {0, 47, 16, 31, 5};
-    tensor *it = test_tensor(be, DT_I32, 5, 1, 1, 1, NULL), *rt = test_tensor(be, DT_F32, K, 5, 1, 1, NULL);
-    backend_tensor_set(it, ids, 0, sizeof ids);
-    const int rc = op_get_rows(be, rt, w, it);
-    float *rows = test_tensor_read(rt), want[K];
-    bool same = rc == SEER_OK;
-    for (int i = 0; i < 5 && same; i++) {
-        dequantize_row(DT_Q4_K, wb + ids[i] * ROW_BYTES, want, K);
-        same = same_bits(rows + i * K, want, K);
-    }
-    ok(same, "%d thread(s): op_get_rows on the interleaved rows gives the file's rows, bit for bit", nt);
-    free(rows);
-    test_tensor_free(it);
-    test_tensor_free(rt);
-
-    /* exact set after loading: the f32 path reads the interleaved rows (slowly, but right) */
-    backend_cpu_set_exact(be, true);
-    xt = test_tensor(be, DT_F32, K, 3, 1, 1, x);
-    tensor *ot = test_tensor(be, DT_F32, M, 3, 1, 1, NULL);
-    const int rc3 = op_matmul(be, ot, w, xt);
-    float *got = test_tensor_read(ot), *wf = malloc((size_t)K * sizeof *wf);
-    double ref[3 * M];
-    for (int m = 0; m < M; m++) {
-        dequantize_row(DT_Q4_K, wb + m * ROW_BYTES, wf, K);
-        for (int n = 0; n < 3; n++) {
-            double s = 0;
-            for (int k = 0; k < K; k++)
-                s += (double)wf[k] * x[n * K + k];
-            ref[n * M + m] = s;
-        }
-    }
-    const double e = rel_l2_d(got, ref, 3 * M);
-    ok(rc3 == SEER_OK && e <= 1e-5, "%d thread(s): exact op_matmul on the interleaved rows: rel-L2 %.2e ≤ 1e-5 (f32 path)", nt,
-       e);
-    free(got);
-    free(wf);
-    test_tensor_free(xt);
-    test_tensor_free(ot);
-
-    for (int n = 0; n < NMAX; n++)
+    for (int n = 0; n < LAYOUT_NMAX; n++)
         free(alone[n]);
     free(xq);
     free(x);

@@ -1,0 +1,127 @@
+/* layout_checks.h — the backend-level checks shared by the tests of the CPU's several-row weight
+   layouts (tests/core/cpu/qdot_amx.c: Q8_0 on AMX tiles; qdot_q4r.c: Q4_K interleaved). Each takes
+   a matrix the backend laid out and the file's bytes it came from, and holds the laid-out matrix to
+   what the file's layout gives: the batch's promise (a row's results alone are its results beside
+   others), prefill's kernel, get_rows, and the f32 path. */
+#ifndef SEER_TESTS_CORE_CPU_LAYOUT_CHECKS_H
+#define SEER_TESTS_CORE_CPU_LAYOUT_CHECKS_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cpu/cpu.h"
+#include "core/ops.h"
+#include "core/quant.h"
+#include "core/util.h"
+#include "support/testutil.h"
+#include "tap.h"
+
+#define LAYOUT_NMAX 20 /* activation rows: prefill's kernel takes 16 or more */
+
+struct layout_case {
+    backend *be;        /* not exact */
+    const tensor *w;    /* {K, M} laid out by backend_weight_prepare */
+    const uint8_t *wb;  /* the same matrix in the file's layout, row_bytes per row */
+    size_t row_bytes;
+    const float *x;     /* LAYOUT_NMAX rows of K activations */
+    const char *layout; /* "the tile layout", "the interleaved rows" */
+    int nt;             /* the backend's threads */
+};
+
+static inline bool layout_same_bits(const float *a, const float *b, size_t n)
+{
+    return a && b && memcmp(a, b, n * sizeof *a) == 0;
+}
+
+/* out = x[0..n) · wᵀ on the case's backend, read back (NULL when the op failed). */
+static inline float *layout_product(const struct layout_case *c, const tensor *w, const float *x, int n)
+{
+    const int64_t K = w->ne[0], M = w->ne[1];
+    tensor *xt = test_tensor(c->be, DT_F32, K, n, 1, 1, x), *ot = test_tensor(c->be, DT_F32, M, n, 1, 1, NULL);
+    float *r = op_matmul(c->be, ot, w, xt) == SEER_OK ? test_tensor_read(ot) : NULL;
+    test_tensor_free(xt);
+    test_tensor_free(ot);
+    return r;
+}
+
+/* Each activation row's results computed alone (N = 1), into alone[LAYOUT_NMAX] (the caller frees
+   them), then 3, 8 and 13 rows at once: each row's results must be its own alone, bit for bit. */
+static inline void layout_check_batch(const struct layout_case *c, float **alone)
+{
+    const int64_t K = c->w->ne[0], M = c->w->ne[1];
+    for (int n = 0; n < LAYOUT_NMAX; n++)
+        alone[n] = layout_product(c, c->w, c->x + n * K, 1);
+    static const int Ns[] = {3, 8, 13};
+    for (size_t i = 0; i < ARRAY_LEN(Ns); i++) {
+        const int N = Ns[i];
+        float *got = layout_product(c, c->w, c->x, N);
+        bool same = got != NULL;
+        for (int n = 0; n < N && same; n++)
+            same = layout_same_bits(got + n * M, alone[n], (size_t)M);
+        ok(same, "%d thread(s): op_matmul with %d rows: each row's results equal its own alone, bit for bit", c->nt, N);
+        free(got);
+    }
+}
+
+/* A prefill-sized product (the AVX-512 int8 tiles, which read the layout) gives the bits it gives
+   on the file's layout. */
+static inline void layout_check_prefill(const struct layout_case *c)
+{
+    const int64_t K = c->w->ne[0], M = c->w->ne[1];
+    tensor *wr = test_tensor(c->be, c->w->type, K, M, 1, 1, NULL);
+    backend_tensor_set(wr, c->wb, 0, (size_t)M * c->row_bytes);
+    float *g1 = layout_product(c, c->w, c->x, LAYOUT_NMAX), *g2 = layout_product(c, wr, c->x, LAYOUT_NMAX);
+    ok(wr->layout == TL_ROWS && layout_same_bits(g1, g2, (size_t)LAYOUT_NMAX * (size_t)M),
+       "%d thread(s): op_matmul with %d rows (prefill's kernel) gives the same bits on both layouts", c->nt,
+       LAYOUT_NMAX);
+    free(g1);
+    free(g2);
+    test_tensor_free(wr);
+}
+
+/* op_get_rows gives the file's rows, bit for bit. */
+static inline void layout_check_get_rows(const struct layout_case *c)
+{
+    const int64_t K = c->w->ne[0], M = c->w->ne[1];
+    const int32_t ids[5] = {0, (int32_t)M - 1, 16, 31, 5};
+    tensor *it = test_tensor(c->be, DT_I32, 5, 1, 1, 1, NULL), *rt = test_tensor(c->be, DT_F32, K, 5, 1, 1, NULL);
+    backend_tensor_set(it, ids, 0, sizeof ids);
+    const int rc = op_get_rows(c->be, rt, c->w, it);
+    float *rows = test_tensor_read(rt), *want = malloc((size_t)K * sizeof *want);
+    bool same = rc == SEER_OK;
+    for (int i = 0; i < 5 && same; i++) {
+        dequantize_row(c->w->type, c->wb + (size_t)ids[i] * c->row_bytes, want, K);
+        same = layout_same_bits(rows + i * K, want, (size_t)K);
+    }
+    ok(same, "%d thread(s): op_get_rows on %s gives the file's rows, bit for bit", c->nt, c->layout);
+    free(rows);
+    free(want);
+    test_tensor_free(it);
+    test_tensor_free(rt);
+}
+
+/* Exact set after loading: the f32 path reads the layout (slowly, but right), within 1e-5 of a
+   double product of the file's values. Leaves the backend exact. */
+static inline void layout_check_exact(const struct layout_case *c)
+{
+    const int64_t K = c->w->ne[0], M = c->w->ne[1];
+    backend_cpu_set_exact(c->be, true);
+    float *got = layout_product(c, c->w, c->x, 3), *wf = malloc((size_t)K * sizeof *wf);
+    double *ref = malloc(3 * (size_t)M * sizeof *ref);
+    for (int64_t m = 0; m < M; m++) {
+        dequantize_row(c->w->type, c->wb + (size_t)m * c->row_bytes, wf, K);
+        for (int n = 0; n < 3; n++) {
+            double s = 0;
+            for (int64_t k = 0; k < K; k++)
+                s += (double)wf[k] * c->x[n * K + k];
+            ref[n * M + m] = s;
+        }
+    }
+    const double e = got ? rel_l2_d(got, ref, 3 * (size_t)M) : 1.0;
+    ok(got && e <= 1e-5, "%d thread(s): exact op_matmul on %s: rel-L2 %.2e ≤ 1e-5 (f32 path)", c->nt, c->layout, e);
+    free(got);
+    free(wf);
+    free(ref);
+}
+
+#endif
