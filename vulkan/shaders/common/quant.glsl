@@ -44,14 +44,19 @@ float half_bits_to_float(uint h)
 // 34 bytes: f16 d; int8 qs[32]. x = q·d
 #define QK 32u
 #define QBYTES 34u
-void dq8(uint bb, uint c, out float v[8])
+// 8 values as two words of int8, times d (also the split layout's reader, weights.glsl)
+void dq8_words(uint w0, uint w1, float d, out float v[8])
 {
-    const float d = half_bits_to_float(q_u16(bb));
-    const uint a = bb + 2u + 8u * c, w0 = q_u32(a), w1 = q_u32(a + 4u);
     for (uint i = 0u; i < 4u; i++) {
         v[i] = float(bitfieldExtract(int(w0), int(8u * i), 8)) * d;
         v[i + 4u] = float(bitfieldExtract(int(w1), int(8u * i), 8)) * d;
     }
+}
+
+void dq8(uint bb, uint c, out float v[8])
+{
+    const uint a = bb + 2u + 8u * c;
+    dq8_words(q_u32(a), q_u32(a + 4u), half_bits_to_float(q_u16(bb)), v);
 }
 
 #elif defined(W_Q4_0)

@@ -27,12 +27,8 @@ layout(std430, binding = 0) readonly buffer Weights { float w_f32[]; };
 #if defined(SPLIT)
 void w_chunk8(uint row, uint k0, uint K, out float v[8])
 {
-    const float d = half_bits_to_float(q_u16(row + K + 2u * (k0 / 32u)));
-    const uint w0 = wq[(row + k0) >> 2], w1 = wq[((row + k0) >> 2) + 1u];
-    for (uint i = 0u; i < 4u; i++) {
-        v[i] = float(bitfieldExtract(int(w0), int(8u * i), 8)) * d;
-        v[i + 4u] = float(bitfieldExtract(int(w1), int(8u * i), 8)) * d;
-    }
+    const uint w = (row + k0) >> 2;
+    dq8_words(wq[w], wq[w + 1u], half_bits_to_float(q_u16(row + K + 2u * (k0 / 32u))), v);
 }
 #elif defined(W_QUANT)
 void w_chunk8(uint row, uint k0, uint K, out float v[8])
