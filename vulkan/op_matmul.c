@@ -63,6 +63,18 @@ bool vk_weight_supported(enum dtype t)
    need subgroup arithmetic (built with that reduction only). */
 enum mv_path { MV_PLAIN, MV_INT_DOT, MV_INT_DOT_WIDE, MV_FP16 };
 
+/* Whether decode takes the builds that read 16-byte pieces, for the block types that have one:
+   where integer dot products are accelerated, on CPU implementations (lavapipe decoded 0.8B Q4_K at
+   2.69 tokens/s with it, 1.15 with matvec.comp and 1.35 with the word-reading build;
+   docs/PERFORMANCE.md), or forced. The rule for Q4_K/Q5_K here and for splitting Q8_0 at load. */
+static bool wide_wanted(const struct vk_ctx *vk)
+{
+    const struct vk_caps *c = &vk->caps;
+    if (vk->force_matvec != VK_MATVEC_AUTO)
+        return vk->force_matvec == VK_MATVEC_INT_DOT_WIDE;
+    return c->int_dot && (c->int_dot_fast || c->kind == VK_KIND_CPU);
+}
+
 static enum mv_path mv_path(const struct vk_ctx *vk, const tensor *w, int64_t N)
 {
     const struct vk_caps *c = &vk->caps;
@@ -79,10 +91,9 @@ static enum mv_path mv_path(const struct vk_ctx *vk, const tensor *w, int64_t N)
     case VK_MATVEC_FP16: return f16 ? MV_FP16 : MV_PLAIN;
     case VK_MATVEC_AUTO: break;
     }
-    /* CPU implementations take the wide build for Q4_K and Q5_K even without accelerated dot
-       products: lavapipe decoded 0.8B Q4_K at 2.69 tokens/s with it, 1.15 with matvec.comp and 1.35
-       with the word-reading build (docs/PERFORMANCE.md); its Q8_0 gains nothing from the latter */
-    if (dot && c->int_dot && (c->int_dot_fast || (c->kind == VK_KIND_CPU && dot_path == MV_INT_DOT_WIDE)))
+    /* the word-reading builds only where dot products are accelerated: lavapipe's Q8_0 gained
+       nothing from them */
+    if (dot && (dot_path == MV_INT_DOT_WIDE ? wide_wanted(vk) : c->int_dot && c->int_dot_fast))
         return dot_path;
     return f16 && c->fp16 && c->kind != VK_KIND_CPU ? MV_FP16 : MV_PLAIN;
 }
@@ -131,9 +142,7 @@ static int quantize_x(struct vk_ctx *vk, struct vk_push_matmul *pc, bool k256, s
 /* Q8_0's 34-byte blocks keep no 16-byte alignment, so for the wide build the backend rearranges
    each Q8_0 matrix as it loads, row by row in place (q8_split.comp; TL_Q8_0_SPLIT: the row's
    values, then its scales): same bytes, same rows, so windows and strides do not change. Done
-   where decode would read 16-byte pieces — the rule mv_path applies to Q4_K and Q5_K: the
-   integer-dot kernels accelerated, or a CPU implementation, or forced (int-dot-wide) — and the
-   products are not exact; an exact backend would read it with matmul.comp only (vk_matmul), so
+   where decode reads 16-byte pieces (wide_wanted) and the products are not exact; an exact backend would read it with matmul.comp only (vk_matmul), so
    set exact before loading. Rows must be whole 16-byte pieces (K a multiple of 256, every Qwen3.5
    matrix) at a 16-byte offset, and fit the shader's 16 KiB of shared memory. */
 #define Q8_SPLIT_MAX_ROW (16u << 10)
@@ -142,11 +151,8 @@ int vk_weight_prepare(backend *be, tensor *t)
 {
     struct vk_ctx *vk = vk_ctx_of(be);
     const struct vk_caps *c = &vk->caps;
-    const enum vk_matvec_force f = vk->force_matvec;
-    const bool wide = f == VK_MATVEC_INT_DOT_WIDE ||
-                      (f == VK_MATVEC_AUTO && c->int_dot && (c->int_dot_fast || c->kind == VK_KIND_CPU));
     const size_t row_bytes = (size_t)t->ne[0] / 32 * 34;
-    if (t->type != DT_Q8_0 || t->layout != TL_ROWS || vk->exact || !wide || !c->subgroup_arith ||
+    if (t->type != DT_Q8_0 || t->layout != TL_ROWS || vk->exact || !wide_wanted(vk) || !c->subgroup_arith ||
         t->ne[0] % 256 || row_bytes > Q8_SPLIT_MAX_ROW || t->nb[1] != row_bytes || t->ne[2] * t->ne[3] != 1 ||
         t->offset % 16)
         return SEER_OK;
