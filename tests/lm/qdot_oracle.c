@@ -36,9 +36,12 @@
    llama.cpp results: worst 1.6e-1 — llama.cpp's own rounding is the size of this bound, and the
    fast path is closer to it than the exact one. Bounds 2x the worst seen; a wrong block layout,
    scale or offset moves the distribution entirely (TV → 1) and breaks the greedy tokens at once.
-   Near tie: llama.cpp's top-2 within 5e-2, where such rounding may flip the argmax. */
+   Near tie, where such rounding may flip the argmax: llama.cpp's top-2 within TIE, and seer's
+   probabilities of its own choice and of llama.cpp's within TIE too. 5e-2 on llama.cpp's side
+   alone failed twice in 12 seeds (2026-11-24: gaps 5.4e-2 in llama.cpp, and 1.1e-2 there with
+   6.4e-2 in seer; the first on the previous build too); 1e-1 is 1.5x the worst seen. */
 #define TV_MAX 2.5e-1
-#define TIE 5e-2
+#define TIE 1e-1
 
 static char g_oracle_dir[1024];
 
@@ -145,9 +148,10 @@ static void compare(const qwen35_model *m, qwen35_state *st, const int32_t *prom
         erosion = fmax(erosion, (plw - ps[want]) - lo);
         steps++;
         if (got != want) {
-            *(p1 - p2 <= TIE ? &tie : &mismatch) = i;
-            diag("%s: step %lld: llama.cpp %lld vs seer %lld; llama.cpp top-2 gap %.2e (near tie ≤ %.0e)", label,
-                 (long long)i, (long long)want, (long long)got, p1 - p2, TIE);
+            const double seer_gap = ps[got] - ps[want];
+            *(p1 - p2 <= TIE && seer_gap <= TIE ? &tie : &mismatch) = i;
+            diag("%s: step %lld: llama.cpp %lld vs seer %lld; top-2 gaps: llama.cpp %.2e, seer %.2e (near tie: both ≤ %.0e)",
+                 label, (long long)i, (long long)want, (long long)got, p1 - p2, seer_gap, TIE);
             break;
         }
         int32_t id = (int32_t)got;
