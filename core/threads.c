@@ -183,3 +183,21 @@ void threadpool_range(long long n, int ith, int nth, long long *lo, long long *h
     *lo = ith * per + (ith < rem ? ith : rem);
     *hi = *lo + per + (ith < rem ? 1 : 0);
 }
+
+void threadpool_queue_init(threadpool_queue *q, long long n, int n_threads, long long min_piece)
+{
+    long long piece = n / (8LL * (n_threads > 0 ? n_threads : 1));
+    q->n = n;
+    q->piece = piece > min_piece ? piece : (min_piece > 0 ? min_piece : 1);
+    atomic_init(&q->next, 0);
+}
+
+bool threadpool_queue_take(threadpool_queue *q, long long *lo, long long *hi)
+{
+    long long a = atomic_fetch_add_explicit(&q->next, q->piece, memory_order_relaxed);
+    if (a >= q->n)
+        return false;
+    *lo = a;
+    *hi = a + q->piece < q->n ? a + q->piece : q->n;
+    return true;
+}

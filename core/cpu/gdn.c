@@ -64,6 +64,7 @@ struct gdn_ctx {
     float *scratch;                     /* per-thread work areas, scratch_floats each */
     bool wide;                          /* the recurrent form's AVX2 + FMA passes apply */
     size_t scratch_floats;
+    threadpool_queue heads;             /* heads are the unit of work (threads.h) */
 };
 
 static inline const float *row2(const tensor *t, int64_t head, int64_t tok)
@@ -169,43 +170,45 @@ GDN_X86 static void state_update_avx2(float *S, int64_t dk, int64_t dv, float al
 
 static void recurrent_worker(void *p, int ith, int nth)
 {
-    const struct gdn_ctx *c = p;
+    struct gdn_ctx *c = p;
     int64_t dk = c->dk, dv = c->dv;
     float *kb = c->scratch + (size_t)ith * c->scratch_floats; /* k {dk} */
     float *qb = kb + dk;                                       /* q·scale {dk} */
     float *vb = qb + dk;                                       /* v {dv} */
     float *ks = vb + dv, *qs = ks + dv, *d = qs + dv;          /* Sᵀk, Sᵀq, δ {dv} */
     long long lo, hi;
-    threadpool_range(c->Hv, ith, nth, &lo, &hi);
-    for (int64_t j = lo; j < hi; j++) {
-        float *S = c->state + j * dk * dv;
-        int64_t hk = key_head(c, j);
-        for (int64_t t = 0; t < c->T; t++) {
-            /* copy the inputs first: out may alias v (or q), ops.h */
-            memcpy(kb, row2(c->k, hk, t), (size_t)dk * sizeof *kb);
-            cpu_vscale(qb, row2(c->q, hk, t), c->scale, dk);
-            memcpy(vb, row2(c->v, j, t), (size_t)dv * sizeof *vb);
-            float alpha = (float)decay(scal(c->g, j, t)), beta = scal(c->beta, j, t);
-            double kq = 0;
-            for (int64_t i = 0; i < dk; i++)
-                kq += (double)kb[i] * qb[i];
+    (void)nth;
+    while (threadpool_queue_take(&c->heads, &lo, &hi)) {
+        for (int64_t j = lo; j < hi; j++) {
+            float *S = c->state + j * dk * dv;
+            int64_t hk = key_head(c, j);
+            for (int64_t t = 0; t < c->T; t++) {
+                /* copy the inputs first: out may alias v (or q), ops.h */
+                memcpy(kb, row2(c->k, hk, t), (size_t)dk * sizeof *kb);
+                cpu_vscale(qb, row2(c->q, hk, t), c->scale, dk);
+                memcpy(vb, row2(c->v, j, t), (size_t)dv * sizeof *vb);
+                float alpha = (float)decay(scal(c->g, j, t)), beta = scal(c->beta, j, t);
+                double kq = 0;
+                for (int64_t i = 0; i < dk; i++)
+                    kq += (double)kb[i] * qb[i];
 #ifdef SEER_MM_X86
-            if (c->wide)
-                state_tmatvec2_avx2(S, dk, dv, kb, qb, ks, qs);
-            else
+                if (c->wide)
+                    state_tmatvec2_avx2(S, dk, dv, kb, qb, ks, qs);
+                else
 #endif
-                state_tmatvec2(S, dk, dv, kb, qb, ks, qs);
-            float *o = (float *)c->out->data + (t * c->Hv + j) * dv;
-            for (int64_t e = 0; e < dv; e++) {
-                d[e] = beta * (vb[e] - alpha * ks[e]);
-                o[e] = alpha * qs[e] + (float)kq * d[e];
+                    state_tmatvec2(S, dk, dv, kb, qb, ks, qs);
+                float *o = (float *)c->out->data + (t * c->Hv + j) * dv;
+                for (int64_t e = 0; e < dv; e++) {
+                    d[e] = beta * (vb[e] - alpha * ks[e]);
+                    o[e] = alpha * qs[e] + (float)kq * d[e];
+                }
+#ifdef SEER_MM_X86
+                if (c->wide)
+                    state_update_avx2(S, dk, dv, alpha, kb, d);
+                else
+#endif
+                    state_update(S, dk, dv, alpha, kb, d);
             }
-#ifdef SEER_MM_X86
-            if (c->wide)
-                state_update_avx2(S, dk, dv, alpha, kb, d);
-            else
-#endif
-                state_update(S, dk, dv, alpha, kb, d);
         }
     }
 }
@@ -373,15 +376,17 @@ static void gdn_chunk(const struct gdn_ctx *c, const struct chunk_bufs *b, int64
 
 static void chunked_worker(void *p, int ith, int nth)
 {
-    const struct gdn_ctx *c = p;
+    struct gdn_ctx *c = p;
     struct chunk_bufs b;
     chunk_layout(c->scratch + (size_t)ith * c->scratch_floats, c->dk, c->dv, &b);
     long long lo, hi;
-    threadpool_range(c->Hv, ith, nth, &lo, &hi);
-    for (int64_t j = lo; j < hi; j++) {
-        float *S = c->state + j * c->dk * c->dv;
-        for (int64_t t0 = 0; t0 < c->T; t0 += GDN_CHUNK)
-            gdn_chunk(c, &b, j, t0, MIN(GDN_CHUNK, c->T - t0), S);
+    (void)nth;
+    while (threadpool_queue_take(&c->heads, &lo, &hi)) {
+        for (int64_t j = lo; j < hi; j++) {
+            float *S = c->state + j * c->dk * c->dv;
+            for (int64_t t0 = 0; t0 < c->T; t0 += GDN_CHUNK)
+                gdn_chunk(c, &b, j, t0, MIN(GDN_CHUNK, c->T - t0), S);
+        }
     }
 }
 
@@ -404,6 +409,7 @@ static int gdn_run(const char *op, backend *be, threadpool_fn fn, size_t scratch
     if (!c->scratch)
         return seer_err(SEER_ENOMEM, "%s: no memory for %zu bytes of scratch", op, total);
     c->scratch_floats = scratch_floats;
+    threadpool_queue_init(&c->heads, c->Hv, (int)nth, 1);
     if (par)
         threadpool_run(pool, fn, c);
     else

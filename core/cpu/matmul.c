@@ -460,12 +460,19 @@ static void q_units(const struct q_ctx *c, long long lo, long long hi)
 /* The product's work units, Q_ROWS weight rows each. */
 static int64_t q_n_units(const struct q_ctx *c) { return (c->M + Q_ROWS - 1) / Q_ROWS; }
 
+/* One product as a job: its units from a shared queue (threads.h). */
+struct q_job {
+    struct q_ctx q;
+    threadpool_queue units;
+};
+
 static void q_worker(void *ctx, int ith, int nth)
 {
-    const struct q_ctx *c = ctx;
+    struct q_job *j = ctx;
     long long lo, hi;
-    threadpool_range(q_n_units(c), ith, nth, &lo, &hi);
-    q_units(c, lo, hi);
+    (void)ith, (void)nth;
+    while (threadpool_queue_take(&j->units, &lo, &hi))
+        q_units(&j->q, lo, hi);
 }
 
 /* Whether the 8-bit path takes w with N activation rows. */
@@ -539,8 +546,9 @@ static bool matmul_qdot(backend *be, tensor *out, const tensor *w, const tensor 
     char *xq;
     if (!qdot_applies(cc, w, N) || !q_act_bytes(w, N, &need) || !(xq = qbuf_get(cc, need)))
         return false;
-    struct q_ctx c = q_setup(out, w, x, xq, false);
-    cpu_run(be, q_worker, &c, cpu_parallel(be, (double)c.M * (double)w->ne[0] * (double)N, CPU_PAR_MIN_WORK));
+    struct q_job j = {.q = q_setup(out, w, x, xq, false)};
+    threadpool_queue_init(&j.units, q_n_units(&j.q), threadpool_size(cpu_pool(be)), 1);
+    cpu_run(be, q_worker, &j, cpu_parallel(be, (double)j.q.M * (double)w->ne[0] * (double)N, CPU_PAR_MIN_WORK));
     return true;
 }
 
@@ -550,18 +558,20 @@ struct qn_ctx {
     int n;
     struct q_ctx q[OP_MATMUL_N_MAX];
     int64_t first[OP_MATMUL_N_MAX + 1]; /* matrix i's units are [first[i], first[i+1]) */
+    threadpool_queue units;             /* over all of them */
 };
 
 static void qn_worker(void *ctx, int ith, int nth)
 {
-    const struct qn_ctx *c = ctx;
+    struct qn_ctx *c = ctx;
     long long lo, hi;
-    threadpool_range(c->first[c->n], ith, nth, &lo, &hi);
-    for (int i = 0; i < c->n; i++) {
-        const long long a = MAX(lo, c->first[i]), b = MIN(hi, c->first[i + 1]);
-        if (a < b)
-            q_units(&c->q[i], a - c->first[i], b - c->first[i]);
-    }
+    (void)ith, (void)nth;
+    while (threadpool_queue_take(&c->units, &lo, &hi))
+        for (int i = 0; i < c->n; i++) {
+            const long long a = MAX(lo, c->first[i]), b = MIN(hi, c->first[i + 1]);
+            if (a < b)
+                q_units(&c->q[i], a - c->first[i], b - c->first[i]);
+        }
 }
 
 static bool matmul_n_qdot(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x)
@@ -594,6 +604,7 @@ static bool matmul_n_qdot(backend *be, int n, tensor *const *outs, const tensor 
         c.first[i + 1] = c.first[i] + q_n_units(&c.q[i]);
         work += (double)c.q[i].M * (double)ws[i]->ne[0] * (double)N;
     }
+    threadpool_queue_init(&c.units, c.first[n], threadpool_size(cpu_pool(be)), 1);
     cpu_run(be, qn_worker, &c, cpu_parallel(be, work, CPU_PAR_MIN_WORK));
     return true;
 }
