@@ -6,6 +6,8 @@
 #include <stdint.h>
 
 #include "core/cpu/cpu_internal.h"
+#include "core/cpu/vmath.h"
+#include "core/util.h"
 #include "seer.h"
 
 /* Σ x² in double. Four partial sums break the add dependency chain (the loop would otherwise
@@ -74,9 +76,12 @@ static void rmsnorm_gated_worker(void *p, int ith, int nth)
         float *y = (float *)cpu_row_at(c->out, r);
         /* spec §2.3 gated form: w is a plain scale (not 1 + w), the gate is silu(z) */
         float rs = (float)(1.0 / sqrt(sum_sq(x, n) / (double)n + (double)c->eps));
-        for (int64_t j = 0; j < n; j++) {
-            float g = z[j] / (1.0f + expf(-z[j]));
-            y[j] = (x[j] * rs) * c->w[j] * g;
+        float g[256]; /* silu(z) a piece at a time: y may be x, so it cannot hold the gate */
+        for (int64_t j0 = 0; j0 < n; j0 += 256) {
+            const int64_t m = MIN(256, n - j0);
+            vm_silu(g, z + j0, m);
+            for (int64_t j = 0; j < m; j++)
+                y[j0 + j] = (x[j0 + j] * rs) * c->w[j0 + j] * g[j];
         }
     }
 }
