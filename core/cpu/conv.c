@@ -5,7 +5,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #include "core/cpu/cpu_internal.h"
+#include "core/cpu/matmul_x86.h"
 #include "core/util.h"
 #include "seer.h"
 
@@ -16,6 +21,7 @@ struct conv_ctx {
     const float *w;     /* {K,C}: w[c*K + k]; tap k = K−1 multiplies the current token */
     float *state;       /* {C,K−1}: state[r*C + c], row 0 the oldest input */
     int64_t K;
+    bool wide;          /* conv_channels_avx2 applies */
 };
 
 /* Row j of h = [state rows; x rows]. Spec §2.5 step 2 reads inputs before the sequence as zeros;
@@ -27,26 +33,61 @@ static inline const float *h_row(const struct conv_ctx *c, int64_t j)
     return (const float *)((const char *)c->x->data + (j - (c->K - 1)) * c->x->nb[1]);
 }
 
-/* Each thread owns a range of channels for all tokens: a channel's outputs and its state depend
-   on that channel alone, so threads never touch each other's data, and each can update its
-   channels' state as soon as its outputs are done. */
+/* out[t][ch] for channels [lo,hi): cross-correlation, no kernel flip (spec §2.5 step 2),
+   out[t] = Σ_k w[k]·h[t+k], summed in k order. */
+static void conv_channels(const struct conv_ctx *c, int64_t t, int64_t lo, int64_t hi)
+{
+    const int64_t K = c->K;
+    float *y = (float *)c->out->data + t * c->x->ne[0];
+    for (int64_t ch = lo; ch < hi; ch++) {
+        float acc = c->w[ch * K] * h_row(c, t)[ch];
+        for (int64_t k = 1; k < K; k++)
+            acc += c->w[ch * K + k] * h_row(c, t + k)[ch];
+        y[ch] = acc;
+    }
+}
+
+#ifdef SEER_MM_X86
+/* The same sums for channels [lo,hi), lo a multiple of 8, eight channels per vector. The weights
+   are {K,C} (a channel's taps together), so each tap's 8 weights are gathered. Separate multiply
+   and add, not FMA: every channel gets conv_channels' bits, whichever path reaches it. */
+__attribute__((target("avx2,fma"))) static int64_t conv_channels_avx2(const struct conv_ctx *c, int64_t t,
+                                                                       int64_t lo, int64_t hi)
+{
+    const int64_t K = c->K;
+    float *y = (float *)c->out->data + t * c->x->ne[0];
+    const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)K));
+    int64_t ch = lo;
+    for (; ch + 8 <= hi; ch += 8) {
+        const float *wc = c->w + ch * K;
+        __m256 acc = _mm256_mul_ps(_mm256_i32gather_ps(wc, idx, 4), _mm256_loadu_ps(h_row(c, t) + ch));
+        for (int64_t k = 1; k < K; k++)
+            acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_i32gather_ps(wc + k, idx, 4),
+                                                   _mm256_loadu_ps(h_row(c, t + k) + ch)));
+        _mm256_storeu_ps(y + ch, acc);
+    }
+    return ch;
+}
+#endif
+
+/* Each thread owns a range of channels (whole groups of 8) for all tokens: a channel's outputs
+   and its state depend on that channel alone, so threads never touch each other's data, and
+   each can update its channels' state as soon as its outputs are done. */
 static void conv_worker(void *p, int ith, int nth)
 {
     const struct conv_ctx *c = p;
-    int64_t C = c->x->ne[0], T = c->x->ne[1], K = c->K;
+    const int64_t C = c->x->ne[0], T = c->x->ne[1], K = c->K;
     long long lo, hi;
-    threadpool_range(C, ith, nth, &lo, &hi);
+    threadpool_range((C + 7) / 8, ith, nth, &lo, &hi);
+    lo *= 8;
+    hi = MIN(hi * 8, C);
     for (int64_t t = 0; t < T; t++) {
-        float *y = (float *)c->out->data + t * C;
-        /* cross-correlation, no kernel flip (spec §2.5 step 2): out[t] = Σ_k w[k]·h[t+k] */
-        const float *h0 = h_row(c, t);
-        for (int64_t ch = lo; ch < hi; ch++)
-            y[ch] = c->w[ch * K] * h0[ch];
-        for (int64_t k = 1; k < K; k++) {
-            const float *hk = h_row(c, t + k);
-            for (int64_t ch = lo; ch < hi; ch++)
-                y[ch] += c->w[ch * K + k] * hk[ch];
-        }
+        int64_t done = lo;
+#ifdef SEER_MM_X86
+        if (c->wide)
+            done = conv_channels_avx2(c, t, lo, hi);
+#endif
+        conv_channels(c, t, done, hi);
     }
     /* state ← rows T … T+K−2 of h. Row r is taken from row T+r > r, so filling r upwards only
        reads old-state rows not yet overwritten. */
@@ -58,8 +99,13 @@ static void conv_worker(void *p, int ith, int nth)
 
 int cpu_conv1d_causal(backend *be, tensor *out, const tensor *x, const tensor *w, tensor *state)
 {
-    struct conv_ctx c = {out, x, (const float *)w->data, (float *)state->data, w->ne[0]};
-    const double work = (double)x->ne[0] * (double)x->ne[1] * (double)c.K;
+    struct conv_ctx c = {out, x, (const float *)w->data, (float *)state->data, w->ne[0], false};
+#ifdef SEER_MM_X86
+    c.wide = mm_x86_available();
+#endif
+    /* ×4: one token's conv is bound by fetching its weights and carried window (gone from the
+       caches since the previous step), which two threads do faster, not by its multiply-adds */
+    const double work = 4.0 * (double)x->ne[0] * (double)x->ne[1] * (double)c.K;
     cpu_run(be, conv_worker, &c, cpu_parallel(be, work, CPU_PAR_MIN_WORK));
     return SEER_OK;
 }

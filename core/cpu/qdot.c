@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "core/cpu/matmul_x86.h"
 #include "core/fp16.h"
 #include "core/quant.h"
 
@@ -33,7 +34,7 @@ void qdot_quantize(const float *x, block_q8x *out, int64_t n)
 }
 
 /* llama.cpp's quantize_row_q8_K_ref: the step from the signed value of largest magnitude. */
-void qdot_quantize_q8k(const float *x, block_q8k *out, int64_t n)
+void qdot_quantize_q8k_portable(const float *x, block_q8k *out, int64_t n)
 {
     for (int64_t b = 0; b < n / 256; b++) {
         const float *v = x + b * 256;
@@ -54,6 +55,17 @@ void qdot_quantize_q8k(const float *x, block_q8k *out, int64_t n)
         }
         out[b].d = 1 / iscale;
     }
+}
+
+void qdot_quantize_q8k(const float *x, block_q8k *out, int64_t n)
+{
+#ifdef SEER_MM_X86
+    if (mm_x86_available()) {
+        qdot_quantize_q8k_avx2(x, out, n);
+        return;
+    }
+#endif
+    qdot_quantize_q8k_portable(x, out, n);
 }
 
 size_t qdot_act_row_bytes(enum dtype t, int64_t K)

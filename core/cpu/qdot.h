@@ -88,5 +88,9 @@ qdot_fn qdot_kernel_isa(enum dtype t, enum qdot_isa isa);
 /* x86-64 tables (qdot_x86.c): NULL entries where the CPU lacks the ISA. */
 qdot_fn qdot_x86_kernel(enum dtype t, bool vnni);
 qdot_rows_fn qdot_x86_rows_kernel(enum dtype t, bool vnni);
+/* qdot_quantize_q8k on AVX2 (the same bits); call only where mm_x86_available(). */
+void qdot_quantize_q8k_avx2(const float *x, block_q8k *out, int64_t n);
+/* The portable qdot_quantize_q8k, which the AVX2 one must equal (tests). */
+void qdot_quantize_q8k_portable(const float *x, block_q8k *out, int64_t n);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/cpu/cpu.h"
+#include "core/cpu/matmul_x86.h"
 #include "core/cpu/qdot.h"
 #include "core/error.h"
 #include "core/fp16.h"
@@ -125,6 +126,38 @@ static void test_rounding(void)
     free(k8);
     free(x);
     free(q);
+}
+
+/* The AVX2 Q8_K rounding must give the portable one's bytes (a Q4_K decode reads whichever the
+   CPU has): random blocks, an all-zero block, one whose largest magnitude appears twice with
+   both signs (the first one sets the sign of the step), one of exact halves (ties to even). */
+static void test_rounding_q8k_avx2(void)
+{
+#ifdef SEER_MM_X86
+    if (!mm_x86_available()) {
+        skip("this CPU lacks AVX2 + FMA", "Q8_K rounding: AVX2 = portable");
+        return;
+    }
+    const int64_t K = 256 * 12;
+    float *x = malloc(K * sizeof *x);
+    block_q8k *a = malloc((K / 256) * sizeof *a), *b = malloc((K / 256) * sizeof *b);
+    test_fill_normal(x, K, 2.0f);
+    memset(x + 256, 0, 256 * sizeof *x);
+    x[512 + 17] = -9.0f, x[512 + 200] = 9.0f;
+    for (int i = 0; i < 256; i++) /* step 1 (max −127): products k + 1/2 */
+        x[768 + i] = i == 5 ? -127.0f : (float)(i % 100 - 50) + 0.5f;
+    qdot_quantize_q8k_portable(x, a, K);
+    qdot_quantize_q8k_avx2(x, b, K);
+    ok(!memcmp(a, b, (K / 256) * sizeof *a), "Q8_K rounding: AVX2 gives the portable bytes (%lld blocks, ties "
+                                              "of sign and of halves, a zero block)", (long long)(K / 256));
+    ok(a[2].d > 0 && a[2].qs[17] == -127 && a[2].qs[200] == 127 && a[3].qs[0] == -50 && a[3].qs[1] == -48,
+       "Q8_K: the first largest value (−9 before 9) sets the step's sign; halves round to even");
+    free(x);
+    free(a);
+    free(b);
+#else
+    skip("not an x86-64 build", "Q8_K rounding: AVX2 = portable");
+#endif
 }
 
 static void test_kernels(void)
@@ -256,6 +289,7 @@ int main(void)
     test_seed();
     diag("qdot kernels chosen here: %s", qdot_isa());
     test_rounding();
+    test_rounding_q8k_avx2();
     test_kernels();
     test_q8_0_families();
     for (int nt = 1; nt <= 2; nt++) {
