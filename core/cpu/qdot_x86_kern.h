@@ -316,4 +316,63 @@ KTGT static float KFN(dot_q6_K)(const void *w, const void *xv, int64_t nb)
     return KFN(hsum)(acc);
 }
 
+/* dot_q6_K for nx activation rows (qdot_rows_fn): a superblock's values are assembled once for all
+   rows, as the two operands sum_s8s8 makes of them (|q|, and q for the sign), and its 16 scales
+   as f32 lanes; each row then takes them in dot_q6_K's order and rounding ((d·step)·scale), so
+   each result is dot_q6_K's bit for bit. The tied vocabulary head of llama.cpp's Q4_K_M files is
+   Q6_K, and the one-row kernel unpacked it again for every sequence of a batch (4 rows took 4.0×
+   one row's time on the 0.8B head's shape). */
+KINL void KFN(rows_q6_K_n)(const void *w, const char *xv, size_t x_rb, int64_t nb, float *out, const int nx)
+{
+    const block_q6_K *b = w;
+    const __m256i m4 = _mm256_set1_epi8(0xF), m2 = _mm256_set1_epi8(3), c32 = _mm256_set1_epi8(32);
+    __m256 acc[QDOT_MAX_ROWS];
+    for (int r = 0; r < nx; r++)
+        acc[r] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb / 8; i++) {
+        const float d = _cvtsh_ss(b[i].d);
+        __m256i q[8], u[8];
+        __m256 sc[8]; /* block k: lanes 0–3 scale 2k, lanes 4–7 scale 2k+1 (k < 4: the first half's) */
+        const __m128i s8 = _mm_loadu_si128((const __m128i *)(const void *)b[i].scales);
+        const __m256 f0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(s8));
+        const __m256 f1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(s8, 8)));
+        for (int k = 0; k < 4; k++) {
+            const __m256i idx = _mm256_setr_epi32(2 * k, 2 * k, 2 * k, 2 * k, 2 * k + 1, 2 * k + 1, 2 * k + 1, 2 * k + 1);
+            sc[k] = _mm256_permutevar8x32_ps(f0, idx);
+            sc[k + 4] = _mm256_permutevar8x32_ps(f1, idx);
+        }
+        for (int h = 0; h < 2; h++) {
+            const __m256i ql0 = KFN(load32)(b[i].ql + 64 * h), ql1 = KFN(load32)(b[i].ql + 64 * h + 32);
+            const __m256i qh = KFN(load32)(b[i].qh + 32 * h);
+            for (int t = 0; t < 4; t++) {
+                const __m256i ql = t % 2 ? ql1 : ql0;
+                const __m256i lo = t < 2 ? _mm256_and_si256(ql, m4) : _mm256_and_si256(_mm256_srli_epi16(ql, 4), m4);
+                const __m256i hb = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * t), m2);
+                q[4 * h + t] = _mm256_sub_epi8(_mm256_or_si256(lo, _mm256_slli_epi16(hb, 4)), c32);
+                u[4 * h + t] = _mm256_sign_epi8(q[4 * h + t], q[4 * h + t]);
+            }
+        }
+        for (int r = 0; r < nx; r++) {
+            const block_q8x *x = (const block_q8x *)(const void *)(xv + (size_t)r * x_rb) + 8 * i;
+            for (int k = 0; k < 8; k++) {
+                const __m256i isum = sum_u8s8(u[k], _mm256_sign_epi8(KFN(load32)(x[k].qs), q[k]));
+                const __m256 sv = _mm256_mul_ps(_mm256_set1_ps(d * x[k].d), sc[k]);
+                acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), sv, acc[r]);
+            }
+        }
+    }
+    for (int r = 0; r < nx; r++)
+        out[r] = KFN(hsum)(acc[r]);
+}
+
+KTGT static void KFN(rows_q6_K)(const void *w, const void *x, size_t x_rb, int nx, int64_t nb, float *out)
+{
+    switch (nx) {
+    case 1: KFN(rows_q6_K_n)(w, x, x_rb, nb, out, 1); break;
+    case 2: KFN(rows_q6_K_n)(w, x, x_rb, nb, out, 2); break;
+    case 3: KFN(rows_q6_K_n)(w, x, x_rb, nb, out, 3); break;
+    default: KFN(rows_q6_K_n)(w, x, x_rb, nb, out, 4); break;
+    }
+}
+
 #undef KINL

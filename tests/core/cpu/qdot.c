@@ -238,6 +238,53 @@ static void test_q8_0_families(void)
     free(xq);
 }
 
+/* Every several-row kernel (Q8_0, Q4_K, Q6_K; AVX2 and AVX-512 VNNI) gives each of 1–4 activation
+   rows the one-row kernel's bits: a sequence decoded in a batch must read what it reads alone. */
+static void test_rows_kernels(void)
+{
+#ifdef SEER_MM_X86
+    static const enum dtype rt[] = {DT_Q8_0, DT_Q4_K, DT_Q6_K};
+    static const char *const isa_name[] = {"avx2", "avx512-vnni"};
+    const int64_t K = 3584, nb = K / 32;
+    for (int v = 0; v < 2; v++)
+        for (size_t ti = 0; ti < ARRAY_LEN(rt); ti++) {
+            const enum dtype t = rt[ti];
+            qdot_fn one = qdot_x86_kernel(t, v);
+            qdot_rows_fn rows = qdot_x86_rows_kernel(t, v);
+            if (!one || !rows) {
+                skip("this CPU lacks the ISA", isa_name[v]);
+                continue;
+            }
+            const size_t x_rb = qdot_act_row_bytes(t, K);
+            float *x = malloc(K * sizeof *x);
+            char *xq = malloc(QDOT_MAX_ROWS * x_rb);
+            int same = 0, n = 0;
+            for (int rep = 0; rep < 3; rep++) {
+                void *w = rand_row(t, K);
+                for (int r = 0; r < QDOT_MAX_ROWS; r++) {
+                    test_fill_normal(x, K, r == 2 ? 1e3f : 1.0f);
+                    qdot_quantize_act(t, x, xq + r * x_rb, K);
+                }
+                for (int nx = 1; nx <= QDOT_MAX_ROWS; nx++) {
+                    float got[QDOT_MAX_ROWS];
+                    rows(w, xq, x_rb, nx, nb, got);
+                    for (int r = 0; r < nx; r++, n++) {
+                        const float want = one(w, xq + r * x_rb, nb);
+                        same += !memcmp(&got[r], &want, sizeof want);
+                    }
+                }
+                free(w);
+            }
+            ok(same == n, "%s %s: the several-row kernel gives each of 1–%d rows the one-row kernel's bits (%d of %d)",
+               isa_name[v], dtype_info(t)->name, QDOT_MAX_ROWS, same, n);
+            free(x);
+            free(xq);
+        }
+#else
+    skip("not an x86-64 build", "several-row kernels against the one-row kernels");
+#endif
+}
+
 /* op_matmul not exact: out[n][m] against the portable kernel's own block formula (reference
    above), for M not a multiple of the 16-row work unit (large enough to be split over threads) and N = 1 (decode) and 5. */
 static void test_matmul(backend *be, const char *what)
@@ -292,6 +339,7 @@ int main(void)
     test_rounding_q8k_avx2();
     test_kernels();
     test_q8_0_families();
+    test_rows_kernels();
     for (int nt = 1; nt <= 2; nt++) {
         backend *be;
         if (backend_cpu_create(nt, &be) != SEER_OK)
