@@ -295,13 +295,16 @@ static float fit_scale_min(int n, int nmax, const float *x, const float *w, uint
     return scale;
 }
 
-/* One super-block of 256: 8 sub-blocks fitted independently (weights |x| + rms(sub-block), so
-   large values count more), their scales and mins quantised to 6 bits against the largest of
-   each (super-block d = max_scale/63, dmin = max_min/63, both halves), then every element
-   requantised against the stored (rounded) scales so the levels fit what a reader decodes. */
-static void quantize_block_q4_K(const float *x, block_q4_K *y)
+/* One super-block of 256 for Q4_K (nmax 15) or Q5_K (nmax 31): 8 sub-blocks fitted independently
+   (weights |x| + rms(sub-block), so large values count more), their scales and mins quantised to
+   6 bits against the largest of each (super-block d = max_scale/63, dmin = max_min/63, both
+   halves), then every element requantised against the stored (rounded) scales so the levels fit
+   what a reader decodes. GGUF's search parameters: Q4_K grids from nmax−1 to nmax+1 in 20 steps
+   of 0.1, Q5_K from nmax−0.5 in 15. */
+static void quantize_block_k(const float *x, int nmax, uint8_t *L, uint8_t *scales_out, uint16_t *d_out,
+                             uint16_t *dmin_out)
 {
-    uint8_t L[QK_K], Laux[32];
+    uint8_t Laux[32];
     float w[32], mins[QK_K / 32], scales[QK_K / 32];
     float max_scale = 0, max_min = 0;
     for (int j = 0; j < QK_K / 32; j++) {
@@ -312,8 +315,8 @@ static void quantize_block_q4_K(const float *x, block_q4_K *y)
         const float av_x = sqrtf(sum_x2 / 32);
         for (int l = 0; l < 32; l++)
             w[l] = av_x + fabsf(xs[l]);
-        /* GGUF's parameters for Q4_K: 15 levels, grids from nmax−1 to nmax+1 in steps of 0.1 */
-        scales[j] = fit_scale_min(32, 15, xs, w, L + 32 * j, &mins[j], Laux, -1.f, 0.1f, 20);
+        scales[j] = nmax == 15 ? fit_scale_min(32, 15, xs, w, L + 32 * j, &mins[j], Laux, -1.f, 0.1f, 20)
+                               : fit_scale_min(32, 31, xs, w, L + 32 * j, &mins[j], Laux, -0.5f, 0.1f, 15);
         if (scales[j] > max_scale)
             max_scale = scales[j];
         if (mins[j] > max_min)
@@ -322,7 +325,7 @@ static void quantize_block_q4_K(const float *x, block_q4_K *y)
 
     const float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
     const float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
-    memset(y->scales, 0, sizeof y->scales);
+    memset(scales_out, 0, K_SCALE_SIZE);
     for (int j = 0; j < QK_K / 32; j++) {
         /* conversion to uint8_t before the clamp, as GGUF (a negative fit wraps, then clamps) */
         uint8_t ls = (uint8_t)nearest_int(inv_scale * scales[j]);
@@ -332,40 +335,117 @@ static void quantize_block_q4_K(const float *x, block_q4_K *y)
         /* packing that get_scale_min_k4 reads back: j < 4 in the low 6 bits of bytes j and
            j+4; j ≥ 4 as nibbles of byte j+4 with the top two bits in bytes j−4 and j */
         if (j < 4) {
-            y->scales[j] = ls;
-            y->scales[j + 4] = lm;
+            scales_out[j] = ls;
+            scales_out[j + 4] = lm;
         } else {
-            y->scales[j + 4] = (uint8_t)((ls & 0xF) | ((lm & 0xF) << 4));
-            y->scales[j - 4] |= (uint8_t)((ls >> 4) << 6);
-            y->scales[j] |= (uint8_t)((lm >> 4) << 6);
+            scales_out[j + 4] = (uint8_t)((ls & 0xF) | ((lm & 0xF) << 4));
+            scales_out[j - 4] |= (uint8_t)((ls >> 4) << 6);
+            scales_out[j] |= (uint8_t)((lm >> 4) << 6);
         }
     }
-    y->d = f32_to_f16(max_scale / 63.f);
-    y->dmin = f32_to_f16(max_min / 63.f);
+    *d_out = f32_to_f16(max_scale / 63.f);
+    *dmin_out = f32_to_f16(max_min / 63.f);
 
     for (int j = 0; j < QK_K / 32; j++) {
         uint8_t sc, m;
-        get_scale_min_k4(j, y->scales, &sc, &m);
-        const float d = f16_to_f32(y->d) * sc;
+        get_scale_min_k4(j, scales_out, &sc, &m);
+        const float d = f16_to_f32(*d_out) * sc;
         if (!d)
             continue; /* keep the fit's levels; they decode to −dmin·m regardless */
-        const float dm = f16_to_f32(y->dmin) * m;
+        const float dm = f16_to_f32(*dmin_out) * m;
         for (int l = 0; l < 32; l++) {
             int q = nearest_int((x[32 * j + l] + dm) / d);
-            L[32 * j + l] = (uint8_t)MAX(0, MIN(15, q));
+            L[32 * j + l] = (uint8_t)MAX(0, MIN(nmax, q));
         }
     }
-    for (int g = 0; g < QK_K / 64; g++)
-        for (int l = 0; l < 32; l++)
-            y->qs[32 * g + l] = (uint8_t)(L[64 * g + l] | (L[64 * g + l + 32] << 4));
 }
 
 void quantize_row_q4_K(const float *src, void *dst, int64_t n)
 {
     ASSERT1(n % QK_K == 0);
     block_q4_K *y = dst;
+    uint8_t L[QK_K];
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        quantize_block_k(src + i * QK_K, 15, L, y[i].scales, &y[i].d, &y[i].dmin);
+        for (int g = 0; g < QK_K / 64; g++)
+            for (int l = 0; l < 32; l++)
+                y[i].qs[32 * g + l] = (uint8_t)(L[64 * g + l] | (L[64 * g + l + 32] << 4));
+    }
+}
+
+/* Q5_K: Q4_K's fit with 31 levels; the low 4 bits as Q4_K's nibbles, bit 4 of sub-block j's
+   value l in bit j of qh[l] (dequant_q5_K). */
+void quantize_row_q5_K(const float *src, void *dst, int64_t n)
+{
+    ASSERT1(n % QK_K == 0);
+    block_q5_K *y = dst;
+    uint8_t L[QK_K];
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        quantize_block_k(src + i * QK_K, 31, L, y[i].scales, &y[i].d, &y[i].dmin);
+        memset(y[i].qh, 0, sizeof y[i].qh);
+        for (int g = 0; g < QK_K / 64; g++)
+            for (int l = 0; l < 32; l++) {
+                const uint8_t a = L[64 * g + l], b = L[64 * g + l + 32];
+                y[i].qs[32 * g + l] = (uint8_t)((a & 0xF) | ((b & 0xF) << 4));
+                y[i].qh[l] |= (uint8_t)(((a >> 4) << (2 * g)) | ((b >> 4) << (2 * g + 1)));
+            }
+    }
+}
+
+/* ---- Q6_K quantiser ----------------------------------------------------------------------- */
+
+/* Q6_K by plain rounding, not GGUF's search (make_qx_quants tries 19 scales per sub-block): each
+   16-value sub-block's step from its value of largest magnitude (that value ↦ −32), the 16 steps
+   as int8 against the largest (super-block d, half), then every value requantised against the
+   stored steps. A valid Q6_K block any reader decodes; its error is somewhat above GGUF's. Used
+   for random-weight models (lm/randmodel.c) and tests. */
+static void quantize_block_q6_K(const float *x, block_q6_K *y)
+{
+    float scales[QK_K / 16], max_scale = 0, max_abs = 0;
+    for (int j = 0; j < QK_K / 16; j++) {
+        float amax = 0, vmax = 0;
+        for (int l = 0; l < 16; l++)
+            if (fabsf(x[16 * j + l]) > amax) {
+                amax = fabsf(x[16 * j + l]);
+                vmax = x[16 * j + l];
+            }
+        scales[j] = amax > 0 ? vmax / -32.f : 0.f;
+        if (fabsf(scales[j]) > max_abs) {
+            max_abs = fabsf(scales[j]);
+            max_scale = scales[j];
+        }
+    }
+    memset(y, 0, sizeof *y);
+    if (max_abs == 0)
+        return;
+    const float iscale = -128.f / max_scale;
+    y->d = f32_to_f16(1 / iscale);
+    uint8_t L[QK_K];
+    for (int j = 0; j < QK_K / 16; j++) {
+        y->scales[j] = (int8_t)MIN(127, nearest_int(iscale * scales[j]));
+        const float d = f16_to_f32(y->d) * y->scales[j];
+        for (int l = 0; l < 16; l++) {
+            const int q = d ? nearest_int(x[16 * j + l] / d) : 0;
+            L[16 * j + l] = (uint8_t)(MAX(-32, MIN(31, q)) + 32);
+        }
+    }
+    /* element l + 32k of each 128-value half: a nibble of ql (k odd: ql[l+32]; k ≥ 2: the high
+       one) and bits 2k..2k+1 of qh[l] (dequant_q6_K) */
+    for (int h = 0; h < 2; h++)
+        for (int l = 0; l < 32; l++) {
+            const uint8_t *q = L + 128 * h + l;
+            y->ql[64 * h + l] = (uint8_t)((q[0] & 0xF) | ((q[64] & 0xF) << 4));
+            y->ql[64 * h + l + 32] = (uint8_t)((q[32] & 0xF) | ((q[96] & 0xF) << 4));
+            y->qh[32 * h + l] = (uint8_t)((q[0] >> 4) | ((q[32] >> 4) << 2) | ((q[64] >> 4) << 4) | ((q[96] >> 4) << 6));
+        }
+}
+
+void quantize_row_q6_K(const float *src, void *dst, int64_t n)
+{
+    ASSERT1(n % QK_K == 0);
+    block_q6_K *y = dst;
     for (int64_t i = 0; i < n / QK_K; i++)
-        quantize_block_q4_K(src + i * QK_K, &y[i]);
+        quantize_block_q6_K(src + i * QK_K, &y[i]);
 }
 
 /* ---- dispatch ----------------------------------------------------------------------------- */
@@ -386,6 +466,8 @@ bool quantize_row(enum dtype t, const float *src, void *dst, int64_t n)
         return true;
     case DT_Q8_0: quantize_row_q8_0(src, dst, n); return true;
     case DT_Q4_K: quantize_row_q4_K(src, dst, n); return true;
+    case DT_Q5_K: quantize_row_q5_K(src, dst, n); return true;
+    case DT_Q6_K: quantize_row_q6_K(src, dst, n); return true;
     default: return false;
     }
 }

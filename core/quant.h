@@ -40,7 +40,11 @@ void dequantize_row(enum dtype t, const void *src, float *dst, int64_t n);
    Q4_K: per-sub-block scale/min search as in GGUF's reference quantiser. n multiple of block. */
 void quantize_row_q8_0(const float *src, void *dst, int64_t n);
 void quantize_row_q4_K(const float *src, void *dst, int64_t n);
-/* Converts n f32 values to dtype t (F32/F16/BF16/Q8_0/Q4_K); returns false for other types. */
+/* Q5_K: Q4_K's search with 31 levels. Q6_K: plain rounding per 16 values (not GGUF's search;
+   core/quant.c says why that is enough for its uses). */
+void quantize_row_q5_K(const float *src, void *dst, int64_t n);
+void quantize_row_q6_K(const float *src, void *dst, int64_t n);
+/* Converts n f32 values to dtype t (F32/F16/BF16/Q8_0/Q4_K/Q5_K/Q6_K); false for other types. */
 bool quantize_row(enum dtype t, const float *src, void *dst, int64_t n);
 
 /* The Q4_K/Q5_K 6-bit scale and min of sub-block j (0..7) from the packed 12 bytes. */

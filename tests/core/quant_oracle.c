@@ -4,7 +4,7 @@
    test closes the loop with code seer's authors did not write, so a misread layout cannot pass
    both. For Q8_0, Q4_0, Q4_K, Q5_K and Q6_K: random block bytes with random finite half scales
    (subnormal to 65504),
-   and (Q8_0, Q4_K) the blocks seer's quantisers write for random rows; every element must be
+   and (Q8_0, Q4_K, Q5_K, Q6_K) the blocks seer's quantisers write for random rows; every element must be
    bit-identical to gguf-py's float32 result. Needs the npm oracle (npm install in tests/oracle)
    and python3-numpy: skipped visibly without them, failed when SEER_REQUIRE_ORACLES=1. */
 #include <stdio.h>
@@ -104,7 +104,7 @@ int main(void)
 
     /* What seer's quantisers write must be what llama.cpp reads: quantise random rows with seer,
        decode with both. */
-    static const enum dtype quantisers[] = {DT_Q8_0, DT_Q4_K};
+    static const enum dtype quantisers[] = {DT_Q8_0, DT_Q4_K, DT_Q5_K, DT_Q6_K};
     const int64_t row = 4096, n_rows = 64;
     float *x = malloc((size_t)(row * n_rows) * sizeof *x);
     for (int64_t i = 0; x && i < row * n_rows; i++)
