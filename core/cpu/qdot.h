@@ -61,7 +61,7 @@ bool qdot_type(enum dtype t);
 /* The fastest kernel this CPU runs for type t (qdot_type(t) must hold). */
 qdot_fn qdot_kernel(enum dtype t);
 /* The several-row kernel of qdot_kernel(t)'s family, or NULL where there is none (then each row
-   goes through qdot_kernel(t)): Q8_0, Q4_K and Q6_K on AVX2 and AVX-512 VNNI. */
+   goes through qdot_kernel(t)): Q8_0 and the K-quants on AVX2 and AVX-512 VNNI. */
 qdot_rows_fn qdot_rows_kernel(enum dtype t);
 /* Whether qdot_kernel(t) and qdot_rows_kernel(t) fetch their weight stream ahead themselves, so
    the caller adds no prefetch hints of its own (x86 Q8_0). */

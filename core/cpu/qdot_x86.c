@@ -308,6 +308,7 @@ qdot_rows_fn qdot_x86_rows_kernel(enum dtype t, bool vnni)
     switch (t) {
     case DT_Q8_0: return vnni ? rows_q8_0_zmm : rows_q8_0_avx2;
     case DT_Q4_K: return vnni ? (have_bw() ? rows_q4_K_zmm : rows_q4_K_vnni) : rows_q4_K_avx2;
+    case DT_Q5_K: return vnni ? rows_q5_K_vnni : rows_q5_K_avx2;
     case DT_Q6_K: return vnni ? rows_q6_K_vnni : rows_q6_K_avx2;
     default: return NULL;
     }

@@ -287,6 +287,54 @@ KTGT static float KFN(dot_q5_K)(const void *w, const void *xv, int64_t nb)
     return KFN(hsum)(_mm256_add_ps(acc, acc2)) - mins;
 }
 
+/* dot_q5_K for nx activation rows (qdot_rows_fn): a superblock's scales and 5-bit values are
+   unpacked once for all rows, then each row takes them in dot_q5_K's order, so each result is
+   dot_q5_K's bit for bit. llama.cpp's Q4_K_M files keep the GDN input projections (attn_qkv) in
+   Q5_K. */
+KINL void KFN(rows_q5_K_n)(const void *w, const char *xv, size_t x_rb, int64_t nb, float *out, const int nx)
+{
+    const block_q5_K *b = w;
+    const __m256i m4 = _mm256_set1_epi8(0xF), one = _mm256_set1_epi8(1);
+    __m256 acc[QDOT_MAX_ROWS], acc2[QDOT_MAX_ROWS];
+    float mins[QDOT_MAX_ROWS];
+    for (int r = 0; r < nx; r++)
+        acc[r] = acc2[r] = _mm256_setzero_ps(), mins[r] = 0;
+    for (int64_t i = 0; i < nb / 8; i++) {
+        float sc[8], mn[8];
+        KFN(k_scales)(b[i].scales, _cvtsh_ss(b[i].d), _cvtsh_ss(b[i].dmin), sc, mn);
+        const __m256i qh = KFN(load32)(b[i].qh);
+        __m256i lo[4], hi[4];
+        for (int g = 0; g < 4; g++) {
+            const __m256i v = KFN(load32)(b[i].qs + 32 * g);
+            const __m256i h0 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), one), 4);
+            const __m256i h1 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g + 1), one), 4);
+            lo[g] = _mm256_or_si256(_mm256_and_si256(v, m4), h0);
+            hi[g] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), h1);
+        }
+        for (int r = 0; r < nx; r++) {
+            const block_q8x *x = (const block_q8x *)(const void *)(xv + (size_t)r * x_rb) + 8 * i;
+            for (int g = 0; g < 4; g++) {
+                acc[r] = KFN(fma_blk)(sum_u8s8(lo[g], KFN(load32)(x[2 * g].qs)), sc[2 * g] * x[2 * g].d, acc[r]);
+                acc2[r] = KFN(fma_blk)(sum_u8s8(hi[g], KFN(load32)(x[2 * g + 1].qs)), sc[2 * g + 1] * x[2 * g + 1].d,
+                                       acc2[r]);
+                mins[r] += mn[2 * g] * x[2 * g].s + mn[2 * g + 1] * x[2 * g + 1].s;
+            }
+        }
+    }
+    for (int r = 0; r < nx; r++)
+        out[r] = KFN(hsum)(_mm256_add_ps(acc[r], acc2[r])) - mins[r];
+}
+
+KTGT static void KFN(rows_q5_K)(const void *w, const void *x, size_t x_rb, int nx, int64_t nb, float *out)
+{
+    switch (nx) {
+    case 1: KFN(rows_q5_K_n)(w, x, x_rb, nb, out, 1); break;
+    case 2: KFN(rows_q5_K_n)(w, x, x_rb, nb, out, 2); break;
+    case 3: KFN(rows_q5_K_n)(w, x, x_rb, nb, out, 3); break;
+    default: KFN(rows_q5_K_n)(w, x, x_rb, nb, out, 4); break;
+    }
+}
+
 /* Q6_K: in each 128-value half, sub-block t takes the low (t < 2) or high nibbles of ql row t%2 and
    bits 2t..2t+1 of qh, minus 32; lanes 0–3 of its int32 sums cover values 0..15 (scale 2t),
    lanes 4–7 values 16..31 (scale 2t+1). */

@@ -238,12 +238,12 @@ static void test_q8_0_families(void)
     free(xq);
 }
 
-/* Every several-row kernel (Q8_0, Q4_K, Q6_K; AVX2 and AVX-512 VNNI) gives each of 1–4 activation
+/* Every several-row kernel (Q8_0, Q4_K, Q5_K, Q6_K; AVX2 and AVX-512 VNNI) gives each of 1–4 activation
    rows the one-row kernel's bits: a sequence decoded in a batch must read what it reads alone. */
 static void test_rows_kernels(void)
 {
 #ifdef SEER_MM_X86
-    static const enum dtype rt[] = {DT_Q8_0, DT_Q4_K, DT_Q6_K};
+    static const enum dtype rt[] = {DT_Q8_0, DT_Q4_K, DT_Q5_K, DT_Q6_K};
     static const char *const isa_name[] = {"avx2", "avx512-vnni"};
     const int64_t K = 3584, nb = K / 32;
     for (int v = 0; v < 2; v++)
