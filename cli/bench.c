@@ -42,7 +42,8 @@ static void usage(FILE *f)
             "usage: seer bench (-m MODEL | --preset %s [--dtype T] [-o FILE] [--seed N]) [options]\n"
             "  -m MODEL        GGUF text model or Hugging Face model directory\n"
             "  --preset SIZE   generate a random-weight model of a released size first\n"
-            "  --dtype T       its matrix dtype: f32, f16, bf16, q8_0 or q4_k (default q8_0)\n"
+            "  --dtype T       its matrix dtype: f32, f16, bf16, q8_0, q4_k, or q4_k_m (llama.cpp's mix of\n"
+            "                  Q4_K, Q5_K and Q6_K) (default q8_0)\n"
             "  -o FILE         keep the generated model at FILE (default: a temporary file, removed)\n"
             "  --seed N        its random seed (default 1)\n"
             "  -t N            CPU threads (default: all online CPUs)\n"
@@ -67,6 +68,7 @@ static void usage(FILE *f)
 struct opts {
     const char *model, *preset, *out;
     enum dtype dtype;
+    enum randmodel_mix mix; /* --dtype q4_k_m */
     uint64_t seed;
     int threads;
     int64_t prompts[MAX_PROMPTS];
@@ -166,7 +168,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "-o")) {
             o->out = v;
         } else if (!strcmp(a, "--dtype")) {
-            ok = parse_dtype(v, &o->dtype);
+            const bool km = !strcmp(v, "q4_k_m") || !strcmp(v, "Q4_K_M");
+            o->mix = km ? RANDMODEL_Q4_K_M : RANDMODEL_UNIFORM;
+            ok = km ? (o->dtype = DT_Q4_K, true) : parse_dtype(v, &o->dtype);
         } else if (!strcmp(a, "--seed")) {
             ok = parse_i64(v, 0, INT64_MAX, &x);
             o->seed = (uint64_t)x;
@@ -431,6 +435,7 @@ static int generate(const struct opts *o, char *path, size_t cap, char *tmp_dir,
     int rc = randmodel_preset(o->preset, &s);
     if (rc)
         return rc;
+    const char *wt = o->mix == RANDMODEL_Q4_K_M ? "q4_K_M" : dtype_name(o->dtype);
     if (o->out) {
         snprintf(path, cap, "%s", o->out);
     } else {
@@ -441,13 +446,14 @@ static int generate(const struct opts *o, char *path, size_t cap, char *tmp_dir,
             tmp_dir[0] = '\0';
             return rc;
         }
-        snprintf(path, cap, "%s/qwen35-%s-%s.gguf", tmp_dir, o->preset, dtype_name(o->dtype));
+        snprintf(path, cap, "%s/qwen35-%s-%s.gguf", tmp_dir, o->preset, wt);
     }
     char name[64];
-    snprintf(name, sizeof name, "seer-random-%s-%s", o->preset, dtype_name(o->dtype));
-    const struct randmodel_params p = {.wtype = o->dtype, .seed = o->seed, .n_threads = o->threads, .name = name};
-    fprintf(stderr, "seer bench: writing a random %s model (%s, %.1f MiB) to %s\n", o->preset, dtype_name(o->dtype),
-            (double)randmodel_file_size(&s, o->dtype) / (1 << 20), path);
+    snprintf(name, sizeof name, "seer-random-%s-%s", o->preset, wt);
+    const struct randmodel_params p = {
+        .wtype = o->dtype, .mix = o->mix, .seed = o->seed, .n_threads = o->threads, .name = name};
+    fprintf(stderr, "seer bench: writing a random %s model (%s, %.1f MiB) to %s\n", o->preset, wt,
+            (double)randmodel_file_size(&s, &p) / (1 << 20), path);
     const double t0 = seer_time_now();
     if ((rc = randmodel_write(path, &s, &p)))
         return rc;

@@ -216,8 +216,16 @@ static int vocab_build(const struct randmodel_shape *s, struct vocab *v)
 /* The text model's tensors in converter order. Linear weights N(0, gain/√fan_in) keep O(1)
    activations; zero-centred norms are stored 1 + N(0, 0.1) (the +1 folded in, anchor §1.4 item 2);
    the tied head's final norm is set so logits have std ≈ 3 (gen_tiny.py's reasoning). */
-static int build_table(const struct randmodel_shape *s, enum dtype wt, struct rw_table *tb)
+/* llama.cpp's use_more_bits (llama-quant.cpp): layer i of n gets more bits in the first and last
+   eighths and every third layer between. */
+static bool more_bits(int64_t i, int64_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
+
+static int build_table(const struct randmodel_shape *s, enum dtype wt, enum randmodel_mix mix, struct rw_table *tb)
 {
+    const bool km = mix == RANDMODEL_Q4_K_M;
+    int64_t n_attn = 0, i_attn = 0; /* attention layers: llama.cpp counts attn_v tensors */
+    for (int64_t il = 0; il < s->n_layer; il++)
+        n_attn += is_attn(s, il);
     const int64_t H = s->n_embd, I = s->n_ff, V = s->n_vocab, hd = s->head_dim, Hv = s->ssm_n_v_heads;
     const int64_t KD = s->ssm_n_k_heads * s->ssm_d_state, VD = Hv * s->ssm_d_state, CD = 2 * KD + VD;
     const float emb_std = 0.05f;
@@ -226,21 +234,23 @@ static int build_table(const struct randmodel_shape *s, enum dtype wt, struct rw
 #define LIN(name, in, out, gain) rw_add_linear(tb, name, in, out, wt, gain)
 #define NORM(name, len, mean) rw_add(tb, name, 1, len, 1, 1, 1, DT_F32, RW_NORMAL, 1.0f + (mean), 0.1f)
 #define NM(suffix) (snprintf(n, sizeof n, "blk.%lld.%s", (long long)il, suffix), n)
-    rc = rw_add(tb, "token_embd.weight", 2, H, V, 1, 1, wt, RW_NORMAL, 0.0f, emb_std);
+    /* tied: llama.cpp quantises the embedding as the output it also is */
+    rc = rw_add(tb, "token_embd.weight", 2, H, V, 1, 1, km && s->tie ? DT_Q6_K : wt, RW_NORMAL, 0.0f, emb_std);
     for (int64_t il = 0; il < s->n_layer && rc == SEER_OK; il++) {
         if ((rc = NORM(NM("attn_norm.weight"), H, 0.0f)) || (rc = NORM(NM("post_attention_norm.weight"), H, 0.0f)) ||
             (rc = LIN(NM("ffn_gate.weight"), H, I, 1.5)) || (rc = LIN(NM("ffn_up.weight"), H, I, 1.5)) ||
-            (rc = LIN(NM("ffn_down.weight"), I, H, 1.0)))
+            (rc = rw_add_linear(tb, NM("ffn_down.weight"), I, H, km && more_bits(il, s->n_layer) ? DT_Q6_K : wt, 1.0)))
             break;
         if (is_attn(s, il)) {
+            const enum dtype vt = km && more_bits(i_attn++, n_attn) ? DT_Q6_K : wt;
             if ((rc = LIN(NM("attn_q.weight"), H, 2 * s->n_head * hd, 1.0)) || /* per head [q | gate], spec §2.6 */
                 (rc = LIN(NM("attn_k.weight"), H, s->n_head_kv * hd, 1.0)) ||
-                (rc = LIN(NM("attn_v.weight"), H, s->n_head_kv * hd, 1.0)) ||
+                (rc = rw_add_linear(tb, NM("attn_v.weight"), H, s->n_head_kv * hd, vt, 1.0)) ||
                 (rc = LIN(NM("attn_output.weight"), s->n_head * hd, H, 1.0)) ||
                 (rc = NORM(NM("attn_q_norm.weight"), hd, 0.0f)) || (rc = NORM(NM("attn_k_norm.weight"), hd, 0.0f)))
                 break;
         } else {
-            if ((rc = LIN(NM("attn_qkv.weight"), H, CD, 1.0)) || (rc = LIN(NM("attn_gate.weight"), H, VD, 1.0)) ||
+            if ((rc = rw_add_linear(tb, NM("attn_qkv.weight"), H, CD, km ? DT_Q5_K : wt, 1.0)) || (rc = LIN(NM("attn_gate.weight"), H, VD, 1.0)) ||
                 (rc = LIN(NM("ssm_beta.weight"), H, Hv, 1.0)) || (rc = LIN(NM("ssm_alpha.weight"), H, Hv, 1.5)) ||
                 (rc = rw_add(tb, NM("ssm_conv1d.weight"), 2, s->ssm_conv_kernel, CD, 1, 1, DT_F32, RW_NORMAL, 0.0f, 0.4f)) ||
                 (rc = rw_add(tb, NM("ssm_dt.bias"), 1, Hv, 1, 1, 1, DT_F32, RW_DT, 0, 0)) ||
@@ -257,7 +267,7 @@ static int build_table(const struct randmodel_shape *s, enum dtype wt, struct rw
         rc = NORM("output_norm.weight", H, final_mean);
     }
     if (rc == SEER_OK && !s->tie)
-        rc = LIN("output.weight", H, V, 3.0);
+        rc = rw_add_linear(tb, "output.weight", H, V, km ? DT_Q6_K : wt, 3.0);
 #undef LIN
 #undef NORM
 #undef NM
@@ -265,8 +275,10 @@ static int build_table(const struct randmodel_shape *s, enum dtype wt, struct rw
 }
 
 /* llama_ftype of the file (informational; llama.cpp prints it). */
-static uint32_t file_type(enum dtype t)
+static uint32_t file_type(enum dtype t, enum randmodel_mix mix)
 {
+    if (mix == RANDMODEL_Q4_K_M)
+        return 15; /* MOSTLY_Q4_K_M */
     switch (t) {
     case DT_F16: return 1;   /* MOSTLY_F16 */
     case DT_Q8_0: return 7;  /* MOSTLY_Q8_0 */
@@ -301,7 +313,7 @@ static int declare(gguf_writer *w, const struct randmodel_shape *s, const struct
         (rc = gguf_writer_add_f32(w, "qwen35.attention.layer_norm_rms_epsilon", 1e-6f)) ||
         (rc = gguf_writer_add_u32(w, "qwen35.attention.key_length", (uint32_t)s->head_dim)) ||
         (rc = gguf_writer_add_u32(w, "qwen35.attention.value_length", (uint32_t)s->head_dim)) ||
-        (rc = gguf_writer_add_u32(w, "general.file_type", file_type(p->wtype))) ||
+        (rc = gguf_writer_add_u32(w, "general.file_type", file_type(p->wtype, p->mix))) ||
         (rc = gguf_writer_add_u32(w, "qwen35.ssm.conv_kernel", (uint32_t)s->ssm_conv_kernel)) ||
         (rc = gguf_writer_add_u32(w, "qwen35.ssm.state_size", (uint32_t)s->ssm_d_state)) ||
         (rc = gguf_writer_add_u32(w, "qwen35.ssm.group_count", (uint32_t)s->ssm_n_k_heads)) ||
@@ -337,19 +349,20 @@ static int prepare(const struct randmodel_shape *s, const struct randmodel_param
     memset(v, 0, sizeof *v);
     if ((rc = randmodel_check(s, p->wtype)) || (rc = vocab_build(s, v)))
         return rc;
-    if ((rc = build_table(s, p->wtype, tb)) || (rc = gguf_writer_create(w)))
+    if (p->mix == RANDMODEL_Q4_K_M && p->wtype != DT_Q4_K)
+        return seer_err(SEER_EINVAL, "random model: the Q4_K_M mix needs weight dtype q4_K, not %s", dtype_name(p->wtype));
+    if ((rc = build_table(s, p->wtype, p->mix, tb)) || (rc = gguf_writer_create(w)))
         return rc;
     return declare(*w, s, p, tb, v);
 }
 
-uint64_t randmodel_file_size(const struct randmodel_shape *s, enum dtype wtype)
+uint64_t randmodel_file_size(const struct randmodel_shape *s, const struct randmodel_params *p)
 {
-    struct randmodel_params p = {.wtype = wtype, .n_threads = 1};
     struct vocab v;
     struct rw_table tb = {0};
     gguf_writer *w = NULL;
     uint64_t size = 0;
-    if (prepare(s, &p, &v, &tb, &w) == SEER_OK)
+    if (prepare(s, p, &v, &tb, &w) == SEER_OK)
         size = gguf_writer_file_size(w);
     gguf_writer_free(w);
     vocab_free(&v);
@@ -366,7 +379,8 @@ int randmodel_write(const char *path, const struct randmodel_shape *s, const str
     const double t0 = seer_time_now();
     if ((rc = prepare(s, p, &v, &tb, &w)) == SEER_OK && (rc = rw_write(w, path, &tb, p->seed, p->n_threads)) == SEER_OK)
         LOG_INFO("randmodel", "%s: %d tensors, %.1f MiB of %s weights in %.1f s", path, tb.n,
-                 (double)gguf_writer_file_size(w) / (1 << 20), dtype_name(p->wtype), seer_time_now() - t0);
+                 (double)gguf_writer_file_size(w) / (1 << 20), p->mix == RANDMODEL_Q4_K_M ? "Q4_K_M" : dtype_name(p->wtype),
+                 seer_time_now() - t0);
     gguf_writer_free(w);
     vocab_free(&v);
     rw_table_free(&tb);

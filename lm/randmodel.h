@@ -6,7 +6,8 @@
    characters, merges, the 33 Qwen added tokens at their real ids, padding rows up to 248320) that
    llama.cpp accepts. The MTP block is not written (llama.cpp's converter can drop it too).
 
-   Weights: 2-D matrices in the requested dtype (F32, F16, BF16, Q8_0 or Q4_K); norms, conv
+   Weights: 2-D matrices in the requested dtype (F32, F16, BF16, Q8_0 or Q4_K, or llama.cpp's
+   Q4_K_M mix of Q4_K, Q5_K and Q6_K); norms, conv
    kernels and per-head vectors stay F32 as llama.cpp's converter keeps them. Values have the
    scales of tests/reference/gen_tiny.py (linear layers gain/sqrt(fan_in), O(1) activations,
    realistic GDN decay ranges), drawn from a seeded generator per row, so a file depends only on
@@ -45,8 +46,15 @@ const char *randmodel_preset_names(void);
    (quantised rows must be whole blocks: multiples of 256 for Q4_K). SEER_EINVAL with a message. */
 int randmodel_check(const struct randmodel_shape *s, enum dtype wtype);
 
+/* How the matrices are typed: all as wtype, or as llama.cpp's Q4_K_M (wtype DT_Q4_K): Q6_K for the
+   tied embedding (or output), for ffn_down in the layers llama.cpp's use_more_bits picks and for
+   attn_v in the attention layers it picks; Q5_K for attn_qkv; Q4_K for the rest
+   (llama-quant.cpp's choices, as its published Q4_K_M files have them). */
+enum randmodel_mix { RANDMODEL_UNIFORM, RANDMODEL_Q4_K_M };
+
 struct randmodel_params {
     enum dtype wtype;   /* matrix dtype: DT_F32, DT_F16, DT_BF16, DT_Q8_0 or DT_Q4_K */
+    enum randmodel_mix mix; /* RANDMODEL_UNIFORM unless set */
     uint64_t seed;
     int n_threads;      /* ≥ 1: quantisation threads */
     const char *name;   /* general.name; NULL: "seer-random" */
@@ -56,7 +64,7 @@ struct randmodel_params {
    left on failure). Errors: SEER_EINVAL (shape/dtype), SEER_EIO, SEER_ENOMEM. */
 int randmodel_write(const char *path, const struct randmodel_shape *s, const struct randmodel_params *p);
 
-/* Bytes the file will have (0 if the shape is invalid): lets a caller check free space first. */
-uint64_t randmodel_file_size(const struct randmodel_shape *s, enum dtype wtype);
+/* Bytes the file will have (0 if the shape or p is invalid): lets a caller check free space first. */
+uint64_t randmodel_file_size(const struct randmodel_shape *s, const struct randmodel_params *p);
 
 #endif

@@ -5,7 +5,8 @@
    (so its own n_past), one is fed through qwen35_forward with positions that run ahead of n_past
    (as after an image, spec §3.2), one keeps an F16 KV cache. Checked:
      - together: all sequences decode k steps in one batch; f32 weights on the exact path: logits
-       per row ≤ 1e-4 relative L2 of the alone run's and greedy tokens identical; Q8_0 and Q4_K on
+       per row ≤ 1e-4 relative L2 of the alone run's and greedy tokens identical; Q8_0, Q4_K and
+       llama.cpp's Q4_K_M mix (Q5_K and Q6_K matrices too) on
        the default 8-bit-activation path: greedy tokens identical, and logits too, bit for bit
        (activations are rounded per row, and the several-row kernels of core/cpu/qdot.h promise
        each row the one-row kernel's result);
@@ -338,17 +339,30 @@ static void trajs_free(struct trajs *ts)
         free(ts->t[i].logits);
 }
 
-/* Writes the model of `wtype`, loads it on be; NULL after a failed test. */
-static qwen35_model *load(backend *be, enum dtype wtype, uint64_t seed)
+/* The quantised files: uniform Q8_0 and Q4_K, and llama.cpp's Q4_K_M mix (Q5_K and Q6_K matrices
+   beside Q4_K ones, the tied embedding Q6_K). */
+struct wfile {
+    enum dtype t;
+    enum randmodel_mix mix;
+    const char *name;
+};
+
+/* Writes the model of `w`, loads it on be; NULL after a failed test. */
+static qwen35_model *load_file(backend *be, struct wfile w, uint64_t seed)
 {
     char path[700];
-    snprintf(path, sizeof path, "%s/model-%s.gguf", test_tmp_dir(), dtype_name(wtype));
-    const struct randmodel_params p = {.wtype = wtype, .seed = seed, .n_threads = 2};
+    snprintf(path, sizeof path, "%s/model-%s.gguf", test_tmp_dir(), w.name);
+    const struct randmodel_params p = {.wtype = w.t, .mix = w.mix, .seed = seed, .n_threads = 2};
     qwen35_model *m = NULL;
     int rc = randmodel_write(path, &shape, &p);
     rc = rc ? rc : qwen35_load(path, be, &m);
-    ok(rc == SEER_OK, "%s model loads on %s %s", dtype_name(wtype), backend_name(be), rc ? seer_last_error() : "");
+    ok(rc == SEER_OK, "%s model loads on %s %s", w.name, backend_name(be), rc ? seer_last_error() : "");
     return m;
+}
+
+static qwen35_model *load(backend *be, enum dtype wtype, uint64_t seed)
+{
+    return load_file(be, (struct wfile){wtype, RANDMODEL_UNIFORM, dtype_name(wtype)}, seed);
 }
 
 /* The worst logits rel L2 between two runs of the same sequences, over the steps where both had
@@ -383,7 +397,7 @@ static double worst_while_same(const struct seqdef *defs, int n, const struct tr
    prefilled by Vulkan's f32 matmul but by the CPU's int8 tiles, a difference of rounding, not of
    kernels. */
 #define TOL_8BIT 0.15
-static void check_vulkan_int_dot(const enum dtype *quant, size_t n_quant, const struct trajs *cpu_tq,
+static void check_vulkan_int_dot(const struct wfile *quant, size_t n_quant, const struct trajs *cpu_tq,
                                  const bool *have, uint64_t seed, bool wide)
 {
     const char *cfg = wide ? "vulkan int-dot wide" : "vulkan int-dot";
@@ -405,23 +419,23 @@ static void check_vulkan_int_dot(const enum dtype *quant, size_t n_quant, const 
     backend_vulkan_set_exact(vk, false);
     const int n_tog = (int)ARRAY_LEN(short_prompts);
     for (size_t q = 0; q < n_quant; q++) {
-        qwen35_model *m = have[q] ? load(vk, quant[q], seed + 1 + q) : NULL;
+        qwen35_model *m = have[q] ? load_file(vk, quant[q], seed + 1 + q) : NULL;
         if (!m)
             continue;
-        if (quant[q] == DT_Q8_0)
+        if (quant[q].t == DT_Q8_0)
             ok((m->tok_embd.layout == TL_Q8_0_SPLIT) == wide && (m->layers[0].ffn_down.layout == TL_Q8_0_SPLIT) == wide,
                "%s: Q8_0 matrices %s the split layout", cfg, wide ? "in" : "not in");
         const int64_t V = m->cfg.n_vocab;
         struct trajs tv = {0};
         trajs_init(&tv, short_prompts, n_tog, V, &cpu_tq[q]);
         rc = run_alone(m, short_prompts, n_tog, tv.t);
-        if (ok(rc == SEER_OK, "%s %s: decoded alone %s", cfg, dtype_name(quant[q]), rc ? seer_last_error() : "")) {
+        if (ok(rc == SEER_OK, "%s %s: decoded alone %s", cfg, quant[q].name, rc ? seer_last_error() : "")) {
             int same;
             const double worst = worst_while_same(short_prompts, n_tog, tv.t, cpu_tq[q].t, V, &same);
             ok(worst <= TOL_8BIT, "%s %s vs the cpu's 8-bit path alone: worst logits rel L2 %.2e (<= %.2f) "
-               "while the tokens agree (%s)", cfg, dtype_name(quant[q]), worst, TOL_8BIT, same ? "all steps" : "until a rounding flip");
+               "while the tokens agree (%s)", cfg, quant[q].name, worst, TOL_8BIT, same ? "all steps" : "until a rounding flip");
             char label[64];
-            snprintf(label, sizeof label, "%s %s together", cfg, dtype_name(quant[q]));
+            snprintf(label, sizeof label, "%s %s together", cfg, quant[q].name);
             run_batched(m, short_prompts, n_tog, tv.t, TOL_F32, label);
         }
         trajs_free(&tv);
@@ -462,17 +476,18 @@ int main(void)
 
     /* the default 8-bit-activation path on quantised weights: greedy tokens */
     backend_cpu_set_exact(cpu, false);
-    static const enum dtype quant[] = {DT_Q8_0, DT_Q4_K};
+    static const struct wfile quant[] = {
+        {DT_Q8_0, RANDMODEL_UNIFORM, "q8_0"}, {DT_Q4_K, RANDMODEL_UNIFORM, "q4_K"}, {DT_Q4_K, RANDMODEL_Q4_K_M, "q4_K_M"}};
     struct trajs tq[ARRAY_LEN(quant)] = {0};
     bool have_tq[ARRAY_LEN(quant)] = {0};
     for (size_t q = 0; q < ARRAY_LEN(quant); q++) {
         char label[64];
-        snprintf(label, sizeof label, "cpu %s 8-bit activations together", dtype_name(quant[q]));
+        snprintf(label, sizeof label, "cpu %s 8-bit activations together", quant[q].name);
         struct trajs tl = {0};
         trajs_init(&tl, together, n_tog, V, NULL);
         trajs_init(&tq[q], short_prompts, (int)ARRAY_LEN(short_prompts), V, NULL);
-        if ((m = load(cpu, quant[q], seed + 1 + q))) {
-            if (quant[q] == DT_Q4_K) { /* the interleaved layout where this CPU takes it (qdot_q4r.c) */
+        if ((m = load_file(cpu, quant[q], seed + 1 + q))) {
+            if (quant[q].t == DT_Q4_K && quant[q].mix == RANDMODEL_UNIFORM) { /* the interleaved layout where this CPU takes it (qdot_q4r.c) */
                 const bool want = q4r_ready();
                 ok((m->layers[0].ffn_down.layout == TL_Q4_K_R16) == want && (m->tok_embd.layout == TL_Q4_K_R16) == want,
                    "cpu q4_K: matrices %sinterleaved (the tied embedding too)", want ? "" : "not ");
@@ -481,7 +496,7 @@ int main(void)
             if (ok(rc == SEER_OK, "%s: decoded alone %s", label, rc ? seer_last_error() : ""))
                 run_batched(m, together, n_tog, tl.t, 0.0, label);
             rc = run_alone(m, short_prompts, (int)ARRAY_LEN(short_prompts), tq[q].t);
-            have_tq[q] = ok(rc == SEER_OK, "cpu %s 8-bit: short prompts decoded alone %s", dtype_name(quant[q]),
+            have_tq[q] = ok(rc == SEER_OK, "cpu %s 8-bit: short prompts decoded alone %s", quant[q].name,
                             rc ? seer_last_error() : "");
         }
         trajs_free(&tl);

@@ -8,7 +8,8 @@
      - is the same file whatever the thread count, and another file for another seed;
      - is read by llama.cpp (npm node-llama-cpp, tests/oracle) as seer reads it: llama.cpp's
        next-token distributions on the f32 file match seer's (skipped visibly without node).
-   Bad shapes and dtypes are refused, and a failed write leaves no file. */
+   The Q4_K_M mix gives each matrix llama.cpp's type and runs. Bad shapes and dtypes are refused,
+   and a failed write leaves no file. */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
 #include <math.h>
@@ -76,7 +77,8 @@ static void test_presets(void)
        "an unknown preset is refused, listing the valid ones");
     /* the 9B Q4_K file: ~5.3 GB predicted without generating it */
     randmodel_preset("9b", &s);
-    const uint64_t size9 = randmodel_file_size(&s, DT_Q4_K);
+    const struct randmodel_params p9 = {.wtype = DT_Q4_K, .n_threads = 1};
+    const uint64_t size9 = randmodel_file_size(&s, &p9);
     ok(size9 > 5000000000ull && size9 < 6000000000ull, "9b q4_K file size predicted: %.2f GB",
        (double)size9 / 1e9);
 }
@@ -275,7 +277,7 @@ static void test_models(void)
             size = (uint64_t)ftell(f);
             fclose(f);
         }
-        ok(rc == SEER_OK && size == randmodel_file_size(&s, types[i]), "%s: written, %llu bytes as predicted (%s)",
+        ok(rc == SEER_OK && size == randmodel_file_size(&s, &p), "%s: written, %llu bytes as predicted (%s)",
            dtype_name(types[i]), (unsigned long long)size, rc ? seer_last_error() : "ok");
         if (rc)
             continue;
@@ -326,6 +328,54 @@ static void test_models(void)
     free(logits);
 }
 
+/* llama.cpp's Q4_K_M mix on the small shape (4 layers, attention at 1 and 3): the types written
+   out here from llama-quant.cpp's rules — use_more_bits(i, n) is i < n/8, i ≥ 7n/8 or
+   (i − n/8) % 3 == 2, so ffn_down of layers 2 and 3 and attn_v of the second attention layer (3)
+   are Q6_K; attn_qkv is Q5_K; the tied embedding Q6_K; the rest Q4_K. The file loads and runs;
+   the mix needs wtype Q4_K. */
+static void test_q4_k_m(void)
+{
+    const struct randmodel_shape s = small_shape(true);
+    const struct randmodel_params p = {.wtype = DT_Q4_K, .mix = RANDMODEL_Q4_K_M, .seed = test_rand_u64(), .n_threads = 2};
+    const char *path = path_in("m-q4_k_m.gguf");
+    const int rc = randmodel_write(path, &s, &p);
+    ok(rc == SEER_OK, "Q4_K_M: written (%s)", rc ? seer_last_error() : "ok");
+    if (rc)
+        return;
+    static const struct { const char *name; enum dtype t; } want[] = {
+        {"token_embd.weight", DT_Q6_K},      {"blk.0.attn_qkv.weight", DT_Q5_K}, {"blk.2.attn_qkv.weight", DT_Q5_K},
+        {"blk.0.ffn_down.weight", DT_Q4_K},  {"blk.1.ffn_down.weight", DT_Q4_K}, {"blk.2.ffn_down.weight", DT_Q6_K},
+        {"blk.3.ffn_down.weight", DT_Q6_K},  {"blk.1.attn_v.weight", DT_Q4_K},   {"blk.3.attn_v.weight", DT_Q6_K},
+        {"blk.0.ffn_gate.weight", DT_Q4_K},  {"blk.3.ffn_up.weight", DT_Q4_K},   {"blk.1.attn_q.weight", DT_Q4_K},
+        {"blk.1.attn_k.weight", DT_Q4_K},    {"blk.3.attn_output.weight", DT_Q4_K},
+        {"blk.0.attn_gate.weight", DT_Q4_K}, {"blk.2.ssm_out.weight", DT_Q4_K},  {"blk.0.ssm_alpha.weight", DT_Q4_K},
+    };
+    gguf *g = NULL;
+    bool types = gguf_open(path, &g) == SEER_OK;
+    uint32_t ft = 0;
+    for (size_t i = 0; types && i < ARRAY_LEN(want); i++) {
+        const int64_t k = gguf_find_tensor(g, want[i].name);
+        if (k < 0 || gguf_tensor(g, k)->type != want[i].t) {
+            diag("%s: %s, want %s", want[i].name, k < 0 ? "missing" : dtype_name(gguf_tensor(g, k)->type),
+                 dtype_name(want[i].t));
+            types = false;
+        }
+    }
+    types = types && gguf_get_u32(g, "general.file_type", &ft) == SEER_OK;
+    ok(types && ft == 15,
+       "Q4_K_M: every matrix has the type llama.cpp's Q4_K_M gives it; general.file_type 15 (got %u)", ft);
+    gguf_free(g);
+    int32_t prompt[8];
+    for (size_t i = 0; i < ARRAY_LEN(prompt); i++)
+        prompt[i] = (int32_t)(test_rand_u64() % (uint64_t)s.n_vocab);
+    float *logits = malloc((size_t)s.n_vocab * sizeof *logits);
+    run_model(path, prompt, ARRAY_LEN(prompt), logits, "q4_K_M");
+    free(logits);
+    const struct randmodel_params bad = {.wtype = DT_Q8_0, .mix = RANDMODEL_Q4_K_M, .seed = 1, .n_threads = 1};
+    ok(randmodel_write(path_in("bad-mix.gguf"), &s, &bad) == SEER_EINVAL && access(path_in("bad-mix.gguf"), F_OK) != 0,
+       "the Q4_K_M mix over Q8_0 is refused and writes nothing: %s", seer_last_error());
+}
+
 int main(void)
 {
     plan_no_plan();
@@ -334,5 +384,6 @@ int main(void)
     test_presets();
     test_refusals();
     test_models();
+    test_q4_k_m();
     return done_testing();
 }
