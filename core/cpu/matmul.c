@@ -304,7 +304,7 @@ static void quant_worker(void *ctx, int ith, int nth)
     threadpool_range(j->N, ith, nth, &lo, &hi);
     if (j->xq8)
         mm_avx512_quantize_rows_i8(j->x, j->x_rs, lo, hi, j->K, (int8_t *)j->xq8, (float *)j->xs, (float *)j->xsum,
-                                   (int32_t *)j->xqsum);
+                                   (int32_t *)j->xqsum, (int32_t *)j->xqsum16);
     else
         mm_avx512_quantize_rows(j->x, j->x_rs, lo, hi, j->K, (int16_t *)j->xq, (float *)j->xs, (float *)j->xsum);
 }
@@ -319,11 +319,13 @@ static bool matmul_avx512(threadpool *pool, const struct simd_ctx *c, bool exact
         .r16 = c->w->layout == TL_Q4_K_R16 ? c->w : NULL,
     };
     void *buf = NULL;
-    if (mm_avx512_int16_type(j.type)) {
-        /* per block: scale and f32 sum, and (int8) the sum of the rounded values */
+    if (mm_avx512_int16_type(j.type) || (!exact && mm_avx512_u8_type(j.type))) {
+        /* per block: scale and f32 sum, and (int8) the sum of the rounded values, for Q6_K per 16
+           values too (after them) */
         size_t nq, ns;
         if (!size_mul((size_t)c->N, (size_t)c->K * (exact ? sizeof(int16_t) : 1), &nq) ||
-            !size_mul((size_t)c->N, (size_t)(c->K / 32) * 3 * sizeof(float), &ns) || !(buf = seer_malloc(nq + ns)))
+            !size_mul((size_t)c->N, (size_t)(c->K / 32) * (j.type == DT_Q6_K ? 5 : 3) * sizeof(float), &ns) ||
+            !(buf = seer_malloc(nq + ns)))
             return false;
         if (exact)
             j.xq = buf;
@@ -332,6 +334,8 @@ static bool matmul_avx512(threadpool *pool, const struct simd_ctx *c, bool exact
         j.xs = (const float *)(const void *)((const char *)buf + nq);
         j.xsum = j.xs + c->N * (c->K / 32);
         j.xqsum = (const int32_t *)(const void *)(j.xsum + c->N * (c->K / 32));
+        if (j.type == DT_Q6_K)
+            j.xqsum16 = j.xqsum + c->N * (c->K / 32);
         threadpool_run(pool, quant_worker, &j);
     }
     struct tile_ctx t = {&j, (c->M + MM512_TILE - 1) / MM512_TILE};
@@ -344,7 +348,7 @@ static bool matmul_avx512(threadpool *pool, const struct simd_ctx *c, bool exact
    (the flattened {ne1,ne2,ne3} index is then row·x_rs). Returns false to use the portable path. */
 static bool matmul_simd(threadpool *pool, tensor *out, const tensor *w, const tensor *x, bool exact)
 {
-    if (!mm_x86_type(w->type) || !mm_x86_available())
+    if (!mm_x86_available() || !(mm_x86_type(w->type) || mm_avx512_u8_type(w->type)))
         return false;
     if ((x->ne[2] > 1 && x->nb[2] != x->nb[1] * (size_t)x->ne[1]) ||
         (x->ne[3] > 1 && x->nb[3] != x->nb[2] * (size_t)x->ne[2]) || x->nb[1] % sizeof(float))
@@ -353,7 +357,9 @@ static bool matmul_simd(threadpool *pool, tensor *out, const tensor *w, const te
         .w = w, .out = out, .x0 = x->data, .x_rs = (int64_t)(x->nb[1] / sizeof(float)),
         .K = w->ne[0], .M = w->ne[1], .N = x->ne[1] * x->ne[2] * x->ne[3],
     };
-    if (w->layout != TL_ROWS) /* prefill's int8 tiles read it; the rest is the portable path's */
+    /* another layout, or Q5_K/Q6_K (which have no f32 SIMD kernels): prefill's int8 tiles read
+       it; the rest is the portable path's */
+    if (w->layout != TL_ROWS || !mm_x86_type(w->type))
         return !exact && c.N >= GEMM_MIN_N && mm_avx512_available() && matmul_avx512(pool, &c, false);
     if (c.N < GEMM_MIN_N) {
         c.n_units = c.M;
@@ -481,7 +487,8 @@ static bool qdot_applies(const struct cpu_ctx *cc, const tensor *w, int64_t N)
     if (cc->exact || !qdot_type(w->type) || w->ne[0] % QDOT_BLOCK)
         return false;
 #ifdef SEER_MM_X86
-    if (N >= GEMM_MIN_N && mm_x86_type(w->type) && mm_x86_available())
+    if (N >= GEMM_MIN_N && mm_x86_available() &&
+        (mm_x86_type(w->type) || (mm_avx512_u8_type(w->type) && mm_avx512_available())))
         return false; /* prefill: the blocked SIMD products are faster */
 #endif
     return true;

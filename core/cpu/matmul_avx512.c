@@ -7,11 +7,13 @@
        block's largest value, ~2e-5 rel-L2 on a dot product, inside the 1e-4 f32 bound); VPDPWSSD
        multiplies 32 pairs per instruction, twice the f32 FMA rate, and the block sums are scaled
        in f32 (Q4_K: minus the sub-block min times the exact f32 sum of the activations).
-     - Not exact (backend_cpu_set_exact false, the default of seer's commands): Q8_0/Q4_K weights
-       as unsigned bytes (Q4_K nibbles as they are, Q8_0 + 128) and activations rounded to int8 per
-       32-element block (scale amax/127, llama.cpp's rounding for its integer dot products);
-       VPDPBUSD multiplies 64 byte pairs per instruction, twice the int16 rate. Q8_0's +128 comes
-       back out as 128 × the block's sum of rounded activations.
+     - Not exact (backend_cpu_set_exact false, the default of seer's commands): Q8_0/Q4_K/Q5_K/Q6_K
+       weights as unsigned bytes (K-quant values as they are, Q8_0 + 128) and activations rounded to
+       int8 per 32-element block (scale amax/127, llama.cpp's rounding for its integer dot
+       products); VPDPBUSD multiplies 64 byte pairs per instruction, twice the int16 rate. Q8_0's
+       +128 comes back out as 128 × the block's sum of rounded activations; Q4_K/Q5_K's mins as
+       dmin·m × the exact sum of the activations; Q6_K (q − 32, a scale per 16 values) takes each
+       half of a block on its own: 32 × the half's sum of rounded activations out, then its scale.
    Compiled for AVX-512 F/BW/VL/VNNI by target attribute; matmul.c calls it only after
    mm_avx512_available(). Divisions: CPU check · activation rounding · packing · kernels · tiles */
 #include "core/cpu/matmul_x86.h"
@@ -55,6 +57,7 @@ bool mm_avx512_available(void)
 }
 
 bool mm_avx512_int16_type(enum dtype t) { return t == DT_Q8_0 || t == DT_Q4_K; }
+bool mm_avx512_u8_type(enum dtype t) { return mm_avx512_int16_type(t) || t == DT_Q5_K || t == DT_Q6_K; }
 
 /* ---- activation rounding ------------------------------------------------------------------- */
 
@@ -87,7 +90,7 @@ T512 void mm_avx512_quantize_rows(const float *x, int64_t x_rs, int64_t n0, int6
    llama.cpp rounds half away from zero, which differs only on exact ties), sum = Σx in f32 and
    qsum = Σq. A zero block gets s = 0, q = 0. */
 T512 void mm_avx512_quantize_rows_i8(const float *x, int64_t x_rs, int64_t n0, int64_t n1, int64_t K, int8_t *xq,
-                                     float *xs, float *xsum, int32_t *xqsum)
+                                     float *xs, float *xsum, int32_t *xqsum, int32_t *xqsum16)
 {
     const int64_t nb = K / 32;
     for (int64_t n = n0; n < n1; n++) {
@@ -103,6 +106,10 @@ T512 void mm_avx512_quantize_rows_i8(const float *x, int64_t x_rs, int64_t n0, i
             xs[n * nb + b] = amax / 127.0f;
             xsum[n * nb + b] = _mm512_reduce_add_ps(_mm512_add_ps(v0, v1));
             xqsum[n * nb + b] = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+            if (xqsum16) {
+                xqsum16[2 * (n * nb + b)] = _mm512_reduce_add_epi32(q0);
+                xqsum16[2 * (n * nb + b) + 1] = _mm512_reduce_add_epi32(q1);
+            }
         }
     }
 }
@@ -180,8 +187,15 @@ static void pack_i16(const struct mm_job *j, int64_t m0, int64_t mb, int64_t kc,
    min). Missing rows and blocks are zero. */
 struct u8_panel {
     uint8_t q[2][MM512_KC / 32][8][16][4];
-    float d[2][MM512_KC / 32][16];
-    float m[2][MM512_KC / 32][16];
+    float d[2][MM512_KC / 32][16];  /* Q6_K: the scale of values 0..15 */
+    float m[2][MM512_KC / 32][16];  /* Q6_K: the scale of values 16..31 */
+};
+
+/* What the int8 kernel does with a block's sum besides scaling it by d (kern_u8). */
+enum u8_mode {
+    U8_BIAS,  /* Q8_0: weights stored + 128; 128·Σq_x out */
+    U8_MIN,   /* Q4_K, Q5_K: − m·Σx */
+    U8_HALVES /* Q6_K: weights stored + 32; per 16 values 32·Σq_x out, then that half's scale */
 };
 
 /* One block's 32 weight bytes (already unsigned) into its lane: 8 quads, 64 bytes apart. */
@@ -233,6 +247,35 @@ T512 static void pack_u8_r16(const struct mm_job *j, int64_t m0, int64_t mb, int
         }
 }
 
+/* One Q5_K sub-block into its lane: Q4_K's nibbles with bit `sub` of qh as the fifth bit. */
+I512 void put_q5_K_sub(struct u8_panel *p, int s, int64_t b, int lane, const block_q5_K *blk, int sub)
+{
+    uint8_t sc, mn;
+    get_scale_min_k4(sub, blk->scales, &sc, &mn);
+    const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(blk->qs + 32 * (sub / 2)));
+    const __m256i lo = _mm256_and_si256(sub % 2 ? _mm256_srli_epi16(v, 4) : v, _mm256_set1_epi8(0x0F));
+    const __m256i qh = _mm256_loadu_si256((const __m256i *)(const void *)blk->qh);
+    const __m256i hb = _mm256_and_si256(_mm256_srli_epi16(qh, sub), _mm256_set1_epi8(1));
+    put_quads(p, s, b, lane, _mm256_or_si256(lo, _mm256_slli_epi16(hb, 4)));
+    p->d[s][b][lane] = f16_to_f32(blk->d) * sc;
+    p->m[s][b][lane] = f16_to_f32(blk->dmin) * mn;
+}
+
+/* One Q6_K sub-block of 32 (j = 4h + t: half h, t as in dot_q6_K) into its lane: the 6-bit values
+   unsigned (q − 32 is the weight), the two 16-value scales as d·sc in d and m. */
+I512 void put_q6_K_sub(struct u8_panel *p, int s, int64_t b, int lane, const block_q6_K *blk, int j)
+{
+    const int h = j / 4, t = j % 4;
+    const __m256i ql = _mm256_loadu_si256((const __m256i *)(const void *)(blk->ql + 64 * h + 32 * (t % 2)));
+    const __m256i qh = _mm256_loadu_si256((const __m256i *)(const void *)(blk->qh + 32 * h));
+    const __m256i lo = _mm256_and_si256(t < 2 ? ql : _mm256_srli_epi16(ql, 4), _mm256_set1_epi8(0x0F));
+    const __m256i hb = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * t), _mm256_set1_epi8(3));
+    put_quads(p, s, b, lane, _mm256_or_si256(lo, _mm256_slli_epi16(hb, 4)));
+    const float d = f16_to_f32(blk->d);
+    p->d[s][b][lane] = d * blk->scales[8 * h + 2 * t];
+    p->m[s][b][lane] = d * blk->scales[8 * h + 2 * t + 1];
+}
+
 T512 static void pack_u8(const struct mm_job *j, int64_t m0, int64_t mb, int64_t kc, int64_t len, struct u8_panel *p)
 {
     const int64_t nb = len / 32;
@@ -256,10 +299,17 @@ T512 static void pack_u8(const struct mm_job *j, int64_t m0, int64_t mb, int64_t
                 put_quads(p, s, b, lane, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)blk[b].qs), bias));
                 p->d[s][b][lane] = f16_to_f32(blk[b].d);
             }
-        } else { /* Q4_K: 256-element blocks, 8 sub-blocks of 32 with their own scale and min */
-            for (int64_t b = 0; b < nb; b++)
-                put_q4_K_sub(p, s, b, lane, (const block_q4_K *)(const void *)row + (kc + 32 * b) / QK_K,
-                             (int)(((kc + 32 * b) % QK_K) / 32));
+        } else { /* K-quants: 256-element blocks, 8 sub-blocks of 32 */
+            for (int64_t b = 0; b < nb; b++) {
+                const int64_t sb = (kc + 32 * b) / QK_K;
+                const int sub = (int)(((kc + 32 * b) % QK_K) / 32);
+                if (j->type == DT_Q4_K)
+                    put_q4_K_sub(p, s, b, lane, (const block_q4_K *)(const void *)row + sb, sub);
+                else if (j->type == DT_Q5_K)
+                    put_q5_K_sub(p, s, b, lane, (const block_q5_K *)(const void *)row + sb, sub);
+                else
+                    put_q6_K_sub(p, s, b, lane, (const block_q6_K *)(const void *)row + sb, sub);
+            }
         }
     }
 }
@@ -349,12 +399,64 @@ I512 void kern_i16(const struct i16_panel *p, const int16_t *const *xq, const fl
     }
 }
 
-/* The int8 kernel over nb blocks: per block, 8 VPDPBUSD steps per row and strip into int32 lanes
-   (|sum| ≤ 32·255·127 < 2^20; Q8_0 then takes 128·Σq back out), then as kern_i16. */
-I512 void kern_u8(const struct u8_panel *p, const int8_t *const *xq, const float *const *xs,
-                  const float *const *xsum, const int32_t *const *xqsum, const int nr, int64_t nb, bool q4k,
-                  float *const *orow, __mmask16 k0, __mmask16 k1, bool acc)
+/* kern_u8 for Q6_K: per block and half h, 4 VPDPBUSD steps from −32·Σ(half's q_x), then times
+   that half's scale (d for values 0..15, m for 16..31) and the block's activation scale. */
+I512 void kern_u8_halves(const struct u8_panel *p, const int8_t *const *xq, const float *const *xs,
+                         const int32_t *const *xqsum16, const int nr, int64_t nb, float *const *orow, __mmask16 k0,
+                         __mmask16 k1, bool acc)
 {
+    __m512 f0[NR_I16], f1[NR_I16];
+    UNROLL
+    for (int n = 0; n < nr; n++) {
+        f0[n] = acc ? _mm512_maskz_loadu_ps(k0, orow[n]) : _mm512_setzero_ps();
+        f1[n] = acc ? _mm512_maskz_loadu_ps(k1, orow[n] + 16) : _mm512_setzero_ps();
+    }
+    for (int64_t b = 0; b < nb; b++)
+        for (int h = 0; h < 2; h++) {
+            __m512i i0[NR_I16], i1[NR_I16];
+            UNROLL
+            for (int n = 0; n < nr; n++)
+                i0[n] = i1[n] = _mm512_set1_epi32(-32 * xqsum16[n][2 * b + h]);
+            UNROLL
+            for (int i = 4 * h; i < 4 * h + 4; i++) {
+                const __m512i w0 = _mm512_load_si512(p->q[0][b][i]), w1 = _mm512_load_si512(p->q[1][b][i]);
+                UNROLL
+                for (int n = 0; n < nr; n++) {
+                    int32_t quad;
+                    memcpy(&quad, xq[n] + 32 * b + 4 * i, sizeof quad);
+                    const __m512i xv = _mm512_set1_epi32(quad);
+                    i0[n] = _mm512_dpbusd_epi32(i0[n], w0, xv);
+                    i1[n] = _mm512_dpbusd_epi32(i1[n], w1, xv);
+                }
+            }
+            const __m512 d0 = _mm512_load_ps(h ? p->m[0][b] : p->d[0][b]);
+            const __m512 d1 = _mm512_load_ps(h ? p->m[1][b] : p->d[1][b]);
+            UNROLL
+            for (int n = 0; n < nr; n++) {
+                const __m512 s = _mm512_set1_ps(xs[n][b]);
+                f0[n] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i0[n]), _mm512_mul_ps(d0, s), f0[n]);
+                f1[n] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i1[n]), _mm512_mul_ps(d1, s), f1[n]);
+            }
+        }
+    UNROLL
+    for (int n = 0; n < nr; n++) {
+        _mm512_mask_storeu_ps(orow[n], k0, f0[n]);
+        _mm512_mask_storeu_ps(orow[n] + 16, k1, f1[n]);
+    }
+}
+
+/* The int8 kernel over nb blocks: per block, 8 VPDPBUSD steps per row and strip into int32 lanes
+   (|sum| ≤ 32·255·127 < 2^20; Q8_0 then takes 128·Σq back out), then as kern_i16. Q6_K's two
+   halves each take 4 steps and their own scale (xqsum: the 16-value sums there). */
+I512 void kern_u8(const struct u8_panel *p, const int8_t *const *xq, const float *const *xs,
+                  const float *const *xsum, const int32_t *const *xqsum, const int nr, int64_t nb,
+                  const enum u8_mode mode, float *const *orow, __mmask16 k0, __mmask16 k1, bool acc)
+{
+    if (mode == U8_HALVES) {
+        kern_u8_halves(p, xq, xs, xqsum, nr, nb, orow, k0, k1, acc);
+        return;
+    }
+    const bool q4k = mode == U8_MIN;
     __m512 f0[NR_I16], f1[NR_I16];
     UNROLL
     for (int n = 0; n < nr; n++) {
@@ -432,19 +534,30 @@ T512 static void run_i16(const struct i16_panel *p, const int16_t *const *xq, co
     }
 }
 
+/* One instance per mode (a constant inside each), as run_i16 has per row count. */
+#define RUN_U8_MODE(mode)                                                                                  \
+    switch (nr) {                                                                                          \
+    case 1: kern_u8(p, xq, xs, xsum, xqsum, 1, nb, mode, orow, k0, k1, acc); break;                       \
+    case 2: kern_u8(p, xq, xs, xsum, xqsum, 2, nb, mode, orow, k0, k1, acc); break;                       \
+    case 3: kern_u8(p, xq, xs, xsum, xqsum, 3, nb, mode, orow, k0, k1, acc); break;                       \
+    case 4: kern_u8(p, xq, xs, xsum, xqsum, 4, nb, mode, orow, k0, k1, acc); break;                       \
+    case 5: kern_u8(p, xq, xs, xsum, xqsum, 5, nb, mode, orow, k0, k1, acc); break;                       \
+    default: kern_u8(p, xq, xs, xsum, xqsum, 6, nb, mode, orow, k0, k1, acc); break;                      \
+    }
+
 T512 static void run_u8(const struct u8_panel *p, const int8_t *const *xq, const float *const *xs,
-                        const float *const *xsum, const int32_t *const *xqsum, int nr, int64_t nb, bool q4k,
+                        const float *const *xsum, const int32_t *const *xqsum, int nr, int64_t nb, enum u8_mode m,
                         float *const *orow, __mmask16 k0, __mmask16 k1, bool acc)
 {
-    switch (nr) {
-    case 1: kern_u8(p, xq, xs, xsum, xqsum, 1, nb, q4k, orow, k0, k1, acc); break;
-    case 2: kern_u8(p, xq, xs, xsum, xqsum, 2, nb, q4k, orow, k0, k1, acc); break;
-    case 3: kern_u8(p, xq, xs, xsum, xqsum, 3, nb, q4k, orow, k0, k1, acc); break;
-    case 4: kern_u8(p, xq, xs, xsum, xqsum, 4, nb, q4k, orow, k0, k1, acc); break;
-    case 5: kern_u8(p, xq, xs, xsum, xqsum, 5, nb, q4k, orow, k0, k1, acc); break;
-    default: kern_u8(p, xq, xs, xsum, xqsum, 6, nb, q4k, orow, k0, k1, acc); break;
+    if (m == U8_BIAS) {
+        RUN_U8_MODE(U8_BIAS)
+    } else if (m == U8_MIN) {
+        RUN_U8_MODE(U8_MIN)
+    } else {
+        RUN_U8_MODE(U8_HALVES)
     }
 }
+#undef RUN_U8_MODE
 
 /* ---- tiles ---------------------------------------------------------------------------------- */
 
@@ -465,6 +578,7 @@ T512 void mm_avx512_tile(const struct mm_job *j, int64_t m0, void *scratch)
     const bool i8 = j->xq8 != NULL, i16 = j->xq != NULL || i8;
     const int nr_max = i16 ? NR_I16 : NR_F32;
     const int64_t nbk = j->K / 32; /* activation blocks per row (int16 path) */
+    const enum u8_mode mode = j->type == DT_Q8_0 ? U8_BIAS : j->type == DT_Q6_K ? U8_HALVES : U8_MIN;
     for (int64_t kc = 0; kc < j->K; kc += MM512_KC) {
         const int64_t len = MIN(MM512_KC, j->K - kc);
         if (i8)
@@ -486,9 +600,10 @@ T512 void mm_avx512_tile(const struct mm_job *j, int64_t m0, void *scratch)
                     xq[n] = j->xq8 + (n0 + n) * j->K + kc;
                     xs[n] = j->xs + (n0 + n) * nbk + kc / 32;
                     xsum[n] = j->xsum + (n0 + n) * nbk + kc / 32;
-                    xqsum[n] = j->xqsum + (n0 + n) * nbk + kc / 32;
+                    xqsum[n] = mode == U8_HALVES ? j->xqsum16 + (n0 + n) * 2 * nbk + kc / 16
+                                                 : j->xqsum + (n0 + n) * nbk + kc / 32;
                 }
-                run_u8(scratch, xq, xs, xsum, xqsum, nr, len / 32, j->type == DT_Q4_K, orow, k0, k1, kc > 0);
+                run_u8(scratch, xq, xs, xsum, xqsum, nr, len / 32, mode, orow, k0, k1, kc > 0);
             } else if (i16) {
                 const int16_t *xq[NR_I16];
                 const float *xs[NR_I16], *xsum[NR_I16];

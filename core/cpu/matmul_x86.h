@@ -52,6 +52,7 @@ struct mm_job {
     const float *xsum;  /* N × K/32 block sums of x (Q4_K's min term) */
     const int8_t *xq8;  /* int8 path (not exact, instead of xq): N rows of K values, scales in xs */
     const int32_t *xqsum; /* int8 path: N × K/32 block sums of xq8 (Q8_0's offset term) */
+    const int32_t *xqsum16; /* int8 path, Q6_K: N × K/16 sums of xq8 per 16 values (its offset term) */
     const tensor *t16;  /* int8 path: Q8_0 weights in the AMX layout (TL_Q8_0_T16, read through
                            qamx_block; w and w_rs unused), else NULL */
     const tensor *r16;  /* int8 path: Q4_K weights interleaved (TL_Q4_K_R16, read through
@@ -63,14 +64,17 @@ struct mm_job {
 bool mm_avx512_available(void);
 /* True for the weight types that take the int16 path (Q8_0, Q4_K). */
 bool mm_avx512_int16_type(enum dtype t);
+/* True for the weight types that take the int8 path (those, Q5_K and Q6_K). */
+bool mm_avx512_u8_type(enum dtype t);
 /* Rounds activation rows [n0,n1) (row stride x_rs floats, K a multiple of 32) into xq (N×K),
    xs and xsum (N×K/32). */
 void mm_avx512_quantize_rows(const float *x, int64_t x_rs, int64_t n0, int64_t n1, int64_t K, int16_t *xq,
                              float *xs, float *xsum);
 /* The same rounded to int8 (scale amax/127, as llama.cpp rounds activations for its integer dot
-   products), with the block sums of the rounded values in xqsum: the not-exact path. */
+   products), with the block sums of the rounded values in xqsum and, unless NULL, the sums of
+   each 16 in xqsum16 (N×K/16): the not-exact path. */
 void mm_avx512_quantize_rows_i8(const float *x, int64_t x_rs, int64_t n0, int64_t n1, int64_t K, int8_t *xq,
-                                float *xs, float *xsum, int32_t *xqsum);
+                                float *xs, float *xsum, int32_t *xqsum, int32_t *xqsum16);
 /* Bytes of 64-byte-aligned scratch one mm_avx512_tile call needs (~33 KiB). */
 size_t mm_avx512_scratch_bytes(void);
 /* Output columns [m0, m0 + MM512_TILE) ∩ [0, M) for every activation row. */

@@ -1,9 +1,10 @@
 /* Tests the int8 prefill products of core/cpu/matmul_avx512.c (op_matmul with ≥ 16 activation rows
-   on a CPU backend that is not exact, Q8_0 and Q4_K weights): against a double reference written
-   here from the rule the header states — activations rounded per 32-element block to q = round(x/s),
-   s = amax/127; Q8_0: Σ d·Σq_w·q_x·s; Q4_K: per sub-block d·sc·Σq_w·q_x·s − dmin·m·Σx (the min term
-   on the exact activations) — relative to Σ|w·x| so cancellation hides nothing; 1 and 3 threads give
-   the same bits; and the not-exact result stays within the 8-bit rounding of the exact one. On a
+   on a CPU backend that is not exact, Q8_0, Q4_K, Q5_K and Q6_K weights): against a double reference
+   written here from the rule the header states — activations rounded per 32-element block to
+   q = round(x/s), s = amax/127; Q8_0: Σ d·Σq_w·q_x·s; Q4_K/Q5_K: per sub-block d·sc·Σq_w·q_x·s −
+   dmin·m·Σx (the min term on the exact activations); Q6_K: per 16 values d·sc·Σ(q_w − 32)·q_x·s —
+   relative to Σ|w·x| so cancellation hides nothing; 1 and 3 threads give the same bits; and the
+   not-exact result stays within the 8-bit rounding of the exact one. On a
    CPU without AVX-512 VNNI the same products run the other kernels and must still meet the exact
    bound below (the reference then does not apply: skipped, said). */
 #include <math.h>
@@ -48,30 +49,43 @@ static void reference(enum dtype t, const uint8_t *w, size_t w_rs, const float *
                 for (int i = 0; i < 32; i++)
                     amax = fmaxf(amax, fabsf(xb[i]));
                 const double s = amax / 127.0f;
-                double dot = 0, xsum = 0, wd = 0, wmin = 0;
+                double dot = 0, xsum = 0, wmin = 0, wd[32];
                 int qw[32];
                 if (t == DT_Q8_0) {
                     const block_q8_0 *blk = (const block_q8_0 *)(const void *)row + b;
                     for (int i = 0; i < 32; i++)
-                        qw[i] = blk->qs[i];
-                    wd = f16_to_f32(blk->d);
-                } else {
-                    const block_q4_K *blk = (const block_q4_K *)(const void *)row + (32 * b) / QK_K;
+                        qw[i] = blk->qs[i], wd[i] = f16_to_f32(blk->d);
+                } else if (t == DT_Q6_K) { /* sub-block j = 4h + t: dequant_q6_K's element l + 32t of half h */
+                    const block_q6_K *blk = (const block_q6_K *)(const void *)row + (32 * b) / QK_K;
+                    const int j = (int)((32 * b) % QK_K / 32), h = j / 4, tt = j % 4;
+                    for (int i = 0; i < 32; i++) {
+                        const int lo = (blk->ql[64 * h + 32 * (tt % 2) + i] >> (4 * (tt / 2))) & 0xF;
+                        qw[i] = (lo | (((blk->qh[32 * h + i] >> (2 * tt)) & 3) << 4)) - 32;
+                        wd[i] = (double)f16_to_f32(blk->d) * blk->scales[8 * h + 2 * tt + i / 16];
+                    }
+                } else { /* Q4_K, Q5_K (bit `sub` of qh[i] the fifth) */
+                    const block_q4_K *b4 = (const block_q4_K *)(const void *)row + (32 * b) / QK_K;
+                    const block_q5_K *b5 = (const block_q5_K *)(const void *)row + (32 * b) / QK_K;
                     const int sub = (int)((32 * b) % QK_K / 32);
+                    const uint8_t *scales = t == DT_Q4_K ? b4->scales : b5->scales;
+                    const uint8_t *qs = t == DT_Q4_K ? b4->qs : b5->qs;
                     uint8_t sc, mn;
-                    get_scale_min_k4(sub, blk->scales, &sc, &mn);
-                    for (int i = 0; i < 32; i++)
-                        qw[i] = (blk->qs[32 * (sub / 2) + i] >> (4 * (sub % 2))) & 0xF;
-                    wd = (double)f16_to_f32(blk->d) * sc;
-                    wmin = (double)f16_to_f32(blk->dmin) * mn;
+                    get_scale_min_k4(sub, scales, &sc, &mn);
+                    for (int i = 0; i < 32; i++) {
+                        qw[i] = (qs[32 * (sub / 2) + i] >> (4 * (sub % 2))) & 0xF;
+                        if (t == DT_Q5_K)
+                            qw[i] |= ((b5->qh[i] >> sub) & 1) << 4;
+                        wd[i] = (double)f16_to_f32(t == DT_Q4_K ? b4->d : b5->d) * sc;
+                    }
+                    wmin = (double)f16_to_f32(t == DT_Q4_K ? b4->dmin : b5->dmin) * mn;
                 }
                 for (int i = 0; i < 32; i++) {
                     const double q = amax > 0 ? nearbyint(xb[i] * (127.0f / amax)) : 0;
-                    dot += qw[i] * q;
+                    dot += wd[i] * qw[i] * q;
                     xsum += xb[i];
-                    am += fabs((wd * qw[i] - wmin) * xb[i]);
+                    am += fabs((wd[i] * qw[i] - wmin) * xb[i]);
                 }
-                acc += wd * dot * s - wmin * xsum;
+                acc += dot * s - wmin * xsum;
             }
             out[n * M + m] = acc;
             mag[n * M + m] = am;
@@ -138,6 +152,10 @@ int main(void)
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         check(be1, be3, DT_Q8_0, shapes[i][0], shapes[i][1], shapes[i][2], vnni);
         check(be1, be3, DT_Q4_K, shapes[i][0], shapes[i][1], shapes[i][2], vnni);
+        if (shapes[i][0] % QK_K == 0) {
+            check(be1, be3, DT_Q5_K, shapes[i][0], shapes[i][1], shapes[i][2], vnni);
+            check(be1, be3, DT_Q6_K, shapes[i][0], shapes[i][1], shapes[i][2], vnni);
+        }
     }
     backend_free(be1), backend_free(be3);
     return done_testing();
