@@ -576,7 +576,7 @@ int main(void)
         p2 = strtol(l2 + 13, NULL, 10);
     /* random weights may answer with newlines, so count the per-turn timing lines instead */
     const char *l3 = l2 ? strstr(l2 + 1, "seer: prompt ") : NULL;
-    size_t on = strlen(r.out);
+    const size_t on = r.out_len; /* not strlen: random weights may answer with a NUL byte */
     if (!ok(r.status == 0 && l2 && !l3 && on && r.out[on - 1] == '\n', "chat answers each of two lines (exit %d)",
             r.status))
         diag("stdout:\n%s\nstderr:\n%s", r.out, r.err);

@@ -173,7 +173,8 @@ const char *test_tmp_dir(void)
     return tmp_dir;
 }
 
-char *test_slurp(const char *path)
+/* test_slurp, with the byte count in *len. */
+static char *slurp_len(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -187,21 +188,27 @@ char *test_slurp(const char *path)
         s = NULL;
     }
     if (s)
-        s[n] = '\0';
+        s[n] = '\0', *len = (size_t)n;
     fclose(f);
     return s;
+}
+
+char *test_slurp(const char *path)
+{
+    size_t len;
+    return slurp_len(path, &len);
 }
 
 struct test_run test_run_cmd(const char *cmdline)
 {
     char cmd[8192], out[512], err[512];
-    struct test_run r = {-1, NULL, NULL};
+    struct test_run r = {-1, NULL, NULL, 0};
     snprintf(out, sizeof out, "%s/run.stdout", test_tmp_dir());
     snprintf(err, sizeof err, "%s/run.stderr", test_tmp_dir());
     snprintf(cmd, sizeof cmd, "%s >'%s' 2>'%s'", cmdline, out, err);
     int st = system(cmd);
     r.status = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.out = test_slurp(out);
+    r.out = slurp_len(out, &r.out_len);
     r.err = test_slurp(err);
     if (!r.out || !r.err) {
         fprintf(stderr, "test_run_cmd: cannot read captured output\n");

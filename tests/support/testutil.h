@@ -44,6 +44,7 @@ const char *test_tmp_dir(void); /* a fresh private directory, removed at exit */
 struct test_run {
     int status; /* exit status, −1 when killed by a signal */
     char *out, *err;
+    size_t out_len; /* bytes on stdout: a random model may print a NUL byte, which ends `out` early */
 };
 struct test_run test_run_cmd(const char *cmdline);
 /* Runs SEER_BINARY_DIR/seer with `args` (a shell-quoted argument string). */
