@@ -79,7 +79,7 @@ static void conv_worker(void *p, int ith, int nth)
     const int64_t C = c->x->ne[0], T = c->x->ne[1], K = c->K;
     long long lo, hi;
     threadpool_range((C + 7) / 8, ith, nth, &lo, &hi);
-    lo *= 8;
+    lo = MIN(lo * 8, C); /* an empty range past the last group stays empty */
     hi = MIN(hi * 8, C);
     for (int64_t t = 0; t < T; t++) {
         int64_t done = lo;

@@ -87,6 +87,8 @@ static const struct op_case conv_cases[] = {
     {NE(9, 6), PAR(129, 2), .flags = OPC_ALT | OPC_STRIDED}, {NE(20), PAR(6, 17), .flags = OPC_ALT},
     {NE(65), PAR(1000, 4), .flags = OPC_ALT | OPC_SPLIT},
     {NE(70, 7), PAR(1000, 4), .flags = OPC_ALT | OPC_STRIDED | OPC_SPLIT},
+    /* fewer 8-channel groups (1) than threads (3), long enough to take the pool */
+    {NE(1500), PAR(6, 4), .flags = OPC_ALT | OPC_THREADS},
 };
 static const struct op_row row_conv = {"conv1d_causal", 0, make_conv, ref_conv_row, run_conv, fill_normal, OP_L2,
                                        1e-5, "K f32 products and sums (~3e-7)", OP_CASES(conv_cases), "T plan", "C K"};
