@@ -399,26 +399,32 @@ I512 void kern_i16(const struct i16_panel *p, const int16_t *const *xq, const fl
     }
 }
 
-/* kern_u8 for Q6_K: per block and half h, 4 VPDPBUSD steps from −32·Σ(half's q_x), then times
-   that half's scale (d for values 0..15, m for 16..31) and the block's activation scale. */
-I512 void kern_u8_halves(const struct u8_panel *p, const int8_t *const *xq, const float *const *xs,
-                         const int32_t *const *xqsum16, const int nr, int64_t nb, float *const *orow, __mmask16 k0,
-                         __mmask16 k1, bool acc)
+/* The int8 kernel over nb blocks: per block, 8 VPDPBUSD steps per row and strip into int32 lanes
+   (|sum| ≤ 32·255·127 < 2^20), then as kern_i16. The sums start from the weights' offset times
+   the rounded activations' sum: Q8_0 −128·Σq_x, Q6_K −32·Σq_x per 16 values; Q6_K's two halves
+   each take 4 of the steps and their own scale (d for values 0..15, m for 16..31; xqsum holds the
+   16-value sums there), and Q4_K/Q5_K subtract m·Σx after. `mode` is a constant after inlining. */
+I512 void kern_u8(const struct u8_panel *p, const int8_t *const *xq, const float *const *xs,
+                  const float *const *xsum, const int32_t *const *xqsum, const int nr, int64_t nb,
+                  const enum u8_mode mode, float *const *orow, __mmask16 k0, __mmask16 k1, bool acc)
 {
+    const int parts = mode == U8_HALVES ? 2 : 1, steps = 8 / parts;
     __m512 f0[NR_I16], f1[NR_I16];
     UNROLL
     for (int n = 0; n < nr; n++) {
         f0[n] = acc ? _mm512_maskz_loadu_ps(k0, orow[n]) : _mm512_setzero_ps();
         f1[n] = acc ? _mm512_maskz_loadu_ps(k1, orow[n] + 16) : _mm512_setzero_ps();
     }
-    for (int64_t b = 0; b < nb; b++)
-        for (int h = 0; h < 2; h++) {
+    for (int64_t b = 0; b < nb; b++) {
+        for (int h = 0; h < parts; h++) {
             __m512i i0[NR_I16], i1[NR_I16];
             UNROLL
             for (int n = 0; n < nr; n++)
-                i0[n] = i1[n] = _mm512_set1_epi32(-32 * xqsum16[n][2 * b + h]);
+                i0[n] = i1[n] = mode == U8_MIN    ? _mm512_setzero_si512()
+                                : mode == U8_BIAS ? _mm512_set1_epi32(-128 * xqsum[n][b])
+                                                  : _mm512_set1_epi32(-32 * xqsum[n][2 * b + h]);
             UNROLL
-            for (int i = 4 * h; i < 4 * h + 4; i++) {
+            for (int i = steps * h; i < steps * (h + 1); i++) {
                 const __m512i w0 = _mm512_load_si512(p->q[0][b][i]), w1 = _mm512_load_si512(p->q[1][b][i]);
                 UNROLL
                 for (int n = 0; n < nr; n++) {
@@ -438,56 +444,7 @@ I512 void kern_u8_halves(const struct u8_panel *p, const int8_t *const *xq, cons
                 f1[n] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i1[n]), _mm512_mul_ps(d1, s), f1[n]);
             }
         }
-    UNROLL
-    for (int n = 0; n < nr; n++) {
-        _mm512_mask_storeu_ps(orow[n], k0, f0[n]);
-        _mm512_mask_storeu_ps(orow[n] + 16, k1, f1[n]);
-    }
-}
-
-/* The int8 kernel over nb blocks: per block, 8 VPDPBUSD steps per row and strip into int32 lanes
-   (|sum| ≤ 32·255·127 < 2^20; Q8_0 then takes 128·Σq back out), then as kern_i16. Q6_K's two
-   halves each take 4 steps and their own scale (xqsum: the 16-value sums there). */
-I512 void kern_u8(const struct u8_panel *p, const int8_t *const *xq, const float *const *xs,
-                  const float *const *xsum, const int32_t *const *xqsum, const int nr, int64_t nb,
-                  const enum u8_mode mode, float *const *orow, __mmask16 k0, __mmask16 k1, bool acc)
-{
-    if (mode == U8_HALVES) {
-        kern_u8_halves(p, xq, xs, xqsum, nr, nb, orow, k0, k1, acc);
-        return;
-    }
-    const bool q4k = mode == U8_MIN;
-    __m512 f0[NR_I16], f1[NR_I16];
-    UNROLL
-    for (int n = 0; n < nr; n++) {
-        f0[n] = acc ? _mm512_maskz_loadu_ps(k0, orow[n]) : _mm512_setzero_ps();
-        f1[n] = acc ? _mm512_maskz_loadu_ps(k1, orow[n] + 16) : _mm512_setzero_ps();
-    }
-    for (int64_t b = 0; b < nb; b++) {
-        __m512i i0[NR_I16], i1[NR_I16];
-        UNROLL
-        for (int n = 0; n < nr; n++)
-            i0[n] = i1[n] = q4k ? _mm512_setzero_si512() : _mm512_set1_epi32(-128 * xqsum[n][b]);
-        UNROLL
-        for (int i = 0; i < 8; i++) {
-            const __m512i w0 = _mm512_load_si512(p->q[0][b][i]), w1 = _mm512_load_si512(p->q[1][b][i]);
-            UNROLL
-            for (int n = 0; n < nr; n++) {
-                int32_t quad;
-                memcpy(&quad, xq[n] + 32 * b + 4 * i, sizeof quad);
-                const __m512i xv = _mm512_set1_epi32(quad);
-                i0[n] = _mm512_dpbusd_epi32(i0[n], w0, xv);
-                i1[n] = _mm512_dpbusd_epi32(i1[n], w1, xv);
-            }
-        }
-        const __m512 d0 = _mm512_load_ps(p->d[0][b]), d1 = _mm512_load_ps(p->d[1][b]);
-        UNROLL
-        for (int n = 0; n < nr; n++) {
-            const __m512 s = _mm512_set1_ps(xs[n][b]);
-            f0[n] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i0[n]), _mm512_mul_ps(d0, s), f0[n]);
-            f1[n] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i1[n]), _mm512_mul_ps(d1, s), f1[n]);
-        }
-        if (q4k) {
+        if (mode == U8_MIN) {
             const __m512 m0 = _mm512_load_ps(p->m[0][b]), m1 = _mm512_load_ps(p->m[1][b]);
             UNROLL
             for (int n = 0; n < nr; n++) {
