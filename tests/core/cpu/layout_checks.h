@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/cpu/cpu.h"
+#include "core/cpu/qdot.h"
 #include "core/ops.h"
 #include "core/quant.h"
 #include "core/util.h"
@@ -122,6 +123,32 @@ static inline void layout_check_exact(const struct layout_case *c)
     free(got);
     free(wf);
     free(ref);
+}
+
+/* Every check above, and between them: each row's result alone is `ref` (the layout's arithmetic
+   stated in scalar C, on the file's row and the activations rounded for type t), bit for bit. */
+static inline void layout_check_all(const struct layout_case *c, enum dtype t,
+                                    float (*ref)(const void *w_row, const void *xq))
+{
+    const int64_t K = c->w->ne[0], M = c->w->ne[1];
+    float *alone[LAYOUT_NMAX];
+    layout_check_batch(c, alone);
+    char *xq = malloc(qdot_act_row_bytes(t, K));
+    bool canon = xq != NULL;
+    for (int n = 0; n < LAYOUT_NMAX && canon; n++) {
+        qdot_quantize_act(t, c->x + n * K, xq, K);
+        for (int64_t m = 0; m < M && canon; m++) {
+            const float r = ref(c->wb + (size_t)m * c->row_bytes, xq);
+            canon = alone[n] && memcmp(&r, &alone[n][m], sizeof r) == 0;
+        }
+    }
+    ok(canon, "%d thread(s): op_matmul of one row is the stated arithmetic, bit for bit", c->nt);
+    layout_check_prefill(c);
+    layout_check_get_rows(c);
+    layout_check_exact(c);
+    for (int n = 0; n < LAYOUT_NMAX; n++)
+        free(alone[n]);
+    free(xq);
 }
 
 #endif

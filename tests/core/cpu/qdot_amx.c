@@ -45,6 +45,9 @@ static float ref_canonical(const block_q8_0 *w, const block_q8x *x)
     return acc[0] + acc[1];
 }
 
+/* ref_canonical on a row of the file's bytes and rounded activations (layout_check_all). */
+static float ref_canonical_row(const void *w, const void *xq) { return ref_canonical(w, xq); }
+
 static void rand_matrix(uint8_t *wb)
 {
     for (size_t i = 0; i < (size_t)M * ROW_BYTES; i++)
@@ -151,26 +154,7 @@ static void test_backend(int nt)
     float *x = malloc(LAYOUT_NMAX * K * sizeof *x);
     test_fill_normal(x, LAYOUT_NMAX * K, 1.0f);
     const struct layout_case lc = {be, w, wb, ROW_BYTES, x, "the tile layout", nt};
-    float *alone[LAYOUT_NMAX];
-    layout_check_batch(&lc, alone);
-    /* the canonical arithmetic through the op too */
-    char *xq = malloc(qdot_act_row_bytes(DT_Q8_0, K));
-    bool canon = true;
-    for (int n = 0; n < LAYOUT_NMAX && canon; n++) {
-        qdot_quantize_act(DT_Q8_0, x + n * K, xq, K);
-        for (int m = 0; m < M && canon; m++) {
-            const float r = ref_canonical((const block_q8_0 *)(const void *)(wb + m * ROW_BYTES), (const block_q8x *)(void *)xq);
-            canon = alone[n] && memcmp(&r, &alone[n][m], sizeof r) == 0;
-        }
-    }
-    ok(canon, "%d thread(s): op_matmul of one row is the stated arithmetic, bit for bit", nt);
-    layout_check_prefill(&lc);
-    layout_check_get_rows(&lc);
-    layout_check_exact(&lc);
-
-    for (int n = 0; n < LAYOUT_NMAX; n++)
-        free(alone[n]);
-    free(xq);
+    layout_check_all(&lc, DT_Q8_0, ref_canonical_row);
     free(x);
     free(wb);
     test_tensor_free(w);
