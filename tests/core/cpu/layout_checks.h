@@ -2,7 +2,8 @@
    layouts (tests/core/cpu/qdot_amx.c: Q8_0 on AMX tiles; qdot_q4r.c: Q4_K interleaved). Each takes
    a matrix the backend laid out and the file's bytes it came from, and holds the laid-out matrix to
    what the file's layout gives: the batch's promise (a row's results alone are its results beside
-   others), prefill's kernel, get_rows, and the f32 path. */
+   others), prefill's kernel, get_rows, and the f32 path; layout_test_backend runs them all on a
+   fresh backend. */
 #ifndef SEER_TESTS_CORE_CPU_LAYOUT_CHECKS_H
 #define SEER_TESTS_CORE_CPU_LAYOUT_CHECKS_H
 
@@ -149,6 +150,43 @@ static inline void layout_check_all(const struct layout_case *c, enum dtype t,
     for (int n = 0; n < LAYOUT_NMAX; n++)
         free(alone[n]);
     free(xq);
+}
+
+/* One backend of nt threads, as a loaded model meets the layout: a random matrix of type t ({K, M},
+   row_bytes per row, filled by `fill`) copied in and laid out by backend_weight_prepare as `want`
+   (`prepared` says so in the test's words), then layout_check_all. */
+struct layout_test {
+    enum dtype t;
+    int64_t K, M;
+    size_t row_bytes;
+    void (*fill)(uint8_t *wb);
+    enum tensor_layout want;
+    const char *prepared, *layout;
+    float (*ref)(const void *w_row, const void *xq);
+};
+
+static inline void layout_test_backend(const struct layout_test *lt, int nt)
+{
+    backend *be;
+    if (backend_cpu_create(nt, &be) != SEER_OK) {
+        ok(0, "cpu backend with %d threads", nt);
+        return;
+    }
+    backend_cpu_set_exact(be, false);
+    uint8_t *wb = malloc((size_t)lt->M * lt->row_bytes);
+    lt->fill(wb);
+    tensor *w = test_tensor(be, lt->t, lt->K, lt->M, 1, 1, NULL);
+    backend_tensor_set(w, wb, 0, (size_t)lt->M * lt->row_bytes);
+    ok(backend_weight_prepare(w) == SEER_OK && w->layout == lt->want, "%d thread(s): backend_weight_prepare %s", nt,
+       lt->prepared);
+    float *x = malloc((size_t)(LAYOUT_NMAX * lt->K) * sizeof *x);
+    test_fill_normal(x, (size_t)(LAYOUT_NMAX * lt->K), 1.0f);
+    const struct layout_case lc = {be, w, wb, lt->row_bytes, x, lt->layout, nt};
+    layout_check_all(&lc, lt->t, lt->ref);
+    free(x);
+    free(wb);
+    test_tensor_free(w);
+    backend_free(be);
 }
 
 #endif

@@ -135,31 +135,7 @@ static void test_kernels(void)
 }
 
 /* Through the backend, as a loaded model meets it. */
-static void test_backend(int nt)
-{
-    backend *be;
-    if (backend_cpu_create(nt, &be) != SEER_OK) {
-        ok(0, "cpu backend with %d threads", nt);
-        return;
-    }
-    backend_cpu_set_exact(be, false);
-    uint8_t *wb = malloc((size_t)M * ROW_BYTES);
-    rand_matrix(wb);
-    tensor *w = test_tensor(be, DT_Q8_0, K, M, 1, 1, NULL);
-    backend_tensor_set(w, wb, 0, (size_t)M * ROW_BYTES);
-    backend_weight_prepare(w);
-    ok(w->layout == TL_Q8_0_T16, "%d thread(s): backend_weight_prepare lays a copied Q8_0 matrix out for the tiles",
-       nt);
-
-    float *x = malloc(LAYOUT_NMAX * K * sizeof *x);
-    test_fill_normal(x, LAYOUT_NMAX * K, 1.0f);
-    const struct layout_case lc = {be, w, wb, ROW_BYTES, x, "the tile layout", nt};
-    layout_check_all(&lc, DT_Q8_0, ref_canonical_row);
-    free(x);
-    free(wb);
-    test_tensor_free(w);
-    backend_free(be);
-}
+static const struct layout_test backend_case = {DT_Q8_0, K, M, ROW_BYTES, rand_matrix, TL_Q8_0_T16, "lays a copied Q8_0 matrix out for the tiles", "the tile layout", ref_canonical_row};
 
 int main(void)
 {
@@ -167,7 +143,7 @@ int main(void)
     if (!qamx_ready())
         return plan_skip_all("no AMX-INT8 here (or the kernel refused the tile state, or SEER_NO_AMX is set)");
     test_kernels();
-    test_backend(1);
-    test_backend(2);
+    layout_test_backend(&backend_case, 1);
+    layout_test_backend(&backend_case, 2);
     return done_testing();
 }

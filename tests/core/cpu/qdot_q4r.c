@@ -150,30 +150,7 @@ static void test_kernel(void)
 }
 
 /* Through the backend, as a loaded model meets it. */
-static void test_backend(int nt)
-{
-    backend *be;
-    if (backend_cpu_create(nt, &be) != SEER_OK) {
-        ok(0, "cpu backend with %d threads", nt);
-        return;
-    }
-    backend_cpu_set_exact(be, false);
-    uint8_t *wb = malloc((size_t)M * ROW_BYTES);
-    rand_matrix(wb);
-    tensor *w = test_tensor(be, DT_Q4_K, K, M, 1, 1, NULL);
-    backend_tensor_set(w, wb, 0, (size_t)M * ROW_BYTES);
-    ok(backend_weight_prepare(w) == SEER_OK && w->layout == TL_Q4_K_R16,
-       "%d thread(s): backend_weight_prepare interleaves a copied Q4_K matrix", nt);
-
-    float *x = malloc(LAYOUT_NMAX * K * sizeof *x);
-    test_fill_normal(x, LAYOUT_NMAX * K, 1.0f);
-    const struct layout_case lc = {be, w, wb, ROW_BYTES, x, "the interleaved rows", nt};
-    layout_check_all(&lc, DT_Q4_K, ref_canonical_row);
-    free(x);
-    free(wb);
-    test_tensor_free(w);
-    backend_free(be);
-}
+static const struct layout_test backend_case = {DT_Q4_K, K, M, ROW_BYTES, rand_matrix, TL_Q4_K_R16, "interleaves a copied Q4_K matrix", "the interleaved rows", ref_canonical_row};
 
 int main(void)
 {
@@ -181,7 +158,7 @@ int main(void)
     if (!q4r_ready())
         return plan_skip_all("no AVX-512 VNNI here (or SEER_NO_Q4K_R16 is set)");
     test_kernel();
-    test_backend(1);
-    test_backend(2);
+    layout_test_backend(&backend_case, 1);
+    layout_test_backend(&backend_case, 2);
     return done_testing();
 }
