@@ -100,6 +100,11 @@ typedef struct seer_model_params {
                            copied into memory in 2 MiB pages (Q8_0 decode about 15 % faster);
                            "auto" (default, also NULL) = copied while they fit in half of the
                            available memory, the rest mapped */
+    int vocab_only;     /* 1 = load only what describes the model (configs, tokenizer, chat template,
+                           image and video preprocessing settings) and no weights, as llama.cpp's
+                           vocab_only: tokenize, measure images and videos, count a prompt's tokens
+                           (seer --dry-run, seer tokenize) in milliseconds and no device memory.
+                           Generating on it fails with SEER_EINVAL. 0 (default) = the whole model */
 } seer_model_params;
 
 SEER_API seer_model_params seer_model_params_default(void);
