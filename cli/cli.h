@@ -59,7 +59,7 @@ int cli_list(int argc, char **argv);
 int cli_model_arg(const char *arg, const char **path);
 const char *cli_default_model(void);
 
-/* Prints "seer: <last error>" to stderr and returns CLI_FAIL. */
+/* Prints "seer: <cli_last_error()>" to stderr (cli/util.h) and returns CLI_FAIL. */
 int cli_fail(int rc);
 
 /* Faults (cli/faults.c, docs/RELIABILITY.md): cli_faults_install sets SIGBUS to name the model

@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/gen.h"
+#include "cli/util.h"
 #include "seer.h"
 
 seer_log_level cli_log_level = SEER_LOG_WARN;
@@ -47,8 +48,8 @@ const char *cli_default_device(void)
 
 int cli_fail(int rc)
 {
-    const char *msg = seer_last_error();
-    fprintf(stderr, "seer: %s\n", msg && *msg ? msg : seer_strerror(rc));
+    const char *msg = cli_last_error();
+    fprintf(stderr, "seer: %s\n", *msg ? msg : seer_strerror(rc));
     return CLI_FAIL;
 }
 

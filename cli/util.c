@@ -1,0 +1,97 @@
+/* util.c — the command's own helpers (cli/util.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "cli/util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli/cli.h"
+
+/* Per thread, like the library's own message: a batch may fail items on several threads. */
+static _Thread_local char cli_msg[1024];
+static _Thread_local bool cli_msg_set;
+
+int cli_err(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cli_msg, sizeof cli_msg, fmt, ap);
+    va_end(ap);
+    cli_msg_set = true;
+    return code;
+}
+
+const char *cli_last_error(void)
+{
+    if (cli_msg_set) {
+        cli_msg_set = false;
+        return cli_msg;
+    }
+    return seer_last_error();
+}
+
+bool cli_grow(void *pp, size_t *cap, size_t need, size_t elem_bytes, size_t first)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? *cap : (first ? first : 1);
+    while (c < need) {
+        if (c > SIZE_MAX / 2)
+            return false;
+        c *= 2;
+    }
+    if (elem_bytes && c > SIZE_MAX / elem_bytes)
+        return false;
+    void *p = realloc(*(void **)pp, c * elem_bytes);
+    if (!p)
+        return false;
+    *(void **)pp = p;
+    *cap = c;
+    return true;
+}
+
+double cli_time_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+enum cli_path_kind cli_path_kind(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return CLI_PATH_MISSING;
+    return S_ISREG(st.st_mode) ? CLI_PATH_FILE : S_ISDIR(st.st_mode) ? CLI_PATH_DIR : CLI_PATH_OTHER;
+}
+
+int cli_file_size(const char *path, uint64_t *size)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return -1;
+    if (!S_ISREG(st.st_mode)) {
+        errno = EINVAL;
+        return -1;
+    }
+    *size = (uint64_t)st.st_size;
+    return 0;
+}
+
+void cli_log(seer_log_level level, const char *component, const char *fmt, ...)
+{
+    static const char *const names[] = {"error", "warn", "info", "debug", "trace"};
+    if (level > cli_log_level || level < SEER_LOG_ERROR)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    /* one fprintf per line, as the library's sink, so threads' lines do not interleave */
+    fprintf(stderr, "seer: %s: %s: %s\n", names[level > SEER_LOG_TRACE ? SEER_LOG_TRACE : level], component, line);
+}
