@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "core/util.h"
 
 /* ---- output buffer and UTF-8 helpers ------------------------------------------------------ */
@@ -137,43 +138,11 @@ static bool span_ends(span s, const char *suf)
     return s.n >= m && !memcmp(s.p + s.n - m, suf, m);
 }
 
-/* Decodes one UTF-8 sequence at s[0..n); returns its length, or 0 when it is malformed (overlong,
-   surrogate, > U+10FFFF or truncated). */
-static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
-{
-    if (s[0] < 0x80) {
-        *cp = s[0];
-        return 1;
-    }
-    size_t len = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC0 ? 2 : 0;
-    if (len == 0 || len > n || s[0] > 0xF4)
-        return 0;
-    uint32_t c = s[0] & (0x7F >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        c = (c << 6) | (s[i] & 0x3F);
-    }
-    static const uint32_t min_cp[5] = { 0, 0, 0x80, 0x800, 0x10000 };
-    if (c < min_cp[len] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-        return 0;
-    *cp = c;
-    return len;
-}
-
 /* Offset of the first malformed byte, or SIZE_MAX when s is valid UTF-8. */
 static size_t utf8_bad_offset(const char *s)
 {
-    const unsigned char *u = (const unsigned char *)s;
-    size_t n = strlen(s);
-    for (size_t i = 0; i < n;) {
-        uint32_t cp;
-        size_t l = utf8_decode(u + i, n - i, &cp);
-        if (!l)
-            return i;
-        i += l;
-    }
-    return SIZE_MAX;
+    size_t n = strlen(s), off = utf8_check(s, n);
+    return off == n ? SIZE_MAX : off;
 }
 
 /* Python's str.isspace(), which Jinja's |trim (str.strip()) uses: the ASCII controls 0x09–0x0D and

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "core/util.h"
 
 /* Caps on what a grammar may expand to (a fuzzer or a typo like x{99999} must not exhaust memory). */
@@ -161,44 +162,6 @@ static void skip_space(struct builder *b, bool nested)
     }
 }
 
-/* One UTF-8 character at q: its length (0 when invalid or truncated). */
-static int utf8_decode(const char *q, const char *end, uint32_t *cp)
-{
-    const unsigned char *s = (const unsigned char *)q;
-    size_t avail = (size_t)(end - q);
-    if (s[0] < 0x80)
-        return *cp = s[0], 1;
-    int n = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
-    if (!n || s[0] > 0xF4 || avail < (size_t)n)
-        return 0;
-    uint32_t c = s[0] & (0x7F >> n);
-    for (int i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        c = c << 6 | (s[i] & 0x3F);
-    }
-    static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (c < min[n] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-        return 0;
-    *cp = c;
-    return n;
-}
-
-static int utf8_encode(uint32_t c, unsigned char *o)
-{
-    if (c < 0x80)
-        return o[0] = (unsigned char)c, 1;
-    if (c < 0x800)
-        return o[0] = (unsigned char)(0xC0 | c >> 6), o[1] = (unsigned char)(0x80 | (c & 0x3F)), 2;
-    if (c < 0x10000) {
-        o[0] = (unsigned char)(0xE0 | c >> 12), o[1] = (unsigned char)(0x80 | (c >> 6 & 0x3F));
-        return o[2] = (unsigned char)(0x80 | (c & 0x3F)), 3;
-    }
-    o[0] = (unsigned char)(0xF0 | c >> 18), o[1] = (unsigned char)(0x80 | (c >> 12 & 0x3F));
-    o[2] = (unsigned char)(0x80 | (c >> 6 & 0x3F)), o[3] = (unsigned char)(0x80 | (c & 0x3F));
-    return 4;
-}
-
 /* One character of a literal or class, escapes decoded, into *cp. */
 static int lex_char(struct builder *b, uint32_t *cp)
 {
@@ -207,7 +170,7 @@ static int lex_char(struct builder *b, uint32_t *cp)
     if (*b->p != '\\') {
         if (*b->p == '\n')
             return perr(b, "a literal or class is not closed on its line");
-        int n = utf8_decode(b->p, b->end, cp);
+        size_t n = utf8_decode(b->p, (size_t)(b->end - b->p), cp);
         if (!n)
             return perr(b, "invalid UTF-8");
         b->p += n;
@@ -274,7 +237,7 @@ static int split_utf8(struct builder *b, int32_t r, uint32_t lo, uint32_t hi, ui
         return SEER_OK;
     }
     unsigned char a[4], z[4];
-    int n = utf8_encode(lo, a);
+    int n = (int)utf8_encode(lo, a);
     for (int i = 1; i < n; i++) {
         uint32_t m = (1u << (6 * i)) - 1;
         if ((lo & ~m) != (hi & ~m)) {
@@ -473,8 +436,8 @@ static int parse_sequence(struct builder *b, int32_t r, bool nested)
                 unsigned char u[4];
                 if ((rc = lex_char(b, &cp)))
                     break;
-                int n = utf8_encode(cp, u);
-                for (int i = 0; i < n && !rc; i++) {
+                size_t n = utf8_encode(cp, u);
+                for (size_t i = 0; i < n && !rc; i++) {
                     uint32_t s[8] = {0};
                     int32_t id;
                     s[u[i] >> 5] = 1u << (u[i] & 31);

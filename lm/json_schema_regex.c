@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "lm/json_schema_internal.h"
 
 /* ---- classes ------------------------------------------------------------------------------------ */
@@ -152,23 +153,10 @@ static int rx_fail(struct rx *x, const char *what)
     return js_refuse(x->j, x->path, msg);
 }
 
-/* One code point of the pattern (UTF-8), or 0 bytes at a broken sequence. */
-static int rx_utf8(struct rx *x, uint32_t *cp)
+/* One code point of the pattern (UTF-8), stepped over; 0 bytes at a broken sequence. */
+static size_t rx_utf8(struct rx *x, uint32_t *cp)
 {
-    const unsigned char *s = (const unsigned char *)x->p;
-    int n = s[0] < 0x80 ? 1 : s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC0 ? 2 : 0;
-    if (!n || x->end - x->p < n)
-        return 0;
-    uint32_t c = n == 1 ? s[0] : s[0] & (0x7Fu >> n);
-    for (int i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        c = c << 6 | (s[i] & 0x3F);
-    }
-    static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (c < min[n] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-        return 0;
-    *cp = c;
+    size_t n = utf8_decode(x->p, (size_t)(x->end - x->p), cp);
     x->p += n;
     return n;
 }
@@ -225,11 +213,7 @@ static void rx_char(struct sb *e, uint32_t c)
             snprintf(b, sizeof b, "\\u%04x", (unsigned)c), named = b;
         js_lit(e, named, strlen(named));
     } else {
-        int n = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
-        for (int i = n - 1; i > 0; i--)
-            b[i] = (char)(0x80 | (c & 0x3F)), c >>= 6;
-        b[0] = (char)(n == 1 ? c : ((0xF00u >> n) & 0xF0) | c);
-        js_lit(e, b, (size_t)n);
+        js_lit(e, b, utf8_encode(c, b));
     }
 }
 

@@ -3,106 +3,20 @@
    utf8proc, and BPE over one word by lowest merge rank with a heap (the order HF's
    BPE::merge_all uses, so ties and stale entries resolve identically).
 
-   Divisions: UTF-8 · byte-level map · string table · merge table · building · NFC · BPE. */
+   Divisions: byte-level map · string table · merge table · building · NFC · BPE. */
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
 
 #include "core/error.h"
 #include "core/strtab.h"
+#include "core/utf8.h"
 #include "core/util.h"
 #include "lm/tok_internal.h"
 
 /* Ids above this are refused: a hostile file must not make us allocate per-id tables of 2^31
    entries. Qwen3.5 uses 248320 (spec §6.1). */
 #define TOK_MAX_ID (1 << 24)
-
-/* ---- UTF-8 ----------------------------------------------------------------------------------- */
-
-size_t tok_utf8_len(const unsigned char *s, size_t n, uint32_t *cp)
-{
-    if (n == 0)
-        return 0;
-    unsigned c = s[0];
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    size_t len;
-    uint32_t v;
-    unsigned lo = 0x80, hi = 0xBF; /* allowed range of the second byte (no overlongs/surrogates) */
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2, v = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3, v = c & 0x0F;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4, v = c & 0x07;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        unsigned b = s[i];
-        if (b < lo || b > hi)
-            return 0;
-        lo = 0x80, hi = 0xBF;
-        v = v << 6 | (b & 0x3F);
-    }
-    *cp = v;
-    return len;
-}
-
-size_t tok_utf8_put(uint32_t cp, char *out)
-{
-    unsigned char *o = (unsigned char *)out;
-    if (cp < 0x80) {
-        o[0] = (unsigned char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (unsigned char)(0xC0 | cp >> 6);
-        o[1] = (unsigned char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (unsigned char)(0xE0 | cp >> 12);
-        o[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
-        o[2] = (unsigned char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (unsigned char)(0xF0 | cp >> 18);
-    o[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
-    o[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
-    o[3] = (unsigned char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
-size_t tok_utf8_check(const char *s, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < n) {
-        if (u[i] < 0x80) {
-            i++;
-            continue;
-        }
-        uint32_t cp;
-        size_t l = tok_utf8_len(u + i, n - i, &cp);
-        if (!l)
-            return i;
-        i += l;
-    }
-    return n;
-}
 
 /* ---- byte-level map ---------------------------------------------------------------------------
    GPT-2's bytes_to_unicode: printable Latin-1 bytes (33..126, 161..172, 174..255) stand for
@@ -139,7 +53,7 @@ size_t tok_bytelevel_encode(const unsigned char *b, size_t n, char *out)
 {
     size_t o = 0;
     for (size_t i = 0; i < n; i++)
-        o += tok_utf8_put(byte_to_cp(b[i]), out + o);
+        o += utf8_encode(byte_to_cp(b[i]), out + o);
     return o;
 }
 
@@ -151,7 +65,7 @@ static size_t bytelevel_decode(const char *s, size_t n, char *out)
     size_t o = 0;
     for (size_t i = 0; i < n;) {
         uint32_t cp;
-        size_t l = tok_utf8_len(u + i, n - i, &cp);
+        size_t l = utf8_decode(u + i, n - i, &cp);
         int b = l ? cp_to_byte(cp) : -1;
         if (b < 0) {
             memcpy(out, s, n);

@@ -99,14 +99,6 @@ struct tokenizer {
     bool added_bytelevel;       /* added tokens decode through the byte-level map (HF) or raw (GGUF) */
 };
 
-/* ---- UTF-8 helpers ------------------------------------------------------------------------- */
-/* Length of the valid UTF-8 sequence at s[0..n), or 0 if it is invalid or incomplete. */
-size_t tok_utf8_len(const unsigned char *s, size_t n, uint32_t *cp);
-/* Writes cp as UTF-8 into out (4 bytes of room); returns its length. */
-size_t tok_utf8_put(uint32_t cp, char *out);
-/* Byte offset of the first invalid UTF-8 sequence in s, or n when all of s is valid. */
-size_t tok_utf8_check(const char *s, size_t n);
-
 /* ---- building (lm/tok_bpe.c) ---------------------------------------------------------------- */
 tokenizer *tok_alloc(const char *source);
 /* Adds a BPE vocabulary string; SEER_EFORMAT if the string is already present. */

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/jget.h"
+#include "core/utf8.h"
 #include "core/util.h"
 #include "lm/tok_internal.h"
 
@@ -463,7 +464,7 @@ int tok_load_gguf_arrays(const tok_gguf_arrays *a, tokenizer **out)
         if (t != TOK_TYPE_CONTROL && t != TOK_TYPE_UNKNOWN && t != TOK_TYPE_USER_DEFINED)
             continue;
         size_t l = slen(a->tokens, a->token_lens, i);
-        if (tok_utf8_check(a->tokens[i], l) != l)
+        if (utf8_check(a->tokens[i], l) != l)
             rc = seer_err(SEER_EFORMAT, "%s: added token %zu is not valid UTF-8", src, i);
         else
             rc = tok_add_added(tok, a->tokens[i], l, (int32_t)i, t != TOK_TYPE_USER_DEFINED, false);

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/strtab.h"
+#include "core/utf8.h"
 #include "core/util.h"
 #include "lm/tok_internal.h"
 
@@ -182,7 +183,7 @@ static int pretokenize(struct enc *e, const char *s, size_t n)
             return rc;
         if (en == st) { /* an empty match only cuts the text; step one character to move on */
             uint32_t cp;
-            size_t l = st < n ? tok_utf8_len(u + st, n - st, &cp) : 1;
+            size_t l = st < n ? utf8_decode(u + st, n - st, &cp) : 1;
             gap = st;
             search = st + (l ? l : 1);
             continue;
@@ -316,7 +317,7 @@ int tok_encode_ranges(const tokenizer *tok, const char *text, size_t len, bool p
 {
     if (!tok || !out || (!text && len) || (n_plain && !plain))
         return seer_err(SEER_EINVAL, "tok_encode: NULL argument");
-    size_t bad = tok_utf8_check(text, len);
+    size_t bad = utf8_check(text, len);
     if (bad < len)
         return seer_err(SEER_EINVAL, "tokenizer: the text is not valid UTF-8 (byte %zu of %zu)", bad, len);
     /* Ids go to a vector of our own and reach *out only on success: a failure part way (PCRE2's
