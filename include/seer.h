@@ -189,6 +189,11 @@ typedef struct seer_generate_params {
        or schema that cannot be enforced fails with SEER_EINVAL / SEER_EUNSUPPORTED. */
     const char *grammar;
     const char *json_schema;
+    /* optional: called after each frame pair of a video in the prompt is encoded (a prompt's videos
+       are encoded before it is fed, so this comes before on_progress): the video's path, pairs done
+       of its pairs. Non-zero stops the call, which fails with SEER_ECANCELED (the context is as after
+       any failed call). Called on the generating thread; gets user_data. */
+    int (*on_video_progress)(const char *path, int64_t pairs_done, int64_t pairs, void *user_data);
 } seer_generate_params;
 
 SEER_API seer_generate_params seer_generate_params_default(void);
@@ -206,6 +211,17 @@ typedef struct seer_result {
     int prompt_cut;           /* on_progress stopped the prompt before it was all fed */
     size_t text_len;          /* bytes of text and of thinking: a model may write U+0000, which the */
     size_t thinking_len;      /*   NUL-terminated strings alone would cut short */
+    /* where this call's videos went (all of them together; part of vision_seconds): */
+    double video_demux_seconds;    /* opening files and reading their containers (0 for a seer_video) */
+    double video_decode_seconds;   /* decoding the sampled frames, keyframe seeks included */
+    double video_resize_seconds;   /* converting them to RGB and resizing */
+    double video_patchify_seconds; /* normalising them into patch rows */
+    double video_encode_seconds;   /* the vision tower */
+    int64_t video_frames;          /* frames sampled */
+    int64_t video_pairs;           /* their pairs: one timestamp and one run of tokens each */
+    int64_t video_frames_decoded;  /* frames the decoder produced to reach them */
+    int64_t video_seeks;           /* seeks it made */
+    int64_t video_tokens;          /* video tokens fed */
 } seer_result;
 
 /* Releases what a result holds and zeroes it; NULL is fine. */
@@ -308,6 +324,11 @@ SEER_API int seer_generate_text_images(seer_context *ctx, const char *prompt, co
                                        size_t n_images, const seer_generate_params *params, seer_result *result);
 /* Sizes and token count of one image as this model would see it (decodes it, runs no tower). */
 SEER_API int seer_image_measure(const seer_model *model, const seer_image_input *image, seer_image_info *info);
+/* Decodes an image input to 8-bit RGB as seer_chat_add_images would (the model's max_image_pixels and
+   pdf_dpi): *rgb, released with seer_free, holds *height rows of *width RGB triples. For input read
+   once, such as "-" (stdin): decode it here, then measure and feed its pixels. */
+SEER_API int seer_image_decode(const seer_model *model, const seer_image_input *image, uint8_t **rgb,
+                               int32_t *width, int32_t *height);
 
 /* ---- videos ------------------------------------------------------------------------------ */
 /* A video file for a prompt (any container and codec the system's FFmpeg decodes). Frames are
@@ -320,13 +341,117 @@ typedef struct seer_video_input {
     int64_t max_tokens;           /* 0 = no limit; else lower the resolution, then the frame count, to fit */
     double start_seconds, end_seconds; /* the part of the file to use; end 0 = to its end. Timestamps
                                           the model sees stay those of the whole file */
+    struct seer_video *video;     /* an opened video (seer_video_open) read instead of path, which is
+                                     then ignored: its container is not read again. NULL = path */
 } seer_video_input;
 
 /* seer_chat_add_images with videos too: the message's content is the images, then the videos, then
    `text`. Videos are decoded, sampled and encoded (one frame pair at a time) by the next
-   seer_chat_generate, which fails naming the file when one cannot be read. */
+   seer_chat_generate, which fails naming the file when one cannot be read. An opened video
+   (seer_video_input.video) is borrowed until then. */
 SEER_API int seer_chat_add_media(seer_context *ctx, const char *role, const seer_image_input *images,
                                  size_t n_images, const seer_video_input *videos, size_t n_videos, const char *text);
+
+/* A video file whose container was read once (every frame's time; nothing decoded): measure parts
+   of it and add them to prompts (seer_video_input.video) without reading the file again, e.g. a
+   long video described a minute at a time. Used by one thread at a time, like a context; a
+   context that was given it borrows it until its next seer_chat_generate. */
+typedef struct seer_video seer_video;
+
+/* Opens `path` (any container and codec the system's FFmpeg decodes) with the model's decoding
+   limits (frames above max_image_pixels are refused, n_threads decoder threads). The model (a
+   vocab_only one will do) must outlive the video. SEER_EDECODE for a file that is not a video. */
+SEER_API int seer_video_open(const seer_model *model, const char *path, seer_video **out);
+SEER_API void seer_video_free(seer_video *video);
+
+/* What a video input costs the model: the source, the plan (spec §5.3: which frames, at what size)
+   and the tokens. */
+typedef struct seer_video_info {
+    double duration;               /* seconds: the container's length (its longest stream) */
+    double video_seconds;          /* the video stream's own length: its last frame's time plus one
+                                      frame (a container's duration may count a longer audio track) */
+    int32_t width, height;         /* as displayed */
+    int32_t rotation;              /* 0, 90, 180, 270: the clockwise turn the display applies */
+    int64_t frames;                /* source frames */
+    double fps;                    /* source frame rate */
+    const char *fps_source;        /* where the rate came from: "avg_frame_rate", "r_frame_rate",
+                                      "measured", "default"; a static string */
+    const char *codec;             /* the decoder's name; a static string */
+    int64_t sampled_frames;        /* frames the model sees (before the last pair repeats its frame) */
+    int64_t pairs;                 /* their pairs: one "<t.t seconds>" stamp and one token run each */
+    int32_t resized_width, resized_height; /* the size every frame is resized to */
+    int64_t tokens;                /* video tokens: pairs · (resized_height/32) · (resized_width/32) */
+    int64_t prompt_tokens;         /* what the video puts in a prompt in place of its placeholder:
+                                      per pair the stamp's tokens, <|vision_start|>, the pads and
+                                      <|vision_end|> (spec §5.4) */
+    int64_t memory_bytes;          /* what encoding it holds at once: the embeddings kept plus one
+                                      pair's pixels and patch rows */
+    char note[160];                /* what max_tokens made the planner lower (size, then frames), or "" */
+    /* With an opened video (seer_video_input.video), the plan itself, held by the video until the
+       next call on it; NULL when the input is a path: */
+    const int64_t *frame_index;    /* [sampled_frames] the source frame numbers */
+    const double *frame_seconds;   /* [sampled_frames] their times */
+    const double *pair_seconds;    /* [pairs] the time each pair's stamp shows */
+} seer_video_info;
+
+/* Plans a video input as the next seer_chat_generate would (the model's sampling settings with the
+   input's overrides) and says what it costs; reads the container (or uses the opened video), decodes
+   no frame and runs no tower. Works on a vocab_only model. */
+SEER_API int seer_video_measure(const seer_model *model, const seer_video_input *video, seer_video_info *info);
+
+/* ---- measuring a prompt (seer --dry-run) ---------------------------------------------------- */
+/* A context of a vocab_only model measures instead of generating: messages are added as usual
+   (images decoded, videos queued), generating fails with SEER_EINVAL, and these count the tokens a
+   real context would feed, expanded image and video placeholders included, without encoding
+   anything. Both work on any context and change nothing in it. */
+
+/* Tokens the next seer_chat_generate with `params` (NULL = defaults; think changes the rendering)
+   would feed: the turns it has not fed yet, the tokens it holds pending, and each image's and
+   video's tokens. Videos are planned (their containers read); a file that cannot be read fails as
+   seer_chat_generate would. */
+SEER_API int seer_chat_measure(seer_context *ctx, const seer_generate_params *params, int64_t *prompt_tokens);
+/* Tokens seer_generate_text_images(ctx, prompt, images, n_images, ...) would feed (n_images 0:
+   seer_generate_text). The images are decoded to measure them. */
+SEER_API int seer_text_measure(seer_context *ctx, const char *prompt, const seer_image_input *images,
+                               size_t n_images, int64_t *prompt_tokens);
+
+/* Whether a file is a video (seer_chat_add_media's videos) rather than an image: its bytes say so,
+   or (MPEG-TS, raw streams) no image reader takes it and FFmpeg's demuxer does. 1 or 0; never an
+   error ("-", a missing file: 0). */
+SEER_API int seer_is_video(const char *path);
+
+/* ---- tokens and pages -------------------------------------------------------------------- */
+/* The bytes token `id` stands for, as seer_detokenize joins them (*len bytes, not NUL-terminated,
+   not always valid UTF-8 alone: a character may span two tokens), or NULL when the id has no
+   token (negative, past the vocabulary, a padding slot). Valid until the model is freed. */
+SEER_API const char *seer_token_piece(const seer_model *model, int32_t id, size_t *len);
+
+/* Byte offset of the first invalid UTF-8 sequence in text[0..len) (a stray or truncated byte, an
+   overlong form, a surrogate, a code point past U+10FFFF), or len when all of it is valid: the
+   text that seer_tokenize and seer_chat_add accept. A program can name its file and the byte
+   before it loads a model. */
+SEER_API size_t seer_utf8_check(const char *text, size_t len);
+
+/* A document opened for its pages: an image file (one page), a multi-page TIFF or a PDF, each page
+   decoded to the 8-bit RGB pixels a seer_image_input takes, exactly as seer_chat_add_images decodes
+   a file (orientation applied, alpha composited over white). For a program that decodes the next
+   page on another thread while the model reads the current one, and opens a long PDF once (seer
+   ocr). It belongs to no model: one thread at a time per document, any number of documents. */
+typedef struct seer_document seer_document;
+
+/* Opens `path` ("-" reads stdin; the format comes from the bytes) and counts its pages. params
+   (NULL = defaults) gives max_image_pixels and pdf_dpi, applied as a model loaded with the same
+   params applies them; its other fields are ignored. A video or a file that is no image fails
+   with one message naming the file. */
+SEER_API int seer_document_open(const char *path, const seer_model_params *params, seer_document **out);
+/* Its pages: 1 for a single image, at least 1. */
+SEER_API int32_t seer_document_pages(const seer_document *doc);
+/* Decodes page `page` (0-based) into *rgb: *height rows of *width RGB triples, no padding (release
+   with seer_free). A page larger than max_image_pixels is refused before its pixels exist. */
+SEER_API int seer_document_decode(seer_document *doc, int32_t page, uint8_t **rgb, int32_t *width,
+                                  int32_t *height);
+/* NULL is fine. */
+SEER_API void seer_document_close(seer_document *doc);
 
 /* ---- faults ------------------------------------------------------------------------------ */
 /* On the CPU with weights "map" (or what "auto" leaves mapped: seer_model_params.weights), weights
