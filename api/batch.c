@@ -43,6 +43,9 @@ int seer_batch_create(seer_model *m, int max_replies, seer_batch **out)
     if (!m || max_replies < 1 || max_replies > SEER_BATCH_MAX)
         return seer_err(SEER_EINVAL, "seer_batch_create: %d replies at once: give 1..%d", max_replies,
                         SEER_BATCH_MAX);
+    int rc = api_model_weights(m, "seer_batch_create");
+    if (rc)
+        return rc;
     const size_t V = (size_t)m->lm->cfg.n_vocab, n = (size_t)max_replies;
     seer_batch *b = seer_calloc(1, sizeof *b);
     if (!b)
@@ -54,7 +57,7 @@ int seer_batch_create(seer_model *m, int max_replies, seer_batch **out)
     b->seqs = seer_calloc(n, sizeof *b->seqs);
     b->ids = seer_calloc(n, sizeof *b->ids);
     b->rows = seer_calloc(n, sizeof *b->rows);
-    int rc = !b->slots || !b->logits || !b->seqs || !b->ids || !b->rows
+    rc = !b->slots || !b->logits || !b->seqs || !b->ids || !b->rows
                  ? seer_err(SEER_ENOMEM, "no memory for a batch of %d replies", max_replies)
                  : SEER_OK;
     /* The workspace holds no sequence, only rows for every reply's token (a state's micro-batch is
@@ -107,6 +110,8 @@ int seer_batch_size_default(const seer_model *m, const seer_context_params *para
 {
     const seer_context_params p = params ? *params : seer_context_params_default();
     const qwen35_model *lm = m->lm;
+    if (m->vocab_only) /* no device to fill */
+        return 1;
     const bool cpu = !strcmp(backend_name(lm->be), "cpu");
     const enum dtype kv = !p.cache_type ? DT_F16
                           : !strcmp(p.cache_type, "f32")  ? DT_F32

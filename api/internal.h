@@ -14,6 +14,9 @@
 #include "vision/vit.h"
 
 struct seer_model {
+    char *path;                      /* as given to seer_model_load: names the model in messages */
+    bool vocab_only;                 /* loaded without weights (seer_model_params.vocab_only): be is
+                                        NULL, lm holds the configuration only */
     backend *be;
     qwen35_model *lm;
     tokenizer *tok;
@@ -22,11 +25,18 @@ struct seer_model {
     int32_t id_im_end, id_endoftext; /* stop tokens (spec §6.1) */
     int32_t id_think_end;            /* </think>: where hidden reasoning ends */
     int32_t id_image_pad, id_video_pad; /* placeholders expanded per image / frame pair (spec §5.4) */
-    vit_model *vit;                  /* the vision tower, or NULL for a text-only model */
+    char *vision_src;                /* the tower's file: the HF directory or the mmproj GGUF; NULL for
+                                        a text-only model */
+    vit_model *vit;                  /* the vision tower's weights, or NULL */
     int64_t img_min_pixels, img_max_pixels; /* the smart_resize window (spec §5.2) */
     struct media_limits limits;      /* what an image file may cost to decode */
     struct video_settings video_defaults; /* spec §5.3 sampling (video_preprocessor_config.json) */
+    int video_threads;               /* libavcodec threads per video file (seer_model_params.n_threads) */
 };
+
+/* SEER_EINVAL naming `what` (the public function) when m was loaded with vocab_only, else SEER_OK:
+   every entry point that needs weights asks first. */
+int api_model_weights(const struct seer_model *m, const char *what);
 
 struct chat_msg {
     char *role, *content;

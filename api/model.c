@@ -68,15 +68,23 @@ static void free_parts(seer_model *m)
     tok_free(m->tok);
     qwen35_free(m->lm);
     backend_free(m->be);
+    free(m->vision_src);
+    char *path = m->path;
+    const bool vocab_only = m->vocab_only;
+    const int video_threads = m->video_threads;
     memset(m, 0, sizeof *m);
+    m->path = path;
+    m->vocab_only = vocab_only;
+    m->video_threads = video_threads;
 }
 
-/* Everything but the choice of device: weights onto m->be, tokenizer, special tokens, vision. */
+/* Everything but the choice of device: weights onto m->be (none when vocab_only), tokenizer,
+   special tokens, vision. */
 static int load_parts(seer_model *m, const char *path, const seer_model_params *p)
 {
     char tpath[4096];
     int rc;
-    if ((rc = qwen35_load(path, m->be, &m->lm)))
+    if ((rc = m->vocab_only ? qwen35_load_config(path, &m->lm) : qwen35_load(path, m->be, &m->lm)))
         return rc;
     const gguf *g = m->lm->gguf_file;
     if (g) {
@@ -136,10 +144,18 @@ int seer_model_load(const char *path, const seer_model_params *params, seer_mode
     int rc;
     if (!m)
         return seer_err(SEER_ENOMEM, "no memory for a model");
-    if ((rc = open_backend(p.device, &p, &m->be)))
+    m->vocab_only = p.vocab_only != 0;
+    m->video_threads = p.n_threads; /* decoding a video uses as many threads as the model's CPU work */
+    if (!(m->path = seer_strdup(path))) {
+        rc = seer_err(SEER_ENOMEM, "no memory for a model");
+        goto fail;
+    }
+    /* vocab_only opens no device: nothing will run on it */
+    if (!m->vocab_only && (rc = open_backend(p.device, &p, &m->be)))
         goto fail;
     rc = load_parts(m, path, &p);
-    if (rc && device_refused(rc) && backend_spec_is_auto(p.device) && strcmp(m->be->iface->name, "cpu")) {
+    if (rc && !m->vocab_only && device_refused(rc) && backend_spec_is_auto(p.device) &&
+        strcmp(m->be->iface->name, "cpu")) {
         /* auto promised the best device that works, so a GPU that cannot take this model is a
            warning, not a failure; the reason is the device's own one-line error */
         LOG_WARN("device", "cannot use the GPU: %s; loading the model on the CPU instead", seer_last_error());
@@ -170,10 +186,18 @@ void seer_model_free(seer_model *m)
     if (!m)
         return;
     free_parts(m);
+    free(m->path);
     free(m);
 }
 
-const char *seer_model_device(const seer_model *m) { return m->be->description; }
+const char *seer_model_device(const seer_model *m) { return m->be ? m->be->description : "none (vocab_only)"; }
+
+int api_model_weights(const seer_model *m, const char *what)
+{
+    if (m->vocab_only)
+        return seer_err(SEER_EINVAL, "%s: %s was loaded with vocab_only: no weights", what, m->path);
+    return SEER_OK;
+}
 
 size_t seer_fault_describe(const void *addr, char *buf, size_t size) { return io_fault_describe(addr, buf, size); }
 

@@ -93,11 +93,23 @@ int api_pixel_window(const char *hf_dir, int64_t min_tokens, int64_t max_tokens,
     return SEER_OK;
 }
 
+int api_no_vision(const seer_model *m)
+{
+    const char *arch = m->lm->cfg.text_only_arch;
+    if (arch[0])
+        return seer_err(SEER_EUNSUPPORTED, "%s: a text-only model (%s): it cannot see images or videos", m->path,
+                        arch);
+    return seer_err(SEER_EUNSUPPORTED, "this model has no vision tower: pass its mmproj GGUF with --mmproj "
+                    "(or use the Hugging Face model directory)");
+}
+
 int api_vision_load(seer_model *m, const char *path, const seer_model_params *p)
 {
     char found[4096];
     const bool hf = io_path_kind(path) == IO_DIR;
-    const char *mmproj = hf ? path : p->mmproj;
+    const char *src = hf ? path : p->mmproj;
+    /* a text-only checkpoint (transformers' Qwen3_5ForCausalLM, spec §8) has no tower to load */
+    const bool has = !m->lm->cfg.text_only_arch[0];
     int rc;
     m->limits = media_limits_default();
     if (p->max_image_pixels > 0)
@@ -107,23 +119,27 @@ int api_vision_load(seer_model *m, const char *path, const seer_model_params *p)
     if ((rc = api_pixel_window(hf ? path : NULL, p->image_min_tokens, p->image_max_tokens, &m->img_min_pixels,
                                &m->img_max_pixels)))
         return rc;
-    if (!mmproj && find_mmproj(path, found, sizeof found))
-        mmproj = found;
-    if (!mmproj) {
-        LOG_INFO("vision", "%s: no vision projector (mmproj) given or found beside it: text only", path);
+    if (!src && find_mmproj(path, found, sizeof found))
+        src = found;
+    if (!src || !has) {
+        LOG_INFO("vision", "%s: %s: text only", path,
+                 has ? "no vision projector (mmproj) given or found beside it" : "no vision tower in the checkpoint");
         return SEER_OK;
     }
     m->video_defaults = video_settings_default();
     if ((rc = video_settings_load(hf ? path : NULL, &m->video_defaults)))
         return rc;
-    if ((rc = vit_load(mmproj, m->be, &m->vit)))
+    /* the configuration is checked even without weights, so vocab_only refuses what a full load would */
+    struct vit_config vc;
+    if ((rc = vit_probe(src, !m->vocab_only, &vc)))
         return rc;
-    const struct vit_config *vc = vit_model_config(m->vit);
-    if (vc->out_dim != m->lm->cfg.n_embd)
+    if (vc.out_dim != m->lm->cfg.n_embd)
         return seer_err(SEER_EINVAL, "%s: the vision projector outputs %lld values per token but the text model %s "
-                        "has hidden size %lld: they are not one model", mmproj, (long long)vc->out_dim, path,
+                        "has hidden size %lld: they are not one model", src, (long long)vc.out_dim, path,
                         (long long)m->lm->cfg.n_embd);
-    return SEER_OK;
+    if (!(m->vision_src = seer_strdup(src)))
+        return seer_err(SEER_ENOMEM, "no memory for a model");
+    return m->vocab_only ? SEER_OK : vit_load(src, m->be, &m->vit);
 }
 
 /* ---- image inputs ----------------------------------------------------------------------------- */
@@ -160,6 +176,19 @@ int api_image_decode(const struct media_limits *lim, const seer_image_input *in,
     for (int32_t y = 0; y < in->height; y++)
         memcpy(px + row * (size_t)y, in->rgb + stride * (size_t)y, row);
     *out = (struct image_rgb8){in->width, in->height, px};
+    return SEER_OK;
+}
+
+int seer_image_decode(const seer_model *m, const seer_image_input *image, uint8_t **rgb, int32_t *width,
+                      int32_t *height)
+{
+    struct image_rgb8 im;
+    if (!m || !image || !rgb || !width || !height)
+        return seer_err(SEER_EINVAL, "seer_image_decode: a model, an image and three out pointers are required");
+    int rc = api_image_decode(&m->limits, image, &im);
+    if (rc)
+        return rc;
+    *rgb = im.px, *width = im.width, *height = im.height;
     return SEER_OK;
 }
 
@@ -227,7 +256,18 @@ void api_fused_clear(struct api_fused *f)
     memset(f, 0, sizeof *f);
 }
 
-int api_fuse(seer_model *m, const int32_t *ids, size_t n_ids, const struct api_images *q, struct api_fused *out)
+/* The grid an image gets (spec §5.2) without preprocessing it: what measuring needs. */
+static int measure_image(const seer_model *m, const struct image_rgb8 *im, struct vis_grid *grid)
+{
+    seer_image_info info;
+    int rc = api_image_measure_rgb(m->img_min_pixels, m->img_max_pixels, im->width, im->height, &info);
+    if (!rc)
+        *grid = (struct vis_grid){1, info.resized_height / VIS_PATCH, info.resized_width / VIS_PATCH};
+    return rc;
+}
+
+int api_fuse(seer_model *m, const int32_t *ids, size_t n_ids, const struct api_images *q, bool measure,
+             struct api_fused *out)
 {
     struct api_fused f = {0};
     size_t n_pads = 0;
@@ -237,9 +277,8 @@ int api_fuse(seer_model *m, const int32_t *ids, size_t n_ids, const struct api_i
     if (n_pads != q->n)
         return seer_err(SEER_EINVAL, "the prompt has %zu image placeholder%s but %zu image%s %s given", n_pads,
                         n_pads == 1 ? "" : "s", q->n, q->n == 1 ? "" : "s", q->n == 1 ? "was" : "were");
-    if (q->n && !m->vit)
-        return seer_err(SEER_EUNSUPPORTED, "this model has no vision tower: pass its mmproj GGUF with --mmproj "
-                        "(or use the Hugging Face model directory)");
+    if (q->n && !m->vision_src)
+        return api_no_vision(m);
     const double t0 = seer_time_now();
     f.n_images = q->n;
     f.grids = seer_calloc(q->n ? q->n : 1, sizeof *f.grids);
@@ -248,7 +287,7 @@ int api_fuse(seer_model *m, const int32_t *ids, size_t n_ids, const struct api_i
         rc = seer_err(SEER_ENOMEM, "no memory for image embeddings");
     size_t total = n_ids;
     for (size_t k = 0; k < q->n && !rc; k++)
-        if (!(rc = encode_image(m, &q->img[k], &f.emb[k], &f.grids[k])))
+        if (!(rc = measure ? measure_image(m, &q->img[k], &f.grids[k]) : encode_image(m, &q->img[k], &f.emb[k], &f.grids[k])))
             total += (size_t)vis_grid_tokens(&f.grids[k]) - 1;
     if (!rc && !(f.ids = seer_malloc(total * sizeof *f.ids)))
         rc = seer_err(SEER_ENOMEM, "no memory for a %zu-token prompt", total);

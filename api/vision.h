@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/video.h"
 #include "media/decode.h"
 #include "seer.h"
 #include "vision/preprocess.h"
@@ -18,6 +19,9 @@ struct seer_context;
    mmproj*.gguf beside the GGUF text model (none found: the model stays text-only). A projector
    whose output width differs from the text model's hidden size is refused with both numbers. */
 int api_vision_load(struct seer_model *m, const char *path, const seer_model_params *p);
+/* The refusal of an image or video on a model without a tower (SEER_EUNSUPPORTED): a text-only HF
+   checkpoint is named with its architecture, a GGUF is told about --mmproj. */
+int api_no_vision(const struct seer_model *m);
 
 /* The smart_resize pixel window (spec §5.1): an HF directory's preprocessor_config.json size
    {shortest_edge, longest_edge} (or min_pixels / max_pixels), else HF's defaults 65536..16777216
@@ -52,10 +56,12 @@ struct api_fused {
     float **vemb;
     size_t n_videos;
     double seconds; /* preprocessing + tower time */
+    struct api_video_timings video; /* the videos' share, by stage */
 };
-/* Expands ids (as tokenized, one <|image_pad|> per image) with the queued images, encoding each.
+/* Expands ids (as tokenized, one <|image_pad|> per image) with the queued images, encoding each;
+   measure: sized by the resize rule alone (spec §5.2), nothing encoded (out->emb entries NULL).
    SEER_EINVAL when the placeholders and images differ in number. */
-int api_fuse(struct seer_model *m, const int32_t *ids, size_t n_ids, const struct api_images *q,
+int api_fuse(struct seer_model *m, const int32_t *ids, size_t n_ids, const struct api_images *q, bool measure,
              struct api_fused *out);
 void api_fused_clear(struct api_fused *f);
 

@@ -1,6 +1,6 @@
 /* config.c — Qwen3.5 text hyperparameters from GGUF or config.json, validation, and the tensor
    table check (see config.h). Implements spec §1.1 (fields), §2.2 (layer schedule), §3.3 (rotary
-   parameters), §7 (MTP) and §8 (HF names/shapes); GGUF keys and names follow anchor §1.2–§1.3.
+   parameters), §7 (MTP) and §8 (HF names/shapes); GGUF keys and names follow spec §11.2–§11.3.
    Divisions: 1. validation  2. GGUF  3. config.json  4. tensor tables */
 #include "lm/config.h"
 
@@ -89,7 +89,7 @@ static void init_ids(struct qwen35_config *c)
     c->image_token_id = c->video_token_id = c->vision_start_id = c->vision_end_id = -1;
 }
 
-/* ---- 2. GGUF (anchor §1.2) ------------------------------------------------------------------ */
+/* ---- 2. GGUF (spec §11.2) ------------------------------------------------------------------ */
 
 static int g_dim(const gguf *g, const char *key, int64_t *out)
 {
@@ -112,7 +112,7 @@ static int g_opt_id(const gguf *g, const char *key, int64_t *out)
 }
 
 /* Layer types: `qwen35.attention.recurrent_layers` (per-layer bools, newer files) when present,
-   else the interval rule (anchor §1.2). MTP entries, if listed, must be non-recurrent. With a list,
+   else the interval rule (spec §11.2). MTP entries, if listed, must be non-recurrent. With a list,
    full_attention_interval is only informative (0 when the file does not give it). */
 static int g_schedule(const gguf *g, struct qwen35_config *c)
 {
@@ -190,7 +190,7 @@ int qwen35_config_from_gguf(const gguf *g, struct qwen35_config *cfg)
         return seer_err(SEER_EUNSUPPORTED, "%s: key_length %lld differs from value_length %lld", path,
                         (long long)key_len, (long long)val_len);
     c.head_dim = key_len;
-    /* llama.cpp derives both GDN head sizes from ssm.state_size (anchor §1.2). */
+    /* llama.cpp derives both GDN head sizes from ssm.state_size (spec §11.2). */
     c.ssm_d_k = c.ssm_d_v = state;
     c.ssm_n_k_heads = groups;
     c.ssm_n_v_heads = rank;
@@ -212,7 +212,7 @@ int qwen35_config_from_gguf(const gguf *g, struct qwen35_config *cfg)
                             (long long)sec[i]);
         c.mrope_sections[i] = (int)sec[i];
     }
-    c.mrope_interleaved = true; /* llama.cpp hard-codes IMROPE for qwen35 (anchor §1.1) */
+    c.mrope_interleaved = true; /* llama.cpp hard-codes IMROPE for qwen35 (spec §11.1) */
     if (c.n_layer > QWEN35_MAX_LAYERS)
         return validate(&c, path);
     if ((rc = g_schedule(g, &c)) != SEER_OK)
@@ -377,7 +377,9 @@ int qwen35_config_from_json(const json_t *root, const char *path, struct qwen35_
             return seer_err(SEER_EUNSUPPORTED, "%s: text_config.model_type '%s' is not qwen3_5_text", path,
                             printable(shown, sizeof shown, tmt));
     } else if (!strcmp(mt, "qwen3_5_text")) {
+        const char *arch = json_string_value(json_array_get(json_object_get(root, "architectures"), 0));
         tc.prefix = "";
+        printable(c.text_only_arch, sizeof c.text_only_arch, arch ? arch : mt);
     } else {
         return seer_err(SEER_EUNSUPPORTED, "%s: model_type '%s' is not a Qwen3.5 model (expected qwen3_5 or "
                         "qwen3_5_text)", path, printable(shown, sizeof shown, mt));
@@ -456,7 +458,7 @@ static void want(struct tcheck *c, const char *name, unsigned flags, int rank, i
 
 enum { F = WEIGHTS_FLOAT_ONLY, OPT = WEIGHTS_OPTIONAL };
 
-/* GGUF names, ne order (anchor §1.3). */
+/* GGUF names, ne order (spec §11.3). */
 static void gguf_attn_layer(struct tcheck *c, const struct qwen35_config *cf, int64_t i)
 {
     int64_t H = cf->n_embd, hd = cf->head_dim;
@@ -502,7 +504,7 @@ static void check_gguf(struct tcheck *c, const struct qwen35_config *cf)
         want(c, tcheck_name(c, "blk.%lld.ssm_norm.weight", (long long)i), F, 1, cf->ssm_d_v, 0, 0);
         want(c, tcheck_name(c, "blk.%lld.ssm_out.weight", (long long)i), 0, 2, VD, H, 0);
     }
-    /* MTP blocks follow the decoder layers (anchor §1.3): a full-attention layer plus nextn.*. */
+    /* MTP blocks follow the decoder layers (spec §11.3): a full-attention layer plus nextn.*. */
     for (int64_t i = cf->n_layer; i < cf->n_layer + cf->n_mtp; i++) {
         gguf_common_layer(c, cf, i);
         gguf_attn_layer(c, cf, i);

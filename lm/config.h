@@ -1,7 +1,7 @@
 /* config.h — Qwen3.5 text-decoder hyperparameters (spec §1.1, §2, §3.3) read from a GGUF file
-   (`qwen35.*` keys, anchor §1.2) or from a Hugging Face config.json (nested text_config), and the
+   (`qwen35.*` keys, spec §11.2) or from a Hugging Face config.json (nested text_config), and the
    check that a checkpoint holds every tensor the configuration implies, with the right shape, in
-   either naming scheme (HF `model.language_model.*`, spec §8; GGUF `blk.N.*`, anchor §1.3).
+   either naming scheme (HF `model.language_model.*`, spec §8; GGUF `blk.N.*`, spec §11.3).
    Nothing is hard-coded per model size: every dimension comes from the file, and the defaults
    used for keys a config.json may omit are those of HF's Qwen3_5TextConfig (spec §1.1). */
 #ifndef SEER_LM_CONFIG_H
@@ -46,6 +46,10 @@ struct qwen35_config {
     /* heads and extras */
     bool tie_word_embeddings; /* LM head = embedding matrix */
     int n_mtp;                /* MTP layers (spec §7); 0 when none */
+    /* a config.json with the text config at its top level (model_type qwen3_5_text: how
+       transformers saves Qwen3_5ForCausalLM, a checkpoint without a vision tower) names its
+       architectures[0] here (the model_type when it lists none); "" for every other source */
+    char text_only_arch[64];
     /* special token ids, −1 when the source does not say */
     int64_t bos_id, eos_id, pad_id;
     int64_t image_token_id, video_token_id, vision_start_id, vision_end_id;
@@ -61,7 +65,7 @@ static inline int64_t qwen35_conv_dim(const struct qwen35_config *c)
 int qwen35_n_attn_layers(const struct qwen35_config *c);
 
 /* From a GGUF text model: `general.architecture` must be "qwen35" (else SEER_EUNSUPPORTED).
-   tie_word_embeddings is true when the file has no `output.weight` (anchor §1.3). On failure *cfg
+   tie_word_embeddings is true when the file has no `output.weight` (spec §11.3). On failure *cfg
    is untouched. */
 int qwen35_config_from_gguf(const gguf *g, struct qwen35_config *cfg);
 /* From a parsed config.json (`path` names it in messages): model_type "qwen3_5" with a nested

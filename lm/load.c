@@ -1,4 +1,4 @@
-/* load.c — loads a Qwen3.5 text model from a GGUF file (llama.cpp's conventions, anchor §1.3–1.4)
+/* load.c — loads a Qwen3.5 text model from a GGUF file (llama.cpp's conventions, spec §11.3–§11.4)
    or an HF directory (spec §8) into the one internal form described in lm/qwen35.h.
    Divisions: weight placement · per-tensor conversions · name schemes · qwen35_load / free. */
 #include <math.h>
@@ -141,9 +141,9 @@ static int load_slot(qwen35_model *m, const struct source *s, const char *name, 
     switch (kind) {
     case SLOT_MATRIX:
         return place_matrix(m, src, dst, name);
-    case SLOT_NORM: /* GGUF stores 1+w already (anchor §1.4 item 2); HF stores w (spec §2.3) */
+    case SLOT_NORM: /* GGUF stores 1+w already (spec §11.4 item 2); HF stores w (spec §2.3) */
         return place_f32(m, src, dst, name, ne0, s->hf ? PLUS_ONE : AS_F32);
-    case SLOT_A: /* GGUF stores −exp(A_log) (anchor §1.4 item 1); HF stores A_log */
+    case SLOT_A: /* GGUF stores −exp(A_log) (spec §11.4 item 1); HF stores A_log */
         return place_f32(m, src, dst, name, ne0, s->hf ? NEG_EXP : AS_F32);
     case SLOT_VEC:
     case SLOT_CONV: /* HF [conv_dim, 1, K] and GGUF {K, conv_dim} hold the same bytes */
@@ -233,37 +233,67 @@ no:
 
 /* ---- qwen35_load / free ---------------------------------------------------------------------- */
 
+/* The configuration, and the files the weights would come from: a GGUF is opened (its metadata
+   holds the configuration and the tokenizer); an HF directory's safetensors only when `weights`
+   (a vocab_only model reads config.json and no weight file). */
+static int open_source(qwen35_model *m, const char *path, bool weights, struct source *s)
+{
+    char cfg_path[4096];
+    int rc;
+    if (io_path_kind(path) == IO_DIR) {
+        safetensors *st;
+        snprintf(cfg_path, sizeof cfg_path, "%s/config.json", path);
+        if ((rc = qwen35_config_from_hf_file(cfg_path, &m->cfg)))
+            return rc;
+        if (!weights)
+            return SEER_OK;
+        if ((rc = safetensors_open_dir(path, &st)))
+            return rc;
+        m->st_file = st;
+        s->w = weights_from_safetensors(st);
+        s->hf = true;
+        /* a composite checkpoint (Qwen3_5ForConditionalGeneration) names its text tensors
+           model.language_model.*, a text-only one (Qwen3_5ForCausalLM) model.* (spec §8) */
+        s->prefix = weights_find(&s->w, "model.language_model.embed_tokens.weight") >= 0 ? "model.language_model."
+                                                                                        : "model.";
+        return SEER_OK;
+    }
+    gguf *g;
+    if ((rc = gguf_open(path, &g)))
+        return rc;
+    m->gguf_file = g;
+    if ((rc = qwen35_config_from_gguf(g, &m->cfg)))
+        return rc;
+    s->w = weights_from_gguf(g);
+    /* llama.cpp's converter tiles value heads when Hv > Hk (spec §11.4 item 6) */
+    m->v_tiled = m->cfg.ssm_n_v_heads != m->cfg.ssm_n_k_heads;
+    return SEER_OK;
+}
+
+int qwen35_load_config(const char *path, qwen35_model **out)
+{
+    qwen35_model *m = seer_calloc(1, sizeof *m);
+    struct source s = {0};
+    if (!m)
+        return seer_err(SEER_ENOMEM, "no memory for a model");
+    int rc = open_source(m, path, false, &s);
+    if (rc) {
+        qwen35_free(m);
+        return rc;
+    }
+    *out = m;
+    return SEER_OK;
+}
+
 int qwen35_load(const char *path, backend *be, qwen35_model **out)
 {
     qwen35_model *m = seer_calloc(1, sizeof *m);
     struct source s = {0};
-    char cfg_path[4096];
     int rc;
     if (!m)
         return seer_err(SEER_ENOMEM, "no memory for a model");
     m->be = be;
-    if (io_path_kind(path) == IO_DIR) {
-        safetensors *st;
-        snprintf(cfg_path, sizeof cfg_path, "%s/config.json", path);
-        if ((rc = qwen35_config_from_hf_file(cfg_path, &m->cfg)) || (rc = safetensors_open_dir(path, &st)))
-            goto fail;
-        m->st_file = st;
-        s.w = weights_from_safetensors(st);
-        s.hf = true;
-        s.prefix = weights_find(&s.w, "model.language_model.embed_tokens.weight") >= 0 ? "model.language_model."
-                                                                                       : "model.";
-    } else {
-        gguf *g;
-        if ((rc = gguf_open(path, &g)))
-            goto fail;
-        m->gguf_file = g;
-        if ((rc = qwen35_config_from_gguf(g, &m->cfg)))
-            goto fail;
-        s.w = weights_from_gguf(g);
-        /* llama.cpp's converter tiles value heads when Hv > Hk (anchor §1.4 item 6) */
-        m->v_tiled = m->cfg.ssm_n_v_heads != m->cfg.ssm_n_k_heads;
-    }
-    if ((rc = qwen35_check_tensors(&m->cfg, &s.w)))
+    if ((rc = open_source(m, path, true, &s)) || (rc = qwen35_check_tensors(&m->cfg, &s.w)))
         goto fail;
     /* Refuse before loading anything when the model cannot fit with a default-sized context. */
     struct qwen35_plan plan;

@@ -9,7 +9,7 @@
      - Matrices keep the file's dtype and are used in place where the backend can (CPU + mmap).
      - Value heads stay in the file's order: HF checkpoints group value heads by key head
        (v-head j reads key head j/(Hv/Hk)); llama.cpp GGUFs tile them (j reads j mod Hk,
-       anchor §1.4 item 6). `v_tiled` tells the GDN op which; every V-side tensor of one file is
+       spec §11.4 item 6). `v_tiled` tells the GDN op which; every V-side tensor of one file is
        in one order, so nothing is reordered (reordering ssm_out's input columns is impossible
        for K-quant blocks that span two heads). */
 #ifndef SEER_LM_QWEN35_H
@@ -96,6 +96,10 @@ enum qwen35_logits { QWEN35_LOGITS_NONE, QWEN35_LOGITS_LAST, QWEN35_LOGITS_ALL }
 /* Loads a GGUF text model or an HF model directory onto `be` (borrowed; must outlive the model).
    Checks the configuration and every tensor's shape first. */
 int qwen35_load(const char *path, backend *be, qwen35_model **out);
+/* The configuration alone (seer_model_params.vocab_only): cfg, and for a GGUF the open file whose
+   metadata holds the tokenizer; no weight is read or placed (layers NULL, be NULL), and an HF
+   directory's safetensors are not opened. */
+int qwen35_load_config(const char *path, qwen35_model **out);
 void qwen35_free(qwen35_model *m);
 
 /* What a sequence state occupies on the device (qwen35_state_create allocates exactly these;

@@ -1,4 +1,4 @@
-/* load.c — loads the vision tower and merger from an mmproj GGUF (llama.cpp's names, anchor §1.6)
+/* load.c — loads the vision tower and merger from an mmproj GGUF (llama.cpp's names, spec §11.6)
    or an HF directory (`model.visual.*`, spec §8) into the one internal form of vision/vit.h.
    vision/config.c reads the hyperparameters and checks every tensor's shape first.
    Divisions: weight placement · the patch kernel · name schemes · vit_load / free. */
@@ -97,7 +97,7 @@ static int place_f32(vit_model *m, const struct weights *w, const char *name, in
 
 /* ---- the patch kernel ------------------------------------------------------------------------ */
 
-/* The mmproj's two Conv2D kernels {P, P, 3, Dv} (temporal slice 0 and 1, anchor §1.6) interleaved
+/* The mmproj's two Conv2D kernels {P, P, 3, Dv} (temporal slice 0 and 1, spec §11.6) interleaved
    into the internal {3·2·P·P, Dv} matrix: per output row and channel, P·P values of slice 0 then
    P·P of slice 1 — the (c, tt, py, px) column order of the HF Conv3d kernel and of the pixel rows
    (spec §4.1–§4.2). A byte copy of whole chunks, so the dtype and every value are kept. */
@@ -223,6 +223,43 @@ static int config_from_hf_dir(const char *dir, struct vit_config *cfg)
     return io_path_kind(path) == IO_FILE ? vit_config_read_preprocessor(cfg, path) : SEER_OK;
 }
 
+/* The configuration into m->cfg and, with `tensors`, the weight files opened and every tensor's
+   shape checked (*w). An HF directory's safetensors are opened only then. */
+static int open_tower(vit_model *m, const char *path, bool tensors, struct weights *w)
+{
+    int rc;
+    if (io_path_kind(path) == IO_DIR) {
+        safetensors *st;
+        if ((rc = config_from_hf_dir(path, &m->cfg)) || !tensors)
+            return rc;
+        if ((rc = safetensors_open_dir(path, &st)))
+            return rc;
+        m->st_file = st;
+        *w = weights_from_safetensors(st);
+    } else {
+        gguf *g;
+        if ((rc = gguf_open(path, &g)))
+            return rc;
+        m->gguf_file = g;
+        if ((rc = vit_config_from_gguf(g, &m->cfg)) || !tensors)
+            return rc;
+        *w = weights_from_gguf(g);
+    }
+    return vit_check_tensors(&m->cfg, w);
+}
+
+int vit_probe(const char *path, bool tensors, struct vit_config *cfg)
+{
+    vit_model m = {0};
+    struct weights w;
+    int rc = open_tower(&m, path, tensors, &w);
+    if (rc == SEER_OK)
+        *cfg = m.cfg;
+    gguf_free(m.gguf_file);
+    safetensors_free(m.st_file);
+    return rc;
+}
+
 int vit_load(const char *path, backend *be, vit_model **out)
 {
     vit_model *m = seer_calloc(1, sizeof *m);
@@ -231,22 +268,7 @@ int vit_load(const char *path, backend *be, vit_model **out)
     if (!m)
         return seer_err(SEER_ENOMEM, "vision/load.c: no memory for a vision tower");
     m->be = be;
-    if (io_path_kind(path) == IO_DIR) {
-        safetensors *st;
-        if ((rc = config_from_hf_dir(path, &m->cfg)) || (rc = safetensors_open_dir(path, &st)))
-            goto fail;
-        m->st_file = st;
-        w = weights_from_safetensors(st);
-    } else {
-        gguf *g;
-        if ((rc = gguf_open(path, &g)))
-            goto fail;
-        m->gguf_file = g;
-        if ((rc = vit_config_from_gguf(g, &m->cfg)))
-            goto fail;
-        w = weights_from_gguf(g);
-    }
-    if ((rc = vit_check_tensors(&m->cfg, &w)))
+    if ((rc = open_tower(m, path, true, &w)))
         goto fail;
     if (!(m->blocks = seer_calloc((size_t)m->cfg.depth, sizeof *m->blocks))) {
         rc = seer_err(SEER_ENOMEM, "vision/load.c: no memory for %lld blocks", (long long)m->cfg.depth);

@@ -5,7 +5,7 @@
    Internal form (vision/load.c converts to it):
      - patch_w {3·Tp·P·P, Dv}: the Conv3d kernel as a matrix whose columns follow the pixel row's
        (c, tt, py, px) order (spec §4.1–§4.2). HF stores exactly that; an mmproj stores the two
-       temporal halves as two Conv2D kernels {P, P, 3, Dv} (anchor §1.6), interleaved here at load
+       temporal halves as two Conv2D kernels {P, P, 3, Dv} (spec §11.6), interleaved here at load
        into the same matrix (a byte copy: the maths is unchanged and both halves are used).
      - Matrices keep the file's dtype (F32, F16, BF16, Q8_0, …) and are used in place where the
        backend can (CPU + mmap); norms, biases and the position table are f32.
@@ -16,6 +16,7 @@
 #ifndef SEER_VISION_VIT_H
 #define SEER_VISION_VIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,10 @@ typedef struct vit_model vit_model;
    safetensors) onto `be` (borrowed; must outlive the model). Checks the configuration and every
    tensor's shape first. On failure *out is untouched. */
 int vit_load(const char *path, backend *be, vit_model **out);
+/* The tower's configuration from the same sources, without placing any weight: with `tensors` the
+   weight files are opened and every tensor's presence and shape checked, as vit_load would;
+   without, an HF directory's safetensors are not opened (seer_model_params.vocab_only). */
+int vit_probe(const char *path, bool tensors, struct vit_config *cfg);
 void vit_free(vit_model *m); /* NULL is fine */
 const struct vit_config *vit_model_config(const vit_model *m);
 
