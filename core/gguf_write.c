@@ -47,8 +47,10 @@ struct gguf_writer {
     struct bytes kv;   /* encoded key/value entries */
     int64_t n_kv;
     char **keys;       /* for the uniqueness check */
+    size_t cap_keys;
     struct tdecl *t;
-    int64_t n_t, cap_t;
+    int64_t n_t;
+    size_t cap_t;
     /* output */
     char *path, *tmp_path;
     int fd;
@@ -68,17 +70,8 @@ static int bytes_reserve(struct bytes *b, size_t n)
     size_t need;
     if (!size_add(b->len, n, &need))
         return seer_err(SEER_ENOMEM, "gguf writer: metadata larger than memory");
-    if (need <= b->cap)
-        return SEER_OK;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < need)
-        if (!size_mul(cap, 2, &cap))
-            return seer_err(SEER_ENOMEM, "gguf writer: metadata larger than memory");
-    uint8_t *p = seer_realloc(b->p, cap);
-    if (!p)
-        return seer_err(SEER_ENOMEM, "gguf writer: no memory for %zu bytes of metadata", cap);
-    b->p = p;
-    b->cap = cap;
+    if (!seer_grow(&b->p, &b->cap, need, 1, 4096))
+        return seer_err(SEER_ENOMEM, "gguf writer: no memory for %zu bytes of metadata", need);
     return SEER_OK;
 }
 
@@ -217,13 +210,10 @@ static int kv_begin(gguf_writer *w, const char *key, enum gguf_type type, size_t
 /* Records the key once its value is in. */
 static int kv_end(gguf_writer *w, const char *key, size_t mark, int rc)
 {
-    char **nk = NULL;
     char *k = NULL;
     if (rc == SEER_OK) {
-        nk = seer_realloc(w->keys, (size_t)(w->n_kv + 1) * sizeof *nk);
-        if (nk)
-            w->keys = nk;
-        k = nk ? seer_strdup(key) : NULL;
+        bool room = seer_grow(&w->keys, &w->cap_keys, (size_t)w->n_kv + 1, sizeof *w->keys, 16);
+        k = room ? seer_strdup(key) : NULL;
         if (!k)
             rc = seer_err(SEER_ENOMEM, "gguf writer: no memory for key '%.200s'", key);
     }
@@ -363,14 +353,8 @@ int gguf_writer_add_tensor(gguf_writer *w, const char *name, enum dtype type, in
     for (int64_t i = 0; i < w->n_t; i++)
         if (!strcmp(w->t[i].name, name))
             return seer_err(SEER_EINVAL, "gguf writer: tensor '%.200s' declared twice", name);
-    if (w->n_t == w->cap_t) {
-        int64_t cap = w->cap_t ? 2 * w->cap_t : 64;
-        struct tdecl *nt = seer_realloc(w->t, (size_t)cap * sizeof *nt);
-        if (!nt)
-            return seer_err(SEER_ENOMEM, "gguf writer: no memory for tensor infos");
-        w->t = nt;
-        w->cap_t = cap;
-    }
+    if (!seer_grow(&w->t, &w->cap_t, (size_t)w->n_t + 1, sizeof *w->t, 64))
+        return seer_err(SEER_ENOMEM, "gguf writer: no memory for tensor infos");
     struct tdecl *d = &w->t[w->n_t];
     memset(d, 0, sizeof *d);
     if (!(d->name = seer_strdup(name)))

@@ -17,14 +17,8 @@
 int rw_add(struct rw_table *tb, const char *name, int n_dims, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3,
            enum dtype type, enum rw_init init, float mean, float std)
 {
-    if (tb->n == tb->cap) {
-        int cap = tb->cap ? 2 * tb->cap : 128;
-        struct rw_tensor *nt = seer_realloc(tb->t, (size_t)cap * sizeof *nt);
-        if (!nt)
-            return seer_err(SEER_ENOMEM, "random model: no memory for the tensor table");
-        tb->t = nt;
-        tb->cap = cap;
-    }
+    if (!seer_grow(&tb->t, &tb->cap, (size_t)tb->n + 1, sizeof *tb->t, 128))
+        return seer_err(SEER_ENOMEM, "random model: no memory for the tensor table");
     struct rw_tensor *t = &tb->t[tb->n++];
     *t = (struct rw_tensor){.n_dims = n_dims, .ne = {ne0, ne1, ne2, ne3}, .type = type, .init = init,
                             .mean = mean, .std = std};

@@ -30,7 +30,8 @@ struct rw_tensor {
 
 struct rw_table {
     struct rw_tensor *t;
-    int n, cap;
+    int n;
+    size_t cap;
 };
 
 /* Appends a tensor of n_dims dims (1..4) shaped ne0 × ne1 × ne2 × ne3. */

@@ -38,7 +38,8 @@ struct safetensors {
     struct st_file *files;
     int n_files;
     struct st_tensor *t;
-    int64_t n, cap;
+    int64_t n;
+    size_t cap;
     struct strtab tab;
 };
 
@@ -90,14 +91,8 @@ static bool map_dtype(const char *s, enum dtype *t, size_t *size)
 
 static int grow(safetensors *st, const char *path)
 {
-    if (st->n < st->cap)
-        return SEER_OK;
-    int64_t cap = st->cap ? st->cap * 2 : 64;
-    struct st_tensor *t = seer_realloc(st->t, (size_t)cap * sizeof *t);
-    if (!t)
-        return seer_err(SEER_ENOMEM, "%s: out of memory for %lld tensors", path, (long long)cap);
-    st->t = t;
-    st->cap = cap;
+    if (!seer_grow(&st->t, &st->cap, (size_t)st->n + 1, sizeof *st->t, 64))
+        return seer_err(SEER_ENOMEM, "%s: out of memory for %lld tensors", path, (long long)st->n + 1);
     return SEER_OK;
 }
 

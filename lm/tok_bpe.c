@@ -135,17 +135,8 @@ static int pool_append(tokenizer *tok, const char *s, size_t len, size_t *off)
         return seer_err(SEER_ENOMEM, "%s: token strings too large", tok->source);
     /* Allocated on the first call even for an empty string: lookups compute str_pool + off, and
        NULL + 0 is undefined too (an empty first vocabulary string reached both). */
-    if (need > tok->str_pool_cap || !tok->str_pool) {
-        size_t cap = tok->str_pool_cap ? tok->str_pool_cap : 1 << 16;
-        while (cap < need)
-            if (!size_mul(cap, 2, &cap))
-                return seer_err(SEER_ENOMEM, "%s: token strings too large", tok->source);
-        char *p = seer_realloc(tok->str_pool, cap);
-        if (!p)
-            return seer_err(SEER_ENOMEM, "%s: out of memory for token strings", tok->source);
-        tok->str_pool = p;
-        tok->str_pool_cap = cap;
-    }
+    if (!seer_grow(&tok->str_pool, &tok->str_pool_cap, MAX(need, 1), 1, 1 << 16))
+        return seer_err(SEER_ENOMEM, "%s: out of memory for token strings", tok->source);
     memcpy(tok->str_pool + tok->str_pool_len, s, len);
     *off = tok->str_pool_len;
     tok->str_pool_len = need;
@@ -156,16 +147,10 @@ static int str_add(tokenizer *tok, const char *s, size_t len, int32_t id, bool a
 {
     if (len > UINT32_MAX)
         return seer_err(SEER_EFORMAT, "%s: token %d is %zu bytes long", tok->source, (int)id, len);
-    if (tok->n_strs == tok->cap_strs) {
-        size_t cap = tok->cap_strs ? tok->cap_strs * 2 : 4096, bytes;
-        if (!size_mul(cap, sizeof *tok->strs, &bytes) || cap > UINT32_MAX - 1)
-            return seer_err(SEER_ENOMEM, "%s: too many tokens", tok->source);
-        tok_str *p = seer_realloc(tok->strs, bytes);
-        if (!p)
-            return seer_err(SEER_ENOMEM, "%s: out of memory for tokens", tok->source);
-        tok->strs = p;
-        tok->cap_strs = cap;
-    }
+    if (tok->n_strs >= UINT32_MAX - 1)
+        return seer_err(SEER_ENOMEM, "%s: too many tokens", tok->source);
+    if (!seer_grow(&tok->strs, &tok->cap_strs, tok->n_strs + 1, sizeof *tok->strs, 4096))
+        return seer_err(SEER_ENOMEM, "%s: out of memory for tokens", tok->source);
     int rc = str_index_grow(tok);
     if (rc)
         return rc;
@@ -317,17 +302,10 @@ int tok_add_merge(tokenizer *tok, const char *left, size_t left_len, const char 
 static int added_id_take(tokenizer *tok, int32_t id)
 {
     size_t w = (size_t)id / 64;
-    if (w >= tok->added_ids_words) {
-        size_t n = tok->added_ids_words ? tok->added_ids_words : 64;
-        while (n <= w)
-            n *= 2;
-        uint64_t *p = seer_realloc(tok->added_ids, n * sizeof *p);
-        if (!p)
-            return seer_err(SEER_ENOMEM, "%s: out of memory for added tokens", tok->source);
-        memset(p + tok->added_ids_words, 0, (n - tok->added_ids_words) * sizeof *p);
-        tok->added_ids = p;
-        tok->added_ids_words = n;
-    }
+    size_t had = tok->added_ids_words;
+    if (!seer_grow(&tok->added_ids, &tok->added_ids_words, w + 1, sizeof *tok->added_ids, 64))
+        return seer_err(SEER_ENOMEM, "%s: out of memory for added tokens", tok->source);
+    memset(tok->added_ids + had, 0, (tok->added_ids_words - had) * sizeof *tok->added_ids);
     uint64_t bit = (uint64_t)1 << (id % 64);
     if (tok->added_ids[w] & bit)
         return seer_err(SEER_EFORMAT, "%s: two added tokens have id %d", tok->source, (int)id);
@@ -353,16 +331,10 @@ int tok_add_added(tokenizer *tok, const char *content, size_t len, int32_t id, b
         return rc;
     if (!in_vocab && (rc = str_add(tok, content, len, id, true)))
         return rc;
-    if (tok->n_added == tok->cap_added) {
-        size_t cap = tok->cap_added ? tok->cap_added * 2 : 64, bytes;
-        if (!size_mul(cap, sizeof *tok->added, &bytes) || cap > UINT32_MAX)
-            return seer_err(SEER_ENOMEM, "%s: too many added tokens", tok->source);
-        tok_added *p = seer_realloc(tok->added, bytes);
-        if (!p)
-            return seer_err(SEER_ENOMEM, "%s: out of memory for added tokens", tok->source);
-        tok->added = p;
-        tok->cap_added = cap;
-    }
+    if (tok->n_added >= UINT32_MAX)
+        return seer_err(SEER_ENOMEM, "%s: too many added tokens", tok->source);
+    if (!seer_grow(&tok->added, &tok->cap_added, tok->n_added + 1, sizeof *tok->added, 64))
+        return seer_err(SEER_ENOMEM, "%s: out of memory for added tokens", tok->source);
     /* HF matches a normalized added token against normalised text, so its pattern is its own
        content normalised the same way. */
     tok_added a = {.id = id, .special = special, .normalized = normalized};
@@ -608,19 +580,8 @@ int tok_ids_reserve(tok_ids *v, size_t more)
     size_t need;
     if (!size_add(v->n, more, &need))
         return seer_err(SEER_ENOMEM, "tokenizer: too many ids");
-    if (need <= v->cap)
-        return SEER_OK;
-    size_t cap = v->cap ? v->cap : 64, bytes;
-    while (cap < need)
-        if (!size_mul(cap, 2, &cap))
-            return seer_err(SEER_ENOMEM, "tokenizer: too many ids");
-    if (!size_mul(cap, sizeof *v->ids, &bytes))
-        return seer_err(SEER_ENOMEM, "tokenizer: too many ids");
-    int32_t *p = seer_realloc(v->ids, bytes);
-    if (!p)
+    if (!seer_grow(&v->ids, &v->cap, need, sizeof *v->ids, 64))
         return seer_err(SEER_ENOMEM, "tokenizer: out of memory for %zu ids", need);
-    v->ids = p;
-    v->cap = cap;
     return SEER_OK;
 }
 

@@ -50,15 +50,9 @@ static void sb_put(struct strbuf *b, const char *s, size_t n)
 {
     if (b->oom)
         return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = (b->n + n + 1) * 2;
-        char *q = seer_realloc(b->p, cap);
-        if (!q) {
-            b->oom = true;
-            return;
-        }
-        b->p = q;
-        b->cap = cap;
+    if (!seer_grow(&b->p, &b->cap, b->n + n + 1, 1, 256)) {
+        b->oom = true;
+        return;
     }
     memcpy(b->p + b->n, s, n);
     b->n += n;

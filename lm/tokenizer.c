@@ -55,24 +55,6 @@ static const struct cache_entry *cache_get(const struct word_cache *c, const uns
     }
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return SEER_OK;
-    size_t c = *cap ? *cap : 256, bytes;
-    while (c < need)
-        if (!size_mul(c, 2, &c))
-            return SEER_ENOMEM;
-    if (!size_mul(c, elem, &bytes))
-        return SEER_ENOMEM;
-    void *q = seer_realloc(*p, bytes);
-    if (!q)
-        return SEER_ENOMEM;
-    *p = q;
-    *cap = c;
-    return SEER_OK;
-}
-
 /* Remembers ids[0..n_ids) for word w. Failing to cache is not an error: the word was encoded. */
 static void cache_put(struct word_cache *c, const unsigned char *w, size_t n, uint64_t h, const int32_t *ids,
                       size_t n_ids)
@@ -95,8 +77,8 @@ static void cache_put(struct word_cache *c, const unsigned char *w, size_t n, ui
             c->index[i] = (uint32_t)k + 1;
         }
     }
-    if (grow((void **)&c->e, &c->cap, c->n + 1, sizeof *c->e) ||
-        grow((void **)&c->keys, &c->keys_cap, c->keys_len + n, 1) || tok_ids_reserve(&c->ids, n_ids)) {
+    if (!seer_grow(&c->e, &c->cap, c->n + 1, sizeof *c->e, 256) ||
+        !seer_grow(&c->keys, &c->keys_cap, c->keys_len + n, 1, 256) || tok_ids_reserve(&c->ids, n_ids)) {
         seer_err_clear();
         return;
     }
@@ -464,7 +446,7 @@ static int stream_emit(tok_stream *s, const char *p, size_t l, bool flush, const
     size_t n, cap;
     if (!size_add(s->n_pend, l, &n) || !size_mul(n, 3, &cap) || !size_add(cap, 1, &cap))
         return seer_err(SEER_ENOMEM, "tok_stream: token too long");
-    if (grow((void **)&s->in, &s->cap_in, n ? n : 1, 1) || grow((void **)&s->buf, &s->cap, cap, 1))
+    if (!seer_grow(&s->in, &s->cap_in, n ? n : 1, 1, 256) || !seer_grow(&s->buf, &s->cap, cap, 1, 256))
         return seer_err(SEER_ENOMEM, "tok_stream: out of memory");
     memcpy(s->in, s->pend, s->n_pend);
     if (l)

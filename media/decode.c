@@ -104,19 +104,15 @@ static int read_stream(media_doc *d, int fd)
     uint8_t *buf = NULL;
     for (;;) {
         if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 1 << 16;
             if (cap >= MEDIA_MAX_STREAM_BYTES) {
                 seer_freep(&buf);
                 return seer_err(SEER_EFORMAT, "%s: input is larger than %zu bytes", d->name,
                                 MEDIA_MAX_STREAM_BYTES);
             }
-            uint8_t *nb = seer_realloc(buf, ncap);
-            if (!nb) {
+            if (!seer_grow(&buf, &cap, len + 1, 1, 1 << 16)) {
                 seer_freep(&buf);
                 return seer_err(SEER_ENOMEM, "%s: out of memory reading the input", d->name);
             }
-            buf = nb;
-            cap = ncap;
         }
         ssize_t got = read(fd, buf + len, cap - len);
         if (got < 0 && errno == EINTR)
