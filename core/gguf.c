@@ -1,5 +1,5 @@
 /* gguf.c — GGUF v2/v3 reader (see gguf.h for the contract; format facts from ggml's gguf spec and
-   anchor §1). The whole header is parsed and validated in gguf_open; afterwards lookups only read
+   spec §11). The whole header is parsed and validated in gguf_open; afterwards lookups only read
    validated state. Divisions, in file order:
      1. handle layout and a string pool for NUL-terminated copies of keys and names
      2. a bounds-checked cursor over the mapping (every read names what it was reading)

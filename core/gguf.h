@@ -5,7 +5,7 @@
    descriptors (ggml ne order, as stored) whose `data` points into the read-only mapping; they live
    as long as the gguf handle. Metadata is read with typed getters that check the stored type.
 
-   Conventions (anchor §1; ggml's gguf format): values are u8 i8 u16 i16 u32 i32 u64 i64 f32 f64
+   Conventions (spec §11; ggml's gguf format): values are u8 i8 u16 i16 u32 i32 u64 i64 f32 f64
    bool string array; arrays hold one scalar or string type — arrays of arrays are rejected with
    SEER_EUNSUPPORTED. `general.alignment` (default 32) must be a power of two. Keys and tensor
    names are 1..65536 bytes without NUL bytes and must be unique. Tensor types map from ggml ids:

@@ -48,7 +48,7 @@ struct attn_mask {
 
 /* Which key head a value head reads when Hv > Hk (spec §2.5 step 5). HF checkpoints group value
    heads by key head: v-head j reads key head j/(Hv/Hk). llama.cpp's GGUF converter reorders
-   value heads to a tiled order instead: j reads j mod Hk (anchor §1.4 item 6). */
+   value heads to a tiled order instead: j reads j mod Hk (spec §11.4 item 6). */
 enum gdn_head_order { GDN_V_GROUPED, GDN_V_TILED };
 
 /* ---- the one list of ops ---------------------------------------------------------------------

@@ -1,5 +1,5 @@
 /* randmodel.c — random Qwen3.5 text models of the real shapes as llama.cpp-convention GGUF files
-   (see randmodel.h). Shapes from spec §1.1, keys/names/transforms from anchor §1.2–§1.4 (as
+   (see randmodel.h). Shapes from spec §1.1, keys/names/transforms from spec §11.2–§11.4 (as
    tests/reference/hf2gguf.py writes them), weight scales from tests/reference/gen_tiny.py.
    Divisions: 1. presets and checks  2. tokenizer section  3. metadata and the tensor table
               4. writing (core/randweights.c generates and streams the tensors) */
@@ -211,10 +211,10 @@ static int vocab_build(const struct randmodel_shape *s, struct vocab *v)
     return SEER_OK;
 }
 
-/* ---- 3. metadata and the tensor table (anchor §1.2–§1.3) ------------------------------------- */
+/* ---- 3. metadata and the tensor table (spec §11.2–§11.3) ------------------------------------- */
 
 /* The text model's tensors in converter order. Linear weights N(0, gain/√fan_in) keep O(1)
-   activations; zero-centred norms are stored 1 + N(0, 0.1) (the +1 folded in, anchor §1.4 item 2);
+   activations; zero-centred norms are stored 1 + N(0, 0.1) (the +1 folded in, spec §11.4 item 2);
    the tied head's final norm is set so logits have std ≈ 3 (gen_tiny.py's reasoning). */
 /* llama.cpp's use_more_bits (llama-quant.cpp): layer i of n gets more bits in the first and last
    eighths and every third layer between. */
@@ -288,7 +288,7 @@ static uint32_t file_type(enum dtype t, enum randmodel_mix mix)
     }
 }
 
-/* Metadata as hf2gguf.py writes it (anchor §1.2), then the tokenizer, then the tensor infos. */
+/* Metadata as hf2gguf.py writes it (spec §11.2), then the tokenizer, then the tensor infos. */
 static int declare(gguf_writer *w, const struct randmodel_shape *s, const struct randmodel_params *p,
                    const struct rw_table *tb, const struct vocab *v)
 {

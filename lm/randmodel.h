@@ -1,5 +1,5 @@
 /* randmodel.h — random-weight Qwen3.5 text models of the real shapes (spec §1.1), written as GGUF
-   files with llama.cpp's conventions (anchor §1.2–§1.4: `qwen35.*` keys, `blk.N.*` names, norms
+   files with llama.cpp's conventions (spec §11.2–§11.4: `qwen35.*` keys, `blk.N.*` names, norms
    stored +1, ssm_a = −exp(A_log), conv1d {K, conv_dim}; the same keys tests/reference/hf2gguf.py
    writes), so seer and llama.cpp can be benchmarked on the same file without downloading weights.
    The tokenizer section is a valid byte-level BPE vocabulary of the real size (the 256 GPT-2 byte
@@ -28,7 +28,7 @@ struct randmodel_shape {
     int64_t n_head, n_head_kv, head_dim;
     int64_t ssm_n_k_heads;  /* Hk */
     int64_t ssm_n_v_heads;  /* Hv */
-    int64_t ssm_d_state;    /* dk = dv (GGUF has one ssm.state_size, anchor §1.2) */
+    int64_t ssm_d_state;    /* dk = dv (GGUF has one ssm.state_size, spec §11.2) */
     int64_t ssm_conv_kernel;
     int64_t n_vocab;        /* embedding rows: 248320 in every released size */
     int64_t n_bpe_tokens;   /* byte-level BPE tokens before the 33 added tokens (248044 real) */

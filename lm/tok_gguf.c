@@ -1,4 +1,4 @@
-/* tok_gguf.c — builds the tokenizer from a GGUF's tokenizer.ggml.* metadata (anchor §1.2: model
+/* tok_gguf.c — builds the tokenizer from a GGUF's tokenizer.ggml.* metadata (spec §11.2: model
    gpt2, pre qwen35, tokens, token_type, merges), for models and for `seer tokenize`, which needs
    only this part of the file. */
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include "core/util.h"
 #include "lm/tok_gguf.h"
 
-/* Tokenizer from the GGUF vocabulary arrays (tokenizer.ggml.*, anchor §1.2). */
+/* Tokenizer from the GGUF vocabulary arrays (tokenizer.ggml.*, spec §11.2). */
 int tok_load_gguf(const gguf *g, tokenizer **out)
 {
     const char *model = NULL, *pre = NULL;

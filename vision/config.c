@@ -1,7 +1,7 @@
 /* config.c — vision-tower hyperparameters from an mmproj GGUF or config.json's vision_config, and
    the tower's tensor table (see config.h). Implements spec §1.1 (vision rows), §4.2–§4.6 (what
-   each tensor is), §5.1 (mean/std defaults), §8 (HF names); mmproj keys and names from anchor
-   §1.6. Divisions: 1. validation  2. mmproj GGUF  3. config.json  4. tensor tables */
+   each tensor is), §5.1 (mean/std defaults), §8 (HF names); mmproj keys and names from spec
+   §11.6. Divisions: 1. validation  2. mmproj GGUF  3. config.json  4. tensor tables */
 #include "vision/config.h"
 
 #include <math.h>
@@ -68,7 +68,7 @@ static int validate(const struct vit_config *c, const char *path)
     return SEER_OK;
 }
 
-/* ---- 2. mmproj GGUF (anchor §1.6) ----------------------------------------------------------- */
+/* ---- 2. mmproj GGUF (spec §11.6) ----------------------------------------------------------- */
 
 static int g_dim(const gguf *g, const char *key, bool optional, int64_t *out)
 {
@@ -247,7 +247,7 @@ static void want(struct tcheck *c, const char *name, unsigned flags, int rank, i
 
 enum { F = WEIGHTS_FLOAT_ONLY };
 
-/* mmproj names, ne order (anchor §1.6). The Conv3D patch kernel is stored as two Conv2D kernels,
+/* mmproj names, ne order (spec §11.6). The Conv3D patch kernel is stored as two Conv2D kernels,
    one per temporal slice; the merger is mm.0 (fc1) and mm.2 (fc2) around a GELU. */
 static void check_gguf(struct tcheck *c, const struct vit_config *v)
 {

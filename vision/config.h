@@ -1,5 +1,5 @@
 /* config.h — Qwen3.5 vision-tower hyperparameters (spec §1.1, §4) read from an mmproj GGUF
-   (`clip.projector_type` = qwen3vl_merger, `clip.vision.*` keys, anchor §1.6) or from the
+   (`clip.projector_type` = qwen3vl_merger, `clip.vision.*` keys, spec §11.6) or from the
    vision_config of an HF config.json, and the check that the tower's tensors are all present with
    the right shapes (mmproj names `v.*`, `mm.0.*`, `mm.2.*`; HF names `model.visual.*`, spec §8). */
 #ifndef SEER_VISION_CONFIG_H
@@ -20,7 +20,7 @@ struct vit_config {
     int64_t n_ff;         /* Iv, intermediate_size of the block MLP */
     int64_t out_dim;      /* out_hidden_size / projection_dim = text hidden size H */
     int64_t patch_size;   /* P = 16 */
-    int64_t temporal_patch_size; /* Tp = 2 (mmproj: two Conv2D kernels, anchor §1.6) */
+    int64_t temporal_patch_size; /* Tp = 2 (mmproj: two Conv2D kernels, spec §11.6) */
     int64_t merge_size;   /* M = 2 (spatial_merge_size) */
     int64_t in_channels;  /* 3 */
     int64_t n_pos;        /* learned position table rows (2304 = 48×48, spec §4.3) */

@@ -1,5 +1,5 @@
 /* randmodel.c — random Qwen3.5 vision towers as llama.cpp mmproj files (see randmodel.h). Shapes from
-   spec §1.1, keys and names from anchor §1.6 as tests/reference/hf2gguf.py writes them; the tensors
+   spec §1.1, keys and names from spec §11.6 as tests/reference/hf2gguf.py writes them; the tensors
    are generated and streamed by core/randweights.c. */
 #include "vision/randmodel.h"
 
@@ -30,7 +30,7 @@ int randvit_preset(const char *name, struct randvit_shape *s)
     return seer_err(SEER_EINVAL, "unknown vision preset '%s' (0.8b, 2b, 4b, 9b)", name ? name : "");
 }
 
-/* The converter's choice for a matrix of row length `in` (anchor §1.6). */
+/* The converter's choice for a matrix of row length `in` (spec §11.6). */
 static enum dtype matrix_type(enum dtype wtype, int64_t in)
 {
     return wtype == DT_Q8_0 && in % 32 ? DT_F16 : wtype;
@@ -70,7 +70,7 @@ static int build_table(const struct randvit_shape *s, enum dtype wt, struct rw_t
     return SEER_OK;
 }
 
-/* Keys as llama.cpp's converter writes them for a qwen3vl_merger projector (anchor §1.6). */
+/* Keys as llama.cpp's converter writes them for a qwen3vl_merger projector (spec §11.6). */
 static int declare(gguf_writer *w, const struct randvit_shape *s, enum dtype wt)
 {
     const float half[3] = {0.5f, 0.5f, 0.5f}; /* image_mean = image_std (spec §5.1) */

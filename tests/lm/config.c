@@ -242,11 +242,11 @@ static int check_kind(int kind, const struct tm_cfg *c, const struct tm_list *l)
     return rc;
 }
 
-/* Tensors whose absence is allowed (spec §7: HF ignores MTP unless mtp.fc is there; anchor §1.3:
+/* Tensors whose absence is allowed (spec §7: HF ignores MTP unless mtp.fc is there; spec §11.3:
    nextn.shared_head_norm is optional). */
 static bool optional_tensor(const char *name)
 {
-    /* output.weight: a GGUF without it simply has a tied head (anchor §1.3) */
+    /* output.weight: a GGUF without it simply has a tied head (spec §11.3) */
     return !strcmp(name, "mtp.fc.weight") || !strcmp(name, "output.weight") ||
            strstr(name, "nextn.shared_head_norm") != NULL;
 }

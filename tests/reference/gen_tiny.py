@@ -4,9 +4,9 @@
   DIR/hf/               config.json, model.safetensors (bf16; sharded + index for some presets),
                         tokenizer.json, tokenizer_config.json, preprocessor_config.json,
                         video_preprocessor_config.json, generation_config.json
-  DIR/model-f32.gguf    text model as llama.cpp's converter writes it (anchor §1.2-§1.4), all F32
+  DIR/model-f32.gguf    text model as llama.cpp's converter writes it (spec §11.2-§11.4), all F32
   DIR/model-f16.gguf    same, 2-D weights F16 (1-D, norms, conv1d stay F32 as in the converter)
-  DIR/mmproj-f16.gguf   vision tower + merger in llama.cpp mmproj naming (anchor §1.6); --mmproj-types
+  DIR/mmproj-f16.gguf   vision tower + merger in llama.cpp mmproj naming (spec §11.6); --mmproj-types
                         f32,f16,bf16,q8_0 writes DIR/mmproj-{type}.gguf for each type listed
 
 Usage: gen_tiny.py --out DIR [--preset tiny|tiny-gqa|tiny-untied] [--seed N] [--vision hd64|hd72]
@@ -166,7 +166,7 @@ class Init:
     def zc_norm(self, n, mean=0.0, std=0.1):
         """Zero-centred RMSNorm weight (effective scale 1 + w, spec §2.3)."""
         w = self.normal((n,), std, mean)
-        w[np.abs(w) < 2.0 ** -16] = 0.0   # keeps 1 + w exact in f32 (converter adds 1, anchor §1.4)
+        w[np.abs(w) < 2.0 ** -16] = 0.0   # keeps 1 + w exact in f32 (converter adds 1, spec §11.4)
         return w
 
 

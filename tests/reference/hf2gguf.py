@@ -1,5 +1,5 @@
-"""HF Qwen3.5 directory -> GGUF, following llama.cpp's converter conventions (research/llamacpp-anchor.md
-§1.2-§1.4 for the text file `qwen35`, §1.6 for the `qwen3vl_merger` mmproj). Written from those notes (and the
+"""HF Qwen3.5 directory -> GGUF, following llama.cpp's converter conventions (docs/MODEL.md
+§11.2-§11.4 for the text file `qwen35`, §11.6 for the `qwen3vl_merger` mmproj). Written from those notes (and the
 converter's behaviour they describe), not copied: metadata keys and types, tensor names, and transforms —
 zero-centred norms +1 (not linear_attn.norm), ssm_a = -exp(A_log), conv1d squeezed to ne {K, conv_dim},
 dt_bias -> ssm_dt.bias, V heads reordered from grouped to tiled order when Hv > Hk, MTP block as layer L
@@ -33,7 +33,7 @@ def _load(hf_dir):
 
 def reorder_v_heads(x, axis, n_k, n_v_per_k, head_dim):
     """Grouped order [G0v0..G0v(r-1), G1v0, ...] -> tiled [G0v0, G1v0, ..., G0v1, G1v1, ...] along axis
-    (anchor §1.4 item 6): split the axis as (n_k, r, head_dim) and swap the first two."""
+    (spec §11.4 item 6): split the axis as (n_k, r, head_dim) and swap the first two."""
     x = np.asarray(x)
     axis %= x.ndim
     shp = x.shape
@@ -59,7 +59,7 @@ def text_tensors(cfg, hf):
     r = Hv // Hk
     lm = "model.language_model."
 
-    def norm1(x):  # zero-centred RMSNorm weight stored as 1 + w (spec §2.3, anchor §1.4 item 2)
+    def norm1(x):  # zero-centred RMSNorm weight stored as 1 + w (spec §2.3, spec §11.4 item 2)
         return (x.astype(np.float32) + np.float32(1.0)).astype(np.float32)
 
     def vre(x, axis, hd):
@@ -97,7 +97,7 @@ def text_tensors(cfg, hf):
             yield f"{blk}.ssm_conv1d.weight", np.concatenate([conv[:2 * kd], vre(conv[2 * kd:], 0, dv)], 0)
             yield f"{blk}.ssm_dt.bias", vre(hf[la + "dt_bias"], 0, 1)
             a_log = hf[la + "A_log"].astype(np.float32)
-            yield f"{blk}.ssm_a", vre(-np.exp(a_log), 0, 1)                  # anchor §1.4 item 1
+            yield f"{blk}.ssm_a", vre(-np.exp(a_log), 0, 1)                  # spec §11.4 item 1
             yield f"{blk}.ssm_norm.weight", hf[la + "norm.weight"]           # plain weight, no +1
             yield f"{blk}.ssm_out.weight", vre(hf[la + "out_proj.weight"], 1, dv)
         else:
@@ -217,7 +217,7 @@ def mmproj_tensors(cfg, hf):
     v = "model.visual."
     pw = hf[v + "patch_embed.proj.weight"]                  # [Dv, 3, 2, 16, 16]
     if pw.shape[2] != 2:
-        raise ValueError("mmproj: temporal_patch_size must be 2 (anchor §1.6)")
+        raise ValueError("mmproj: temporal_patch_size must be 2 (spec §11.6)")
     yield "v.patch_embd.weight", pw[:, :, 0]                 # split Conv3D along time into two Conv2D
     yield "v.patch_embd.weight.1", pw[:, :, 1]
     yield "v.patch_embd.bias", hf[v + "patch_embed.proj.bias"]

@@ -4,7 +4,7 @@
 Checks: GGUF writer/reader round trip of every metadata type, alignment and bf16 rounding; safetensors
 (single + sharded) round trip; the tiny checkpoints of every preset (config shape, tokenizer layout, ids,
 weights exact in bf16 and f16); each GGUF's tensors equal the HF weights once llama.cpp's conventions are
-undone by code written here independently (anchor §1.4: -1 on norms, ssm_a -> A_log, tiled -> grouped V
+undone by code written here independently (spec §11.4: -1 on norms, ssm_a -> A_log, tiled -> grouped V
 heads, conv unsqueeze); recurrent and chunked GDN (spec §2.5 steps 7/8) agree to 1e-6 in float64, alone and
 inside the whole model; state carried across calls equals one long call; distributions are neither flat
 nor one-hot. Random inputs come from a fresh seed each run (printed; SEER_TEST_SEED=N replays one).

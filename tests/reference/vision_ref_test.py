@@ -104,7 +104,7 @@ def test_tower(hf_dir, mmproj_f32, label, rng):
                                         f"rel L2 {rel_l2(joint, whole):.2e} > 1e-3")
 
     # A still image: both temporal slices are the same frame; llama.cpp applies its two kernels to that frame
-    # and adds them (anchor §1.6). Kernels read from the F32 mmproj.
+    # and adds them (spec §11.6). Kernels read from the F32 mmproj.
     r = G.GGUFReader(mmproj_f32)
     k0, k1 = r.tensor("v.patch_embd.weight"), r.tensor("v.patch_embd.weight.1")      # [Dv, 3, 16, 16]
     frame = rng.standard_normal((10, 3, 16, 16))

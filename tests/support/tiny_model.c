@@ -1,5 +1,5 @@
 /* tiny_model.c — tiny Qwen3.5 checkpoints for reader/config tests (see tiny_model.h). The tensor
-   tables below are transcribed from spec §8 (HF) and anchor §1.3/§1.6 (GGUF) on their own, not
+   tables below are transcribed from spec §8 (HF) and spec §11.3/§11.6 (GGUF) on their own, not
    shared with lm/config.c or vision/config.c. */
 #define _POSIX_C_SOURCE 200809L
 #include "support/tiny_model.h"
@@ -40,7 +40,7 @@ void tm_random(struct tm_cfg *c)
     c->sections[2] = c->n_rot / 2 - c->sections[0] - c->sections[1];
     c->hk = rnd(1, 3);
     c->hv = c->hk * rnd(1, 2);
-    c->dk = c->dv = rnd(2, 9); /* GGUF has one state size for both (anchor §1.2) */
+    c->dk = c->dv = rnd(2, 9); /* GGUF has one state size for both (spec §11.2) */
     c->conv_k = rnd(2, 4);
     c->n_mtp = rnd(0, 1);
     c->tie = rnd(0, 1);

@@ -1,5 +1,5 @@
 /* tiny_model.h — test-only builders of tiny Qwen3.5 checkpoints with the real tensor layout, in
-   both naming schemes (HF spec §8, GGUF anchor §1.3/§1.6), written independently of lm/config.c so
+   both naming schemes (HF spec §8, GGUF spec §11.3/§11.6), written independently of lm/config.c so
    each checks the other. A test builds a tensor list and a metadata set from a tm_cfg, changes what
    it wants (one wrong shape, a missing tensor, a bad key), then writes the files. Tensor contents
    are a fixed non-zero pattern: these files exercise readers and shape checks, not numerics. */
@@ -46,7 +46,7 @@ struct tm_tensor *tm_get(struct tm_list *l, const char *name); /* NULL when abse
 void tm_remove(struct tm_list *l, const char *name);
 void tm_list_free(struct tm_list *l);
 
-/* GGUF metadata: `qwen35.*` for the text model, `clip.*` for the mmproj (anchor §1.2, §1.6). */
+/* GGUF metadata: `qwen35.*` for the text model, `clip.*` for the mmproj (spec §11.2, §11.6). */
 void tm_text_meta(const struct tm_cfg *c, struct gw_file *f);
 void tm_vision_meta(const struct tm_cfg *c, struct gw_file *f);
 /* Adds every tensor of the list to f as ggml type `type` (vectors and conv kernels stay F32). */
