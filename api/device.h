@@ -1,10 +1,10 @@
-/* device.h — choosing where a model runs (`--device auto|cpu|vulkan[:N]`, design.md "Device choice"):
-   auto prefers a discrete GPU, then an integrated one, then the CPU backend; a CPU-type Vulkan
-   device (lavapipe) only when asked for by name or index. A Vulkan backend that lacks an op the
-   model needs is not chosen by auto, and is refused with the op's name when asked for. When the
-   model itself cannot go on the device auto chose (the memory plan refuses, an allocation fails,
-   a weight type is unsupported, the device is lost while loading), seer_model_load loads it on
-   the CPU instead, with a warning saying why (api/model.c). */
+/* device.h — choosing where a model runs (`--device auto|cpu|vulkan[:N]`; docs/ARCHITECTURE.md,
+   "The Vulkan backend": device choice): auto prefers a discrete GPU, then an integrated one, then the
+   CPU backend; a CPU-type Vulkan device (lavapipe) only when asked for by name or index. A Vulkan
+   backend that lacks an op the model needs is not chosen by auto, and is refused with the op's name
+   when asked for. When the model itself cannot go on the device auto chose (the memory plan refuses,
+   an allocation fails, a weight type is unsupported, the device is lost while loading),
+   seer_model_load loads it on the CPU instead, with a warning saying why (api/model.c). */
 #ifndef SEER_API_DEVICE_H
 #define SEER_API_DEVICE_H
 

@@ -1,5 +1,5 @@
 /* arena.h — the per-forward arena: intermediates of one forward pass are bump-allocated from one
-   backend buffer and released all at once by arena_reset (design.md "Compute layer"). On Vulkan the
+   backend buffer and released all at once by arena_reset (docs/ARCHITECTURE.md, "Backends and ops"). On Vulkan the
    caller must sync before reset if recorded work still reads the arena. */
 #ifndef SEER_CORE_ARENA_H
 #define SEER_CORE_ARENA_H

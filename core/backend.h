@@ -1,4 +1,4 @@
-/* backend.h — the compute backend interface (design.md "Compute layer").
+/* backend.h — the compute backend interface (docs/ARCHITECTURE.md, "Backends and ops").
    A backend owns buffers; tensors live in a buffer at an offset. Model code calls the op_*
    functions of core/ops.h, which check shapes and dispatch to the backend's slot for that op.
    Recording is eager: on the CPU an op runs when called; on Vulkan it appends a dispatch to the

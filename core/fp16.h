@@ -1,5 +1,5 @@
 /* fp16.h — IEEE half and bfloat16 conversions (round to nearest even on the way down).
-   BF16 is the high half of an f32, so widening is a shift (design.md). */
+   BF16 is the high half of an f32, so widening is a shift (docs/ARCHITECTURE.md, "Tensors"). */
 #ifndef SEER_CORE_FP16_H
 #define SEER_CORE_FP16_H
 

@@ -74,7 +74,7 @@ int media_peek_size(const media_doc *d, int64_t *w, int64_t *h)
     const uint8_t *p = d->data;
     size_t n = d->size;
     switch (d->kind) {
-    case MEDIA_PNG: /* IHDR is the first chunk: length, "IHDR", width, height (PNG spec §11.2.2) */
+    case MEDIA_PNG: /* IHDR is the first chunk: length, "IHDR", width, height (PNG specification §11.2.2) */
         if (n < 33 || memcmp(p + 12, "IHDR", 4) != 0) /* the whole IHDR: colour type is read too */
             break;
         *w = be32(p + 16);

@@ -1,4 +1,4 @@
-/* cmd.c — eager recording (design.md "Compute layer"): ops append dispatches to one command
+/* cmd.c — eager recording (docs/ARCHITECTURE.md, "Backends and ops"): ops append dispatches to one command
    buffer, with a barrier only where a dispatch depends on memory an earlier one touched since the
    last barrier; vk_cmd_submit ends it, submits once and waits on a fence. Descriptor sets come
    from one pool that is reset after every submit.

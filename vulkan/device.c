@@ -1,6 +1,6 @@
 /* device.c — Vulkan instance, physical-device enumeration and caps (read once into struct
    vk_caps), the `auto` device choice, and the logical device with its one compute queue
-   (design.md "Compute layer", style.md "Vulkan code"). Also VkResult -> SEER_EDEVICE conversion.
+   (docs/ARCHITECTURE.md, "The Vulkan backend"). Also VkResult -> SEER_EDEVICE conversion.
    Divisions: results and errors; instance (+ validation layer); probing one device; the device
    list and auto choice; opening and closing the backend's device. */
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* memory.c — Vulkan buffers, the staging buffer, host <-> device copies, and storage windows:
    a buffer may exceed maxStorageBufferRange, so ops bind windows of it and split their dispatch
-   (design.md "Compute layer": large tensors respect maxStorageBufferRange).
+   (docs/ARCHITECTURE.md, "The Vulkan backend": memory; large tensors respect maxStorageBufferRange).
    THE SPLITTING RULE: a window always holds whole rows of every tensor it serves — a row never
    straddles two windows — so a kernel never needs to know it runs on a piece (vk_split).
    Divisions: memory types and buffers; staging and copies; row walks and windows. */

@@ -1,4 +1,4 @@
-/* pipeline.c — the kernel registry (style.md "Shaders": one static table, indexed by kernel,
+/* pipeline.c — the kernel registry (docs/ARCHITECTURE.md, "The Vulkan backend": one static table, indexed by kernel,
    gives each its name, SPIR-V blob, bindings, push-constant size, spec-constant builder and
    supports() predicate) and pipelines created from it on first use. Adding a kernel means one
    shader, one row here, one record function in an op_*.c and one test row.

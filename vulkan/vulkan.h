@@ -1,4 +1,4 @@
-/* vulkan.h — the Vulkan backend's internal API (design.md "Compute layer"): creating the backend
+/* vulkan.h — the Vulkan backend's internal API (docs/ARCHITECTURE.md, "The Vulkan backend"): creating the backend
    on a chosen device, and listing the devices the loader sees (used by `seer info --devices`).
    The backend itself is reached through core/backend.h and core/ops.h like any other.
    Every switch is a field of vk_backend_params; the one environment variable read is SEER_VK_FORCE,

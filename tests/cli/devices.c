@@ -31,7 +31,8 @@ int main(void)
         ok(strstr(r.out, "subgroup size") && strstr(r.out, "memory heap 0") && strstr(r.out, "16-bit storage") &&
                strstr(r.out, "int8 dot product") && strstr(r.out, "cooperative matrix") && strstr(r.out, "fp16"),
            "a Vulkan device block has type, heaps, subgroup size and feature support");
-        /* lavapipe is a CPU-type device: auto keeps the CPU backend (design.md device choice) */
+        /* lavapipe is a CPU-type device: auto keeps the CPU backend (docs/ARCHITECTURE.md, "The Vulkan
+           backend": device choice) */
         if (strstr(r.out, "type               cpu"))
             ok(strstr(r.out, "cpu  (auto)") && strstr(r.out, "(--device vulkan)"),
                "with only a CPU-type Vulkan device, auto runs on the CPU backend");

@@ -1,6 +1,6 @@
 """GGUF v3 writer and reader (numpy only) for seer's tiny test models and their self-checks.
 
-Implements the container format as llama.cpp defines it (research/llamacpp-anchor.md §1): header, typed
+Implements the container format as llama.cpp defines it (docs/MODEL.md §11): header, typed
 metadata (every scalar type, strings, arrays incl. arrays of strings), tensor infos with ggml-order `ne`,
 data section aligned to `general.alignment` (default 32). Tensor payloads: F32, F16, BF16 (round to
 nearest even from float32) and raw bytes for any other ggml type.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference of Qwen3.5's image/video preprocessing, written from shared/spec/qwen35-architecture.md
+"""Reference of Qwen3.5's image/video preprocessing, written from docs/MODEL.md
 §4.1 (pixel rows), §5.1–§5.3 (smart_resize, rescale/normalise, video budget), with Pillow as the resizer
 (what Hugging Face's PIL backend calls: Image.resize(size, BICUBIC)). Python 3 + Debian's python3-numpy
 and python3-pil.

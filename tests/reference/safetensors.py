@@ -1,5 +1,5 @@
 """safetensors writer and reader (numpy only): single files and sharded checkpoints with
-`model.safetensors.index.json`, as Hugging Face writes them (design.md "Model files", spec §8 names).
+`model.safetensors.index.json`, as Hugging Face writes them (docs/ARCHITECTURE.md, "Model files"; spec §8 names).
 
 Format: u64 little-endian header length N, N bytes of JSON {name: {dtype, shape, data_offsets: [begin, end]},
 "__metadata__": {str: str}} padded with spaces to a multiple of 8, then the raw little-endian tensor bytes.

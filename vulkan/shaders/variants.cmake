@@ -1,5 +1,5 @@
 # variants.cmake — #define builds of shaders whose buffer types change with the weight dtype
-# (style.md "Shaders": variants only where buffer types change, listed here, no generator).
+# (docs/ARCHITECTURE.md, "The Vulkan backend": variants only where buffer types change, listed here, no generator).
 # Entry: "<blob name>|<file.comp>|DEF1=1,DEF2". The plain build of every .comp is made under its
 # own name as well: matvec, matmul and get_rows without a define are the f32-weight kernels.
 set(seer_shader_variants

@@ -3,7 +3,7 @@
 // defined, else f32.
 // F16 and BF16 are read as 32-bit words holding two values (element i in the low half when i is
 // even), so the plain path needs neither 16-bit storage nor shaderFloat16. BF16 is the high half
-// of an f32 (design.md "Compute layer"). Quantised types stay in their GGUF blocks (quant.glsl).
+// of an f32 (docs/ARCHITECTURE.md, "Tensors"). Quantised types stay in their GGUF blocks (quant.glsl).
 // Indices are in weight elements for f32/f16/bf16 (4 or 2 bytes) and in bytes for quantised
 // types (W_QUANT defined), whose rows are whole blocks.
 //   float w_load(uint i)    element i                         (f32/f16/bf16 only)
