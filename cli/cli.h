@@ -27,24 +27,15 @@ int cli_describe(int argc, char **argv);
 int cli_ocr(int argc, char **argv);
 /* `seer tokenize`: text → ids with a model's tokenizer (cli/tokenize.c). */
 int cli_tokenize(int argc, char **argv);
-/* `seer bench`: prefill/decode speed and peak memory (cli/bench.c); `seer bench --tokenizer`:
-   encoding speed (cli/bench_tok.c). */
+/* `seer bench`: prefill/decode speed and peak memory, and its other modes (tools/bench/, apart
+   from cli/ because it uses library internals: tools/bench/bench.h says why). */
 int cli_bench(int argc, char **argv);
-int cli_bench_tokenizer(int argc, char **argv);
-/* `seer bench --image WxH`: preprocessing and tower time per image size (cli/bench_image.c). */
-int cli_bench_image(int argc, char **argv);
-/* `seer bench --video FILE`: one video's description timed by stage (cli/bench_video.c). */
-int cli_bench_video(int argc, char **argv);
 /* `seer info --devices`: lists compute devices (cli/devices.c). */
 int cli_info_devices(FILE *out);
 
 /* The device when no --device is given: $SEER_DEVICE when set and not empty, else "auto". The
    library reads no environment; the command does, so scripts can pick a device once. */
 const char *cli_default_device(void);
-
-/* MODEL (an HF directory, a tokenizer.json or a GGUF) → its tokenizer alone (cli/tokenize.c). */
-struct tokenizer;
-int cli_load_tokenizer(const char *model, struct tokenizer **tok);
 
 /* A whole file (or stdin for "-") into a new malloc'ed buffer of *len bytes plus a NUL
    (cli/tokenize.c); the CLI's one way to read a file. */

@@ -1,9 +1,10 @@
-/* Tests `seer tokenize` (cli/tokenize.c) as a user runs it, on a small tokenizer.json written here
-   (the 256 byte tokens, three merges, a special and a non-special added token; spec §6.1): --json
-   and the id<TAB>piece listing agree with the library's tok_encode, --special switches special
-   tokens on, -f reads a file, "--" ends the options, a model directory works; a GGUF model, a
-   missing model and bad usage fail with the documented exit status (1, 1, 2), nothing on stdout
-   and one "seer: ..." line on stderr. */
+/* Tests `seer tokenize` (cli/tokenize.c) as a user runs it, on a model directory with no weights
+   and a small tokenizer (support/tiny_vocab.h: the 256 byte tokens, three merges, a special and a
+   non-special added token; spec §6.1): --json and the id<TAB>piece listing agree with the
+   library's tok_encode and with ids worked out by hand, --special switches special tokens on, -f
+   reads a file, "--" ends the options; a truncated GGUF, a tokenizer.json alone (not a model), a
+   missing model, a non-UTF-8 file and bad usage fail with the documented exit status (1, 1, 1, 1,
+   2), nothing on stdout and one "seer: ..." line on stderr; --help exits 0. */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
 #include <stdio.h>
@@ -15,37 +16,10 @@
 #include "lm/tok_test.h"
 #include "lm/tokenizer.h"
 #include "support/testutil.h"
+#include "support/tiny_vocab.h"
 #include "tap.h"
 
 #define SEER SEER_BINARY_DIR "/seer"
-
-/* byte tokens 0..255 (byte order), then "ab" 256, "abc" 257, " x" 258; added <s> 259, <t> 260 */
-static void write_tokenizer(const char *path)
-{
-    json_t *vocab = json_object();
-    char s[8];
-    for (unsigned b = 0; b < 256; b++) {
-        unsigned char byte = (unsigned char)b;
-        ref_bytelevel(&byte, 1, s);
-        json_object_set_new(vocab, s, json_integer(b));
-    }
-    json_object_set_new(vocab, "ab", json_integer(256));
-    json_object_set_new(vocab, "abc", json_integer(257));
-    json_object_set_new(vocab, "\xc4\xa0x", json_integer(258)); /* "Ġx" = " x" */
-    json_t *root = json_pack(
-        "{s[{sI ss sb sb sb sb sb} {sI ss sb sb sb sb sb}] so s{ss s[{ss s{ss} ss sb} {ss sb sb sb}]}"
-        " s{ss sb sb sb} s{ss so s[sss]}}",
-        "added_tokens", "id", (json_int_t)259, "content", "<s>", "single_word", 0, "lstrip", 0, "rstrip", 0,
-        "normalized", 0, "special", 1, "id", (json_int_t)260, "content", "<t>", "single_word", 0, "lstrip", 0, "rstrip",
-        0, "normalized", 0, "special", 0, "normalizer", json_null(), "pre_tokenizer", "type", "Sequence", "pretokenizers",
-        "type", "Split", "pattern", "Regex", QWEN35_REGEX_TEXT, "behavior", "Isolated", "invert", 0, "type", "ByteLevel",
-        "add_prefix_space", 0, "trim_offsets", 0, "use_regex", 0, "decoder", "type", "ByteLevel", "add_prefix_space", 0,
-        "trim_offsets", 0, "use_regex", 0, "model", "type", "BPE", "vocab", vocab, "merges", "a b", "ab c",
-        "\xc4\xa0 x");
-    if (!root || json_dump_file(root, path, JSON_COMPACT) != 0)
-        BAIL("cannot write %s", path);
-    json_decref(root);
-}
 
 /* Runs a shell command: stdout into *out, stderr into *err (both malloc'ed), returns the exit status. */
 static int run(const char *dir, const char *cmd, char **out, char **err)
@@ -97,11 +71,12 @@ int main(void)
         return done_testing();
     }
     const char *dir = test_tmp_dir();
-    char path[512], cmd[2048], *out, *err;
-    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
-    write_tokenizer(path);
+    char path[512], tjson[600], cmd[2048], *out, *err;
+    snprintf(path, sizeof path, "%s", dir); /* the model: config.json and tokenizer.json */
+    tv_write_model(dir);
+    snprintf(tjson, sizeof tjson, "%s/tokenizer.json", dir);
     tokenizer *tok = NULL;
-    if (!ok(tok_load_hf_json(path, &tok) == SEER_OK, "the test tokenizer loads (%s)", seer_last_error()))
+    if (!ok(tok_load_hf_json(tjson, &tok) == SEER_OK, "the test tokenizer loads (%s)", seer_last_error()))
         return done_testing();
 
     const char *text = "abc <s>x<t> ab\n";
@@ -133,6 +108,20 @@ int main(void)
     snprintf(cmd, sizeof cmd, "%s tokenize -m '%s' 'abc x'", SEER, dir);
     int st = run(dir, cmd, &out, &err);
     ok(st == 0 && !strcmp(out, "257\tabc\n258\t x\n") && !*err, "-m DIR TEXT lists id<TAB>piece lines");
+    free(out);
+    free(err);
+
+    snprintf(cmd, sizeof cmd, "%s tokenize --help", SEER);
+    st = run(dir, cmd, &out, &err);
+    ok(st == 0 && strstr(out, "usage: seer tokenize") && strstr(out, "--special") && !*err,
+       "--help: the usage on stdout, exit 0");
+    free(out);
+    free(err);
+
+    snprintf(cmd, sizeof cmd, "%s tokenize -m '%s' x", SEER, tjson);
+    st = run(dir, cmd, &out, &err);
+    ok(st == 1 && !*out && one_error_line(err) && strstr(err, "tokenizer.json"),
+       "a tokenizer.json alone is no model: exit 1, one stderr line naming it: %.*s", (int)strcspn(err, "\n"), err);
     free(out);
     free(err);
 
@@ -168,7 +157,8 @@ int main(void)
 
     snprintf(cmd, sizeof cmd, "printf 'a\\377b' > '%s/bad.txt' && %s tokenize -m '%s' -f '%s/bad.txt'", dir, SEER, path, dir);
     st = run(dir, cmd, &out, &err);
-    ok(st == 1 && !*out && one_error_line(err) && strstr(err, "UTF-8"), "invalid UTF-8 text: exit 1, nothing on stdout");
+    ok(st == 1 && !*out && one_error_line(err) && strstr(err, "bad.txt is not UTF-8") && strstr(err, "byte 1"),
+       "a non-UTF-8 file: exit 1 naming it and the byte, nothing on stdout: %.*s", (int)strcspn(err, "\n"), err);
     free(out);
     free(err);
 
