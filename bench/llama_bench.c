@@ -1,10 +1,10 @@
-/* llama_bench.c — times llama.cpp on the CPU the way `seer bench` times seer (cli/bench.c), calling
+/* llama_bench.c — times llama.cpp on the CPU the way `seer bench` times seer (tools/bench/bench.c), calling
    the libllama that npm node-llama-cpp 3.22.1 ships prebuilt, directly and with a ggml thread pool
    attached, as llama.cpp's own llama-bench does. Through node-llama-cpp (bench/llama_bench.mjs) no
    pool is attached and every llama_decode call starts and joins its worker threads, which costs
    ~15–18 ms per call here: fine at 1 thread, unfair at 2. bench/llama_bench.sh builds and runs it.
      llama_bench BINS_DIR -m MODEL.gguf [-t 2] [-p 512,2048] [-n 128] [--reps 3] [--warmup 2]
-   ppN: a fresh sequence, N prompt ids (cli/bench.c's xorshift sequence) in batches of 512, only the
+   ppN: a fresh sequence, N prompt ids (tools/bench/bench.c's xorshift sequence) in batches of 512, only the
    last position's logits computed; tgN: a fresh sequence, --warmup untimed then N timed
    single-token greedy steps. A first untimed pass touches every weight. The table on stdout has
    the shape of `seer bench`'s; llama.cpp's logs go to stderr. */

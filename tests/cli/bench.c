@@ -1,4 +1,4 @@
-/* Tests `seer bench` (cli/bench.c) as a user runs it, on a tiny random model written by
+/* Tests `seer bench` (tools/bench/bench.c) as a user runs it, on a tiny random model written by
    lm/randmodel.c: with a tiny prompt (-p 16 -n 4) it exits 0 and prints the table (model, shape,
    device, one line per test with positive tokens/s, peak RSS) on stdout and nothing but logs on
    stderr; --json prints exactly one JSON object with the same tests and fields; two prompt

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "api/device.h"
-#include "cli/cli.h"
 #include "core/cpu/cpu.h"
 #include "core/error.h"
 #include "core/io.h"
@@ -29,6 +28,7 @@
 #include "lm/qwen35.h"
 #include "lm/randmodel.h"
 #include "seer.h"
+#include "tools/bench/bench.h"
 #include "vulkan/vulkan.h"
 
 #define MAX_PROMPTS 16

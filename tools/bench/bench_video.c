@@ -1,6 +1,6 @@
 /* bench_video.c — `seer bench --video FILE -m MODEL`: where the time of describing one video goes.
    One real run through the public API (seer_chat_add_media → seer_chat_generate, as `seer describe`
-   does), split by stage from api/video.c's counters: open + demux pass, decoding the sampled frames
+   does), split by stage from the call's own video timings (seer_result's video_* fields): open + demux pass, decoding the sampled frames
    (keyframe seeks included), conversion to RGB + resize, patchify, the vision tower, the decoder's
    prefill of the fused prompt, and decoding -n tokens; plus frames/s from file to embeddings. */
 #define _POSIX_C_SOURCE 200809L
@@ -9,10 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/video.h"
-#include "cli/cli.h"
 #include "cli/describe.h"
 #include "cli/gen.h"
+#include "tools/bench/bench.h"
 
 static const char bench_video_help[] =
     "usage: seer bench --video FILE -m MODEL [options]\n"
@@ -43,7 +42,9 @@ int cli_bench_video(int argc, char **argv)
         else if (!strcmp(argv[i], "--json"))
             g.json = true;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("%s%s%s", bench_video_help, cli_video_help, gen_help);
+            printf("%s", bench_video_help);
+            cli_video_help(stdout);
+            printf("%s", gen_help);
             return CLI_OK;
         } else {
             fprintf(stderr, "seer bench --video: unknown option '%s' (see seer bench --video FILE --help)\n", argv[i]);
@@ -70,18 +71,20 @@ int cli_bench_video(int argc, char **argv)
     if (rc)
         status = cli_fail(rc);
     else {
-        const struct api_video_timings t = api_video_last_timings();
-        const double vision = t.demux + t.decode + t.convert + t.patchify + t.encode;
+        const double vision = r.video_demux_seconds + r.video_decode_seconds + r.video_resize_seconds +
+                              r.video_patchify_seconds + r.video_encode_seconds;
+        const double preprocess = r.video_resize_seconds + r.video_patchify_seconds;
         const double prefill = r.prefill_seconds - r.vision_seconds;
-        const double fps = vision > 0 ? (double)t.frames / vision : 0;
+        const double fps = vision > 0 ? (double)r.video_frames / vision : 0;
         if (g.json) {
             json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
-                                  "video", file, "device", seer_model_device(m), "frames", (json_int_t)t.frames,
-                                  "frames_decoded", (json_int_t)t.frames_decoded, "seeks", (json_int_t)t.seeks,
-                                  "video_tokens", (json_int_t)t.tokens, "prompt_tokens", (json_int_t)r.prompt_tokens,
-                                  "generated_tokens", (json_int_t)r.n_tokens, "demux_seconds", t.demux,
-                                  "decode_seconds", t.decode, "preprocess_seconds", t.convert + t.patchify,
-                                  "encode_seconds", t.encode, "prefill_seconds", prefill, "generate_seconds",
+                                  "video", file, "device", seer_model_device(m), "frames", (json_int_t)r.video_frames,
+                                  "frames_decoded", (json_int_t)r.video_frames_decoded, "seeks",
+                                  (json_int_t)r.video_seeks, "video_tokens", (json_int_t)r.video_tokens,
+                                  "prompt_tokens", (json_int_t)r.prompt_tokens, "generated_tokens",
+                                  (json_int_t)r.n_tokens, "demux_seconds", r.video_demux_seconds, "decode_seconds",
+                                  r.video_decode_seconds, "preprocess_seconds", preprocess, "encode_seconds",
+                                  r.video_encode_seconds, "prefill_seconds", prefill, "generate_seconds",
                                   r.decode_seconds, "frames_per_second", fps, "total_seconds",
                                   r.prefill_seconds + r.decode_seconds);
             char *s = j ? json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
@@ -91,14 +94,14 @@ int cli_bench_video(int argc, char **argv)
             json_decref(j);
         } else {
             printf("video      %s: %lld frames sampled (%lld decoded, %lld seeks), %lld pairs, %lld video tokens\n",
-                   file, (long long)t.frames, (long long)t.frames_decoded, (long long)t.seeks, (long long)t.pairs,
-                   (long long)t.tokens);
+                   file, (long long)r.video_frames, (long long)r.video_frames_decoded, (long long)r.video_seeks,
+                   (long long)r.video_pairs, (long long)r.video_tokens);
             printf("device     %s\n", seer_model_device(m));
-            printf("demux      %8.3f s\n", t.demux);
-            printf("decode     %8.3f s\n", t.decode);
-            printf("preprocess %8.3f s  (RGB + resize %.3f, patchify %.3f)\n", t.convert + t.patchify, t.convert,
-                   t.patchify);
-            printf("encode     %8.3f s  (vision tower)\n", t.encode);
+            printf("demux      %8.3f s\n", r.video_demux_seconds);
+            printf("decode     %8.3f s\n", r.video_decode_seconds);
+            printf("preprocess %8.3f s  (RGB + resize %.3f, patchify %.3f)\n", preprocess, r.video_resize_seconds,
+                   r.video_patchify_seconds);
+            printf("encode     %8.3f s  (vision tower)\n", r.video_encode_seconds);
             printf("prefill    %8.3f s  (%lld prompt tokens, %.1f t/s)\n", prefill, (long long)r.prompt_tokens,
                    prefill > 0 ? (double)r.prompt_tokens / prefill : 0.0);
             printf("generate   %8.3f s  (%zu tokens, %.1f t/s)\n", r.decode_seconds, r.n_tokens,

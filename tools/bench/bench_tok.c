@@ -6,15 +6,19 @@
    meets: prose in several languages, code, digits, whitespace runs, CRLF, combining marks, emoji.
    Loading the tokenizer is timed once; each repetition encodes the whole text (special tokens off).
    Results on stdout (a table, or one JSON object); errors on stderr. */
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#include "cli/cli.h"
 #include "core/error.h"
+#include "core/gguf.h"
 #include "core/util.h"
+#include "lm/tok_gguf.h"
 #include "lm/tokenizer.h"
+#include "tools/bench/bench.h"
 
 /* One of each shape; repeated in a scrambled order so merges meet at different neighbours. */
 static const char *const SAMPLES[] = {
@@ -59,6 +63,40 @@ static bool number(const char *s, long long lo, long long hi, long long *out)
         return false;
     *out = v;
     return true;
+}
+
+/* MODEL → its tokenizer alone, so that loading times the tokenizer and nothing else: a directory
+   holds tokenizer.json; a file is a tokenizer.json unless it is a GGUF (magic "GGUF"). */
+static int load_tokenizer(const char *model, tokenizer **tok)
+{
+    struct stat st;
+    if (stat(model, &st) != 0)
+        return seer_err(SEER_EIO, "%s: %s", model, strerror(errno));
+    if (S_ISDIR(st.st_mode)) {
+        size_t n = strlen(model) + sizeof "/tokenizer.json";
+        char *p = malloc(n);
+        if (!p)
+            return seer_err(SEER_ENOMEM, "out of memory");
+        snprintf(p, n, "%s/tokenizer.json", model);
+        int rc = tok_load_hf_json(p, tok);
+        free(p);
+        return rc;
+    }
+    FILE *f = fopen(model, "rb");
+    char magic[4] = {0};
+    if (!f)
+        return seer_err(SEER_EIO, "%s: cannot open: %s", model, strerror(errno));
+    size_t got = fread(magic, 1, 4, f);
+    fclose(f);
+    if (got == 4 && !memcmp(magic, "GGUF", 4)) {
+        gguf *g = NULL;
+        int rc = gguf_open(model, &g);
+        if (rc == SEER_OK)
+            rc = tok_load_gguf(g, tok);
+        gguf_free(g); /* the tokenizer copied what it needs */
+        return rc;
+    }
+    return tok_load_hf_json(model, tok);
 }
 
 static void usage(FILE *f)
@@ -109,7 +147,7 @@ int cli_bench_tokenizer(int argc, char **argv)
     int rc = secs ? SEER_OK : seer_err(SEER_ENOMEM, "out of memory");
     const double t_load = seer_time_now();
     if (rc == SEER_OK)
-        rc = cli_load_tokenizer(model, &tok);
+        rc = load_tokenizer(model, &tok);
     const double load_s = seer_time_now() - t_load;
     if (rc == SEER_OK && file)
         rc = cli_read_file(file, &text, &len);

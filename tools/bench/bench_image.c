@@ -16,12 +16,12 @@
 #include <unistd.h>
 
 #include "api/device.h"
-#include "cli/cli.h"
 #include "core/error.h"
 #include "core/util.h"
 #include "vision/preprocess.h"
 #include "vision/randmodel.h"
 #include "vision/vit.h"
+#include "tools/bench/bench.h"
 
 #define MAX_SIZES 16
 
