@@ -16,7 +16,7 @@
 
 #include "cli/cli.h"
 #include "cli/gen.h"
-#include "core/util.h"
+#include "cli/util.h"
 #include "seer.h"
 
 static const char chat_commands[] =
@@ -28,6 +28,12 @@ static const char chat_commands[] =
     "  a line ending in \\   continues on the next line\n"
     "  \"\"\"                 on a line of its own opens and closes a multi-line message\n"
     "  Ctrl-C              stop the answer (the conversation is kept); twice: quit\n";
+
+/* The command's own options (the generation options are gen_opts_table's). */
+enum { C_HELP = 1 };
+static const struct cli_opt chat_table[] = {
+    {{"-h", "--help"}, NULL, "this help", C_HELP},
+};
 
 /* The conversation as the user saw it, for /save. */
 struct transcript {
@@ -112,7 +118,7 @@ static char *read_message(bool tty, bool *intr)
             more = true;
         else if (n && l[n - 1] == '\\')
             l[--n] = '\0', more = true;
-        if (!seer_grow(&msg, &cap, len + n + 2, 1, 256)) {
+        if (!cli_grow(&msg, &cap, len + n + 2, 1, 256)) {
             free(l), free(msg);
             return NULL;
         }
@@ -151,14 +157,21 @@ int cli_chat(int argc, char **argv)
             return CLI_USAGE;
         if (r)
             continue;
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+        const char *a = argv[i], *v;
+        const struct cli_opt *opt = cli_opt_find(chat_table, sizeof chat_table / sizeof *chat_table, argc, argv, &i, &v);
+        if (!opt) {
+            fprintf(stderr, "seer chat: unknown or incomplete option '%s' (see seer chat --help)\n", a);
+            return CLI_USAGE;
+        }
+        switch (opt->key) {
+        case C_HELP:
             printf("usage: seer chat -m MODEL [options]\n"
                    "  a conversation: one message per line on stdin (libedit line editing and history on a\n"
-                   "  terminal). Inside it:\n%s%s", chat_commands, gen_help);
+                   "  terminal). Inside it:\n%s", chat_commands);
+            cli_opt_help(stdout, chat_table, sizeof chat_table / sizeof *chat_table);
+            printf("%s", gen_help);
             return CLI_OK;
         }
-        fprintf(stderr, "seer chat: unknown or incomplete option '%s' (see seer chat --help)\n", argv[i]);
-        return CLI_USAGE;
     }
     o.gp.n_stop = n_stop;
     o.gp.on_text = gen_stream_stdout;

@@ -10,14 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/gen.h"
-#include "core/util.h"
-#include "lm/tok_internal.h"
+#include "cli/util.h"
 #include "seer.h"
 
 /* ---- signals and progress ------------------------------------------------------------------- */
@@ -45,13 +42,6 @@ static struct {
     bool shown;      /* a progress line is on stderr */
 } g_progress;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void progress_clear(void)
 {
     if (g_progress.shown && g_progress.tty)
@@ -73,7 +63,7 @@ static int on_progress(int64_t done, int64_t total, int64_t generated, void *use
         progress_clear();
         return 0;
     }
-    double dt = now() - g_progress.t0;
+    double dt = cli_time_now() - g_progress.t0;
     if (g_progress.force || (g_progress.tty && dt > 1.0)) {
         fprintf(stderr, "%sseer: prompt %lld/%lld tokens (%.0f t/s)%s", g_progress.tty ? "\r" : "", (long long)done,
                 (long long)total, dt > 0 ? (double)done / dt : 0.0, g_progress.tty ? "\033[K" : "\n");
@@ -93,7 +83,7 @@ void gen_start(struct gen_opts *o)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    g_progress.t0 = now();
+    g_progress.t0 = cli_time_now();
     g_progress.tty = isatty(2) && !o->no_progress_line;
     g_progress.force = o->progress;
     o->gp.on_progress = on_progress;
@@ -206,7 +196,7 @@ static int parse_ids(const char *s, int32_t **ids, size_t *n)
         long x = strtol(s, &end, 10);
         if (end == s || errno || x < 0 || x > INT32_MAX || (*end && *end != ','))
             break;
-        if (!seer_grow(&v, &cap, k + 1, sizeof *v, 16))
+        if (!cli_grow(&v, &cap, k + 1, sizeof *v, 16))
             break;
         v[k++] = (int32_t)x;
         s = *end ? end + 1 : end;
@@ -220,22 +210,19 @@ static int parse_ids(const char *s, int32_t **ids, size_t *n)
     return -1;
 }
 
-/* The prompt file, refused by name when it is a directory or not UTF-8 text (a prompt the
-   tokenizer would refuse later with no file name). */
-static int read_prompt_file(const char *path, char **text)
+int gen_read_text(const char *path, char **text, size_t *len)
 {
-    struct stat sb;
-    size_t len;
-    if (strcmp(path, "-") && !stat(path, &sb) && S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "seer: %s is a directory, not a prompt file\n", path);
+    const char *name = strcmp(path, "-") ? path : "stdin";
+    if (strcmp(path, "-") && cli_path_kind(path) == CLI_PATH_DIR) {
+        fprintf(stderr, "seer: %s is a directory, not a text file\n", path);
         return CLI_FAIL;
     }
-    int rc = cli_read_file(path, text, &len);
+    int rc = cli_read_file(path, text, len);
     if (rc)
         return cli_fail(rc);
-    size_t bad = tok_utf8_check(*text, len);
-    if (bad < len) {
-        fprintf(stderr, "seer: %s is not UTF-8 text (byte %zu)\n", strcmp(path, "-") ? path : "stdin", bad);
+    size_t bad = seer_utf8_check(*text, *len);
+    if (bad < *len) {
+        fprintf(stderr, "seer: %s is not UTF-8 text (byte %zu)\n", name, bad);
         free(*text);
         *text = NULL;
         return CLI_FAIL;
@@ -289,7 +276,7 @@ int cli_run(int argc, char **argv)
     int32_t *ids = NULL;
     size_t n_ids = 0;
     int status;
-    if (o.prompt_file && (status = read_prompt_file(o.prompt_file, &file_text)))
+    if (o.prompt_file && (status = gen_read_text(o.prompt_file, &file_text, &(size_t){0})))
         return status;
     if (o.prompt_tokens && parse_ids(o.prompt_tokens, &ids, &n_ids)) {
         fprintf(stderr, "seer run: --prompt-tokens needs comma-separated non-negative ids, got '%s'\n",
