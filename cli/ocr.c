@@ -3,7 +3,7 @@
    The inputs (files, directories, globs, list files; cli/ocr_files.c) are expanded to pages; each
    page is one fresh conversation — the page image and the OCR prompt — answered with greedy
    decoding. The model is loaded once. A second thread opens and decodes the next page
-   (media_decode_page → RGB) while the current one runs on the device; the main thread hands the
+   (seer_document_decode → RGB) while the current one runs on the device; the main thread hands the
    pixels to the model (seer_chat_add_images), formats the result and writes it: to stdout as each
    page finishes, or with --out to one file per input, written atomically when the input is done.
 
@@ -29,10 +29,7 @@
 #include "cli/cli.h"
 #include "cli/gen.h"
 #include "cli/ocr.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "core/util.h"
-#include "media/decode.h"
+#include "cli/util.h"
 #include "seer.h"
 
 /* ---- options ---------------------------------------------------------------------------------- */
@@ -65,27 +62,43 @@ static const char prompt_markdown[] =
 #define GUARD_REPEATS 10
 #define GUARD_SPAN 400
 
-static const char ocr_help[] =
-    "usage: seer ocr -m MODEL [options] INPUT...\n"
-    "  INPUT               an image, a PDF or multi-page TIFF (every page), a directory (walked recursively,\n"
-    "                      sorted; hidden names skipped) or a glob pattern (quote it)\n"
-    "  --from-list FILE    more inputs, one path per line ('-' = stdin)\n"
-    "  --pages LIST        pages of multi-page inputs, e.g. 1-3,7 or 2- (default: all)\n"
-    "  --format F          text (default; pages separated by a form feed), markdown, jsonl (one object per page)\n"
-    "  -o, --out DIR       one file per input under DIR (INPUT.txt/.md/.jsonl), written atomically;\n"
-    "                      nothing on stdout\n"
-    "  --resume            with --out: skip inputs whose output is complete (jsonl: redo only failed pages)\n"
-    "  --shard I/N         take inputs I, I+N, I+2N, ... of the expanded list (0 <= I < N)\n"
-    "  -p PROMPT           the instruction (default: the page's text in reading order; for markdown, as Markdown)\n"
-    "  --repeat-guard R,S  stop a page whose last S+ bytes are one piece of <= 256 bytes repeated R+ times\n"
-    "                      (default 10,400; 0 = off)\n"
-    "  --mmproj FILE       the vision projector of a GGUF text model (default: the one mmproj*.gguf beside it)\n"
-    "  --image-min-tokens N, --image-max-tokens N   per-image token window (default: the model's, 64..16384)\n"
-    "  --max-image-pixels N  refuse larger decoded pages (default 178956970)\n"
-    "  --dpi N             PDF rasterisation resolution (default 200)\n"
-    "  --parallel N        pages read at once, decoded together in one pass over the weights per token\n"
-    "                      (default: what the device and its memory suit, e.g. 4 on a CPU; 1 = one by one)\n"
-    "  OCR defaults differ from seer run: --temp 0 --presence-penalty 0 -n 2048 -c 8192\n";
+/* The command's own options (the generation options are gen_opts_table's), in --help order. */
+enum {
+    O_FROM_LIST = 1, O_PAGES, O_FORMAT, O_OUT, O_RESUME, O_SHARD, O_PROMPT, O_REPEAT_GUARD, O_MMPROJ, O_IMG_MIN,
+    O_IMG_MAX, O_MAX_PIXELS, O_DPI, O_PARALLEL, O_HELP,
+};
+static const struct cli_opt ocr_table[] = {
+    {{"--from-list"}, "FILE", "more inputs, one path per line ('-' = stdin)", O_FROM_LIST},
+    {{"--pages"}, "LIST", "pages of multi-page inputs, e.g. 1-3,7 or 2- (default: all)", O_PAGES},
+    {{"--format"}, "F", "text (default; pages separated by a form feed), markdown, jsonl (one object per page)",
+     O_FORMAT},
+    {{"-o", "--out"}, "DIR", "one file per input under DIR (INPUT.txt/.md/.jsonl), written atomically; nothing on "
+                             "stdout", O_OUT},
+    {{"--resume"}, NULL, "with --out: skip inputs whose output is complete (jsonl: redo only failed pages)", O_RESUME},
+    {{"--shard"}, "I/N", "take inputs I, I+N, I+2N, ... of the expanded list (0 <= I < N)", O_SHARD},
+    {{"-p", "--prompt"}, "PROMPT", "the instruction (default: the page's text in reading order; for markdown, as "
+                                   "Markdown)", O_PROMPT},
+    {{"--repeat-guard"}, "R,S", "stop a page whose last S+ bytes are one piece of <= 256 bytes repeated R+ times "
+                                "(default 10,400; 0 = off)", O_REPEAT_GUARD},
+    {{"--mmproj"}, "FILE", "the vision projector of a GGUF text model (default: the one mmproj*.gguf beside it)",
+     O_MMPROJ},
+    {{"--image-min-tokens"}, "N", "per-image token window, low end (default: the model's, 64)", O_IMG_MIN},
+    {{"--image-max-tokens"}, "N", "per-image token window, high end (default: the model's, 16384)", O_IMG_MAX},
+    {{"--max-image-pixels"}, "N", "refuse larger decoded pages (default 178956970)", O_MAX_PIXELS},
+    {{"--dpi"}, "N", "PDF rasterisation resolution (default 200)", O_DPI},
+    {{"--parallel"}, "N", "pages read at once, decoded together in one pass over the weights per token (default: "
+                          "what the device and its memory suit, e.g. 4 on a CPU; 1 = one by one)", O_PARALLEL},
+    {{"-h", "--help"}, NULL, "this help", O_HELP},
+};
+
+static void ocr_usage(void)
+{
+    printf("usage: seer ocr -m MODEL [options] INPUT...\n"
+           "  INPUT                     an image, a PDF or multi-page TIFF (every page), a directory (walked\n"
+           "                            recursively, sorted; hidden names skipped) or a glob pattern (quote it)\n");
+    cli_opt_help(stdout, ocr_table, sizeof ocr_table / sizeof *ocr_table);
+    printf("  OCR defaults differ from seer run: --temp 0 --presence-penalty 0 -n 2048 -c 8192\n%s", gen_help);
+}
 
 struct ocr_opts {
     struct gen_opts g;
@@ -150,18 +163,28 @@ static int parse(int argc, char **argv, struct ocr_opts *o)
             return CLI_USAGE;
         if (r)
             continue;
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if ((!strcmp(a, "-p") || !strcmp(a, "--prompt")) && v)
-            o->g.prompt = v, i++;
-        else if (!strcmp(a, "--mmproj") && v)
-            o->g.mp.mmproj = v, i++;
-        else if ((!strcmp(a, "-o") || !strcmp(a, "--out")) && v)
-            o->out = v, i++;
-        else if (!strcmp(a, "--from-list") && v)
-            o->lists[o->n_lists++] = v, i++;
-        else if (!strcmp(a, "--resume"))
-            o->resume = true;
-        else if (!strcmp(a, "--format") && v) {
+        const char *a = argv[i], *v;
+        const struct cli_opt *opt = cli_opt_find(ocr_table, sizeof ocr_table / sizeof *ocr_table, argc, argv, &i, &v);
+        if (!opt && a[0] == '-' && a[1]) {
+            fprintf(stderr, "seer ocr: unknown or incomplete option '%s' (see seer ocr --help)\n", a);
+            return CLI_USAGE;
+        }
+        if (!opt) {
+            o->args[o->n_args++] = a;
+            continue;
+        }
+        if (opt->arg && !v) {
+            fprintf(stderr, "seer ocr: unknown or incomplete option '%s' (see seer ocr --help)\n", a);
+            return CLI_USAGE;
+        }
+        const char *nm = opt->name[0];
+        switch (opt->key) {
+        case O_PROMPT: o->g.prompt = v; break;
+        case O_MMPROJ: o->g.mp.mmproj = v; break;
+        case O_OUT: o->out = v; break;
+        case O_FROM_LIST: o->lists[o->n_lists++] = v; break;
+        case O_RESUME: o->resume = true; break;
+        case O_FORMAT:
             if (!strcmp(v, "text"))
                 o->fmt = FMT_TEXT;
             else if (!strcmp(v, "markdown") || !strcmp(v, "md"))
@@ -170,54 +193,54 @@ static int parse(int argc, char **argv, struct ocr_opts *o)
                 o->fmt = FMT_JSONL;
             else
                 return fprintf(stderr, "seer ocr: --format is text, markdown or jsonl, not '%s'\n", v), CLI_USAGE;
-            i++;
-        } else if (!strcmp(a, "--pages") && v) {
+            break;
+        case O_PAGES:
             if (!ocr_pages_parse(v, &o->pages))
                 return fprintf(stderr, "seer ocr: --pages needs page numbers from 1 and ranges like 1-3,7 or "
                                "5- (at most 64), got '%s'\n", v), CLI_USAGE;
-            i++;
-        } else if (!strcmp(a, "--shard") && v) {
+            break;
+        case O_SHARD:
             if (!pair(v, '/', &o->shard_i, &o->shard_n) || o->shard_n < 1 || o->shard_i < 0 ||
                 o->shard_i >= o->shard_n)
                 return fprintf(stderr, "seer ocr: --shard needs I/N with 0 <= I < N, got '%s'\n", v), CLI_USAGE;
-            i++;
-        } else if (!strcmp(a, "--repeat-guard") && v) {
+            break;
+        case O_REPEAT_GUARD:
             if (!strcmp(v, "0") || !strcmp(v, "off"))
                 o->guard_repeats = 0;
             else if (!pair(v, ',', &o->guard_repeats, &o->guard_span) || o->guard_repeats < 2 ||
                      o->guard_repeats > 1000000 || o->guard_span < 2 || o->guard_span > 100000000)
                 return fprintf(stderr, "seer ocr: --repeat-guard needs R,S (repeats >= 2, bytes >= 2) or 0, "
                                "got '%s'\n", v), CLI_USAGE;
-            i++;
-        } else if (!strcmp(a, "--image-min-tokens") || !strcmp(a, "--image-max-tokens")) {
-            if (whole(a, v, 1, 1L << 30, &x))
+            break;
+        case O_IMG_MIN:
+        case O_IMG_MAX:
+            if (whole(nm, v, 1, 1L << 30, &x))
                 return CLI_USAGE;
-            *(a[8] == 'i' ? &o->g.mp.image_min_tokens : &o->g.mp.image_max_tokens) = x, i++;
-        } else if (!strcmp(a, "--max-image-pixels")) {
-            if (whole(a, v, 1, 1L << 40, &x))
+            *(opt->key == O_IMG_MIN ? &o->g.mp.image_min_tokens : &o->g.mp.image_max_tokens) = x;
+            break;
+        case O_MAX_PIXELS:
+            if (whole(nm, v, 1, 1L << 40, &x))
                 return CLI_USAGE;
-            o->g.mp.max_image_pixels = x, i++;
-        } else if (!strcmp(a, "--parallel")) {
-            if (whole(a, v, 1, SEER_BATCH_MAX, &o->parallel))
+            o->g.mp.max_image_pixels = x;
+            break;
+        case O_PARALLEL:
+            if (whole(nm, v, 1, SEER_BATCH_MAX, &o->parallel))
                 return CLI_USAGE;
-            i++;
-        } else if (!strcmp(a, "--dpi")) {
-            if (whole(a, v, 10, 2400, &x))
+            break;
+        case O_DPI:
+            if (whole(nm, v, 10, 2400, &x))
                 return CLI_USAGE;
-            o->g.mp.pdf_dpi = (double)x, i++;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            printf("%s%s", ocr_help, gen_help);
-            return -1;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "seer ocr: unknown or incomplete option '%s' (see seer ocr --help)\n", a);
-            return CLI_USAGE;
-        } else
-            o->args[o->n_args++] = a;
+            o->g.mp.pdf_dpi = (double)x;
+            break;
+        case O_HELP: ocr_usage(); return -1;
+        }
     }
     o->g.gp.n_stop = n_stop;
     if (!o->g.prompt)
         o->g.prompt = o->fmt == FMT_MARKDOWN ? prompt_markdown : prompt_text;
-    if (!o->g.model || (o->n_args == 0 && o->n_lists == 0)) {
+    if (!o->g.model)
+        return cli_no_model("ocr");
+    if (o->n_args == 0 && o->n_lists == 0) {
         fprintf(stderr, "seer ocr: need -m MODEL and at least one INPUT or --from-list (see seer ocr --help)\n");
         return CLI_USAGE;
     }
@@ -388,7 +411,7 @@ static void progress_show(const struct batch *b)
 {
     if (!b->progress)
         return;
-    double dt = seer_time_now() - b->t0, rate = dt > 0 ? (double)b->pages_done / dt : 0;
+    double dt = cli_time_now() - b->t0, rate = dt > 0 ? (double)b->pages_done / dt : 0;
     size_t left = b->pages_total > b->pages_done ? b->pages_total - b->pages_done : 0;
     long eta = rate > 0 ? (long)((double)left / rate + 0.5) : -1;
     fprintf(stderr, "\r\033[Kseer ocr: %zu/%zu pages, %zu/%zu files, %.2f pages/s", b->pages_done, b->pages_total,
@@ -398,7 +421,7 @@ static void progress_show(const struct batch *b)
 }
 
 /* A line on stderr, above the progress line when there is one. */
-static void note(const struct batch *b, const char *fmt, ...) SEER_PRINTF(2, 3);
+static void note(const struct batch *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(const struct batch *b, const char *fmt, ...)
 {
     va_list ap;
@@ -415,7 +438,7 @@ static void note(const struct batch *b, const char *fmt, ...)
 static int emit(struct batch *b, int page, char *s)
 {
     if (!s)
-        return seer_err(SEER_ENOMEM, "out of memory formatting a result");
+        return cli_err(SEER_ENOMEM, "out of memory formatting a result");
     if (!b->o->out) {
         if (b->printed)
             fputs(page_sep[b->o->fmt], stdout);
@@ -423,16 +446,11 @@ static int emit(struct batch *b, int page, char *s)
         b->printed = true;
         free(s);
         if (fflush(stdout) || ferror(stdout))
-            return seer_err(SEER_EIO, "stdout: write failed: %s", strerror(errno));
+            return cli_err(SEER_EIO, "stdout: write failed: %s", strerror(errno));
         return SEER_OK;
     }
-    if (b->n_out == b->cap_out) {
-        size_t cap = b->cap_out ? 2 * b->cap_out : 16;
-        struct chunk *t = realloc(b->out, cap * sizeof *t);
-        if (!t)
-            return free(s), seer_err(SEER_ENOMEM, "out of memory holding the results of an input");
-        b->out = t, b->cap_out = cap;
-    }
+    if (!cli_grow(&b->out, &b->cap_out, b->n_out + 1, sizeof *b->out, 16))
+        return free(s), cli_err(SEER_ENOMEM, "out of memory holding the results of an input");
     b->out[b->n_out++] = (struct chunk){page, s};
     return SEER_OK;
 }
@@ -473,7 +491,7 @@ static int finish_input(struct batch *b, const struct ocr_input *in)
             n += strlen(b->out[k].s) + sep;
         char *all = malloc(n + 1), *w = all;
         if (!all)
-            rc = seer_err(SEER_ENOMEM, "out of memory writing %s%s", in->name, fmt_ext[o->fmt]);
+            rc = cli_err(SEER_ENOMEM, "out of memory writing %s%s", in->name, fmt_ext[o->fmt]);
         for (size_t k = 0; all && k < b->n_out; k++)
             w = stpcpy(k ? stpcpy(w, page_sep[o->fmt]) : w, b->out[k].s);
         if (all)
@@ -493,18 +511,19 @@ static void job_start(struct batch *b, struct job *j)
     struct slot *sl = b->slots;
     while (sl->busy)
         sl++;
-    seer_image_input img = {.rgb = j->it.im.px, .width = j->it.im.width, .height = j->it.im.height};
+    seer_image_input img = {.rgb = j->it.rgb, .width = j->it.width, .height = j->it.height};
     sl->gp = o->g.gp;
     sl->gp.on_text = on_text;
     sl->gp.user_data = &sl->guard;
     guard_reset(&sl->guard, o->guard_repeats, o->guard_span);
-    j->t0 = seer_time_now();
+    j->t0 = cli_time_now();
     int rc = seer_context_reset(sl->ctx);
     if (!rc && o->g.system)
         rc = seer_chat_add(sl->ctx, "system", o->g.system);
     if (!rc)
         rc = seer_chat_add_images(sl->ctx, "user", &img, 1, o->g.prompt);
-    image_rgb8_free(&j->it.im);
+    seer_free(j->it.rgb);
+    j->it.rgb = NULL;
     if (!rc)
         rc = seer_batch_add_chat(b->sb, sl->ctx, &sl->gp);
     if (rc) {
@@ -537,7 +556,7 @@ static void jobs_collect(struct batch *b)
         j->r = r;
         j->rc = st;
         j->error = st ? ocr_error_line(st) : NULL;
-        j->seconds = seer_time_now() - j->t0;
+        j->seconds = cli_time_now() - j->t0;
         j->looped = j->slot->guard.fired;
         j->slot->busy = false;
         j->slot = NULL;
@@ -593,12 +612,12 @@ static int handle(struct batch *b, struct job *j)
     if (rc && g_signal == SIGPIPE)
         return SEER_ECANCELED;
     if (rc) {
-        note(b, "seer ocr: %s", seer_last_error());
+        note(b, "seer ocr: %s", cli_last_error());
         return rc;
     }
     b->pages_done++;
     if (it->last && (rc = finish_input(b, in)))
-        note(b, "seer ocr: %s", seer_last_error());
+        note(b, "seer ocr: %s", cli_last_error());
     progress_show(b);
     return rc;
 }
@@ -656,11 +675,11 @@ static int start_slots(struct batch *b, seer_model *m, const struct ocr_opts *o)
     b->q_cap = 4 * (size_t)n;
     b->q = calloc(b->q_cap, sizeof *b->q);
     if (!b->slots || !b->q)
-        return seer_err(SEER_ENOMEM, "no memory for %d pages at once", n);
+        return cli_err(SEER_ENOMEM, "no memory for %d pages at once", n);
     for (b->n_slots = 0; b->n_slots < n; b->n_slots++)
         if ((rc = seer_context_create(m, &o->g.cp, &b->slots[b->n_slots].ctx)))
             return rc;
-    LOG_INFO("ocr", "%d pages at once", n);
+    cli_log(SEER_LOG_INFO, "ocr", "%d pages at once", n);
     return seer_batch_create(m, n, &b->sb);
 }
 
@@ -708,12 +727,14 @@ int cli_ocr(int argc, char **argv)
     struct ocr_opts o = {0};
     struct ocr_list list = {0};
     struct batch b = {.o = &o, .list = &list};
-    struct ocr_prefetch pf = {.list = &list, .pages = &o.pages, .lim = media_limits_default()};
+    struct ocr_prefetch pf = {.list = &list, .pages = &o.pages, .params = &o.g.mp};
     seer_model *m = NULL;
     int status = parse(argc, argv, &o), rc = SEER_OK;
     bool running = false;
-    if (status)
+    if (status) {
+        status = status < 0 ? CLI_OK : status; /* --help was printed */
         goto done;
+    }
     install_signals();
     if ((status = list_inputs(&o, &list)))
         goto done;
@@ -723,10 +744,6 @@ int cli_ocr(int argc, char **argv)
     b.inputs_total = b.pages_total = list.n - skipped;
     b.progress = isatty(2) && cli_log_level >= SEER_LOG_WARN;
     if (b.inputs_total > 0) { /* with nothing to do, not even the model is loaded */
-        if (o.g.mp.max_image_pixels > 0)
-            pf.lim.max_pixels = o.g.mp.max_image_pixels;
-        if (o.g.mp.pdf_dpi > 0)
-            pf.lim.dpi = o.g.mp.pdf_dpi;
         if ((rc = seer_model_load(o.g.model, &o.g.mp, &m)) || (rc = start_slots(&b, m, &o)) ||
             (rc = ocr_prefetch_start(&pf))) {
             status = cli_fail(rc);
@@ -734,7 +751,7 @@ int cli_ocr(int argc, char **argv)
         }
         running = true;
     }
-    b.t0 = seer_time_now();
+    b.t0 = cli_time_now();
     progress_show(&b);
     if (running)
         rc = run_all(&b, &pf);
@@ -742,7 +759,7 @@ int cli_ocr(int argc, char **argv)
         ocr_prefetch_stop(&pf);
     if (b.progress)
         fputs("\r\033[K", stderr);
-    double dt = seer_time_now() - b.t0;
+    double dt = cli_time_now() - b.t0;
     if (cli_log_level >= SEER_LOG_WARN && !g_signal)
         fprintf(stderr, "seer ocr: %zu pages done, %zu failed, %zu loops stopped; %zu files in %.1f s (%.2f pages/s)"
                 ", %zu skipped by --resume\n", b.pages_ok, b.pages_failed, b.loops, b.inputs_done, dt,

@@ -3,8 +3,9 @@
    list files; deduplicated, sharded — the page selection --pages, and the output directory: names,
    atomic writes, what --resume finds there) and the decoding thread (cli/ocr_decode.c).
 
-   Errors are reported through seer_err() (one line naming the file); functions return SEER_OK or
-   a SEER_E* code, except where a usage problem is printed directly (they say so). */
+   Errors are reported through cli_err() (cli/util.h: one line naming the file; cli_last_error()
+   gives it, or the library's message); functions return SEER_OK or a SEER_E* code, except where a
+   usage problem is printed directly (they say so). */
 #ifndef SEER_CLI_OCR_H
 #define SEER_CLI_OCR_H
 
@@ -14,7 +15,7 @@
 #include <pthread.h>
 #include <sys/types.h>
 
-#include "media/decode.h"
+#include "seer.h"
 
 /* A line of an earlier jsonl output that --resume keeps: page `page` was done. */
 struct ocr_kept {
@@ -115,14 +116,15 @@ struct ocr_item {
     bool last;              /* the input's last item */
     int rc;                 /* SEER_OK, or why the input or page failed (error holds the line) */
     char *error;
-    struct image_rgb8 im;   /* the page, when rc is SEER_OK */
+    uint8_t *rgb;           /* the page's pixels (seer_document_decode), when rc is SEER_OK */
+    int32_t width, height;
 };
 
-/* A one-slot queue between the thread and the batch loop. Fill list, pages and lim, then start. */
+/* A one-slot queue between the thread and the batch loop. Fill list, pages and params, then start. */
 struct ocr_prefetch {
     const struct ocr_list *list; /* inputs with skip set are passed over */
     const struct ocr_pages *pages;
-    struct media_limits lim;
+    const seer_model_params *params; /* the decoding limits (seer_document_open) */
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -136,7 +138,7 @@ bool ocr_prefetch_take(struct ocr_prefetch *pf, struct ocr_item *out);
 /* Stops the thread (wherever it is) and frees what it still holds. */
 void ocr_prefetch_stop(struct ocr_prefetch *pf);
 void ocr_item_clear(struct ocr_item *it);
-/* The calling thread's last error line (or the code's text), strdup'ed. */
+/* The calling thread's last error line (cli_last_error, or the code's text), strdup'ed. */
 char *ocr_error_line(int rc);
 
 #endif

@@ -1,5 +1,5 @@
 /* ocr_decode.c — the decoding thread of `seer ocr` (declared in cli/ocr.h): it opens each input in
-   order and decodes the pages to do (media_decode_page → 8-bit RGB) one page ahead of the device,
+   order and decodes the pages to do (seer_document_decode → 8-bit RGB) one page ahead of the device,
    handing them to the batch loop in cli/ocr.c through a one-slot queue. */
 #define _DEFAULT_SOURCE
 #include <pthread.h>
@@ -8,12 +8,12 @@
 #include <string.h>
 
 #include "cli/ocr.h"
-#include "core/error.h"
+#include "cli/util.h"
 #include "seer.h"
 
 char *ocr_error_line(int rc)
 {
-    const char *m = seer_last_error();
+    const char *m = cli_last_error();
     return strdup(m && *m ? m : seer_strerror(rc));
 }
 
@@ -57,24 +57,16 @@ static void decode_input(struct ocr_prefetch *pf, size_t i)
 {
     const struct ocr_input *in = &pf->list->v[i];
     struct ocr_item it = {.input = i, .page = 1, .last = true};
-    media_doc *d = NULL;
+    seer_document *d = NULL;
     if (in->error)
         it.rc = SEER_EIO, it.error = strdup(in->error);
-    else if ((it.rc = media_open(in->path, &pf->lim, &d)))
+    else if ((it.rc = seer_document_open(in->path, pf->params, &d))) /* a video too: it has no pages */
         it.error = ocr_error_line(it.rc);
-    int n_pages = d ? media_page_count(d) : 0;
-    if (d && n_pages < 1) { /* a video: the decoder's own message says so */
-        it.rc = media_decode_page(d, 0, &it.im);
-        image_rgb8_free(&it.im);
-        it.rc = it.rc ? it.rc : SEER_EUNSUPPORTED;
-        it.error = ocr_error_line(it.rc);
-    }
     if (it.rc) {
         put(pf, &it);
-        media_close(d);
         return;
     }
-    int todo = 0;
+    int n_pages = seer_document_pages(d), todo = 0;
     for (int p = 1; p <= n_pages; p++)
         todo += page_todo(pf, in, p);
     if (todo == 0) {
@@ -87,11 +79,11 @@ static void decode_input(struct ocr_prefetch *pf, size_t i)
         if (k > 0 && !wait_empty(pf))
             break;
         it = (struct ocr_item){.input = i, .page = p, .n_pages = n_pages, .n_todo = todo, .last = ++k == todo};
-        if ((it.rc = media_decode_page(d, p - 1, &it.im)))
+        if ((it.rc = seer_document_decode(d, p - 1, &it.rgb, &it.width, &it.height)))
             it.error = ocr_error_line(it.rc);
         put(pf, &it);
     }
-    media_close(d);
+    seer_document_close(d);
 }
 
 static void *decode_thread(void *arg)
@@ -127,7 +119,8 @@ bool ocr_prefetch_take(struct ocr_prefetch *pf, struct ocr_item *out)
 
 void ocr_item_clear(struct ocr_item *it)
 {
-    image_rgb8_free(&it->im);
+    seer_free(it->rgb);
+    it->rgb = NULL;
     free(it->error);
     it->error = NULL;
 }
@@ -147,7 +140,7 @@ int ocr_prefetch_start(struct ocr_prefetch *pf)
     if (e) {
         pthread_mutex_destroy(&pf->mu);
         pthread_cond_destroy(&pf->cv);
-        return seer_err(SEER_ENOMEM, "cannot start the decoding thread: %s", strerror(e));
+        return cli_err(SEER_ENOMEM, "cannot start the decoding thread: %s", strerror(e));
     }
     return SEER_OK;
 }

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "cli/ocr.h"
-#include "core/error.h"
+#include "cli/util.h"
 #include "seer.h"
 
 /* ---- the input list --------------------------------------------------------------------------- */
@@ -27,20 +27,14 @@
 
 static int push(struct ocr_list *l, const char *path, const char *name, const char *error)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 64;
-        struct ocr_input *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return seer_err(SEER_ENOMEM, "out of memory listing the inputs");
-        l->v = v;
-        l->cap = cap;
-    }
+    if (!cli_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v, 64))
+        return cli_err(SEER_ENOMEM, "out of memory listing the inputs");
     struct ocr_input *in = &l->v[l->n];
     *in = (struct ocr_input){.path = strdup(path), .name = strdup(name), .error = error ? strdup(error) : NULL};
     struct stat st;
     if (!in->path || !in->name || (error && !in->error)) {
         free(in->path), free(in->name), free(in->error);
-        return seer_err(SEER_ENOMEM, "out of memory listing the inputs");
+        return cli_err(SEER_ENOMEM, "out of memory listing the inputs");
     }
     if (!error && stat(path, &st) == 0)
         in->exists = true, in->dev = st.st_dev, in->ino = st.st_ino;
@@ -79,16 +73,12 @@ static int walk(struct ocr_list *l, const char *dir, const char *rel, int depth)
     for (struct dirent *e; (e = readdir(d)) && !rc;) {
         if (e->d_name[0] == '.')
             continue; /* ".", "..", and hidden files (.DS_Store, editors' swap files) */
-        if (n == cap) {
-            char **t = realloc(names, (cap = cap ? 2 * cap : 32) * sizeof *t);
-            if (!t) {
-                rc = seer_err(SEER_ENOMEM, "out of memory listing %s", dir);
-                break;
-            }
-            names = t;
+        if (!cli_grow(&names, &cap, n + 1, sizeof *names, 32)) {
+            rc = cli_err(SEER_ENOMEM, "out of memory listing %s", dir);
+            break;
         }
         if (!(names[n] = strdup(e->d_name)))
-            rc = seer_err(SEER_ENOMEM, "out of memory listing %s", dir);
+            rc = cli_err(SEER_ENOMEM, "out of memory listing %s", dir);
         else
             n++;
     }
@@ -101,13 +91,13 @@ static int walk(struct ocr_list *l, const char *dir, const char *rel, int depth)
         struct stat st;
         if (!path || !r) {
             free(path), free(r);
-            rc = seer_err(SEER_ENOMEM, "out of memory listing %s", dir);
+            rc = cli_err(SEER_ENOMEM, "out of memory listing %s", dir);
             break;
         }
         snprintf(path, pl, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", names[i]);
         snprintf(r, rl, "%s%s%s", rel, rel[0] && rel[strlen(rel) - 1] != '/' ? "/" : "", names[i]);
         if (lstat(path, &st) != 0) {
-            rc = push(l, path, r, NULL); /* gone since the listing: media_open says so */
+            rc = push(l, path, r, NULL); /* gone since the listing: opening it says so */
         } else if (S_ISDIR(st.st_mode)) {
             bool is_out = l->has_out && st.st_dev == l->out_dev && st.st_ino == l->out_ino;
             if (!is_out && depth < WALK_MAX_DEPTH)
@@ -134,7 +124,7 @@ int ocr_list_add(struct ocr_list *l, const char *arg, bool glob_ok)
         return walk(l, arg, "", 0);
     }
     if (!glob_ok || !strpbrk(arg, "*?["))
-        return push(l, arg, base_name(arg), NULL); /* missing: media_open names the problem */
+        return push(l, arg, base_name(arg), NULL); /* missing: opening it names the problem */
     glob_t g;
     int gr = glob(arg, 0, NULL, &g), rc = SEER_OK;
     if (gr == GLOB_NOMATCH) {
@@ -142,7 +132,7 @@ int ocr_list_add(struct ocr_list *l, const char *arg, bool glob_ok)
         snprintf(msg, sizeof msg, "%s: no file matches this pattern", arg);
         rc = push(l, arg, base_name(arg), msg);
     } else if (gr != 0) {
-        rc = seer_err(SEER_ENOMEM, "%s: the pattern could not be expanded", arg);
+        rc = cli_err(SEER_ENOMEM, "%s: the pattern could not be expanded", arg);
     } else {
         /* a matched directory keeps its name in the outputs: a pattern matching directories a and b
            gives a/x.png and b/x.png, not x.png twice */
@@ -164,7 +154,7 @@ int ocr_list_add_file(struct ocr_list *l, const char *path)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
     if (!f)
-        return seer_err(SEER_EIO, "%s: cannot open the list: %s", path, strerror(errno));
+        return cli_err(SEER_EIO, "%s: cannot open the list: %s", path, strerror(errno));
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
@@ -176,7 +166,7 @@ int ocr_list_add_file(struct ocr_list *l, const char *path)
             rc = ocr_list_add(l, line, false);
     }
     if (!rc && ferror(f))
-        rc = seer_err(SEER_EIO, "%s: read failed: %s", path, strerror(errno));
+        rc = cli_err(SEER_EIO, "%s: read failed: %s", path, strerror(errno));
     free(line);
     if (f != stdin)
         fclose(f);
@@ -349,7 +339,7 @@ static int mkdirs(char *path)
         *s = c;
         if (r != 0 && !dir) {
             *s = '\0';
-            int rc = seer_err(SEER_EIO, "%s: cannot create the directory: %s", path, strerror(e == EEXIST ? ENOTDIR : e));
+            int rc = cli_err(SEER_EIO, "%s: cannot create the directory: %s", path, strerror(e == EEXIST ? ENOTDIR : e));
             *s = c;
             return rc;
         }
@@ -370,14 +360,14 @@ int ocr_out_prepare(const char *dir)
     size_t n = strlen(dir) + 32;
     char *p = malloc(n);
     if (!p)
-        return seer_err(SEER_ENOMEM, "out of memory");
+        return cli_err(SEER_ENOMEM, "out of memory");
     snprintf(p, n, "%s", dir);
     int rc = mkdirs(p);
     if (!rc) {
         snprintf(p, n, "%s/.seer-probe-XXXXXX", dir);
         int fd = mkstemp(p);
         if (fd < 0)
-            rc = seer_err(SEER_EIO, "%s: cannot write results there: %s", dir, strerror(errno));
+            rc = cli_err(SEER_EIO, "%s: cannot write results there: %s", dir, strerror(errno));
         else
             close(fd), unlink(p);
     }
@@ -405,7 +395,7 @@ int ocr_write_atomic(const char *dir, const char *name, const char *ext, const c
     int rc = SEER_OK, fd = -1, e = 0;
     if (!final || !tmp || !parent) {
         free(final), free(tmp), free(parent);
-        return seer_err(SEER_ENOMEM, "out of memory writing %s%s", name, ext);
+        return cli_err(SEER_ENOMEM, "out of memory writing %s%s", name, ext);
     }
     snprintf(final, fl, "%s/%s%s", dir, name, ext);
     snprintf(parent, fl, "%s", final);
@@ -419,7 +409,7 @@ int ocr_write_atomic(const char *dir, const char *name, const char *ext, const c
     if (strchr(name, '/') && (rc = mkdirs(parent)))
         goto done;
     if ((fd = mkstemp(tmp)) < 0) {
-        rc = seer_err(SEER_EIO, "%s: cannot create a file there: %s", parent, strerror(errno));
+        rc = cli_err(SEER_EIO, "%s: cannot create a file there: %s", parent, strerror(errno));
         goto done;
     }
     if (fchmod(fd, file_mode) || (e = write_all(fd, data, n)) || fsync(fd))
@@ -428,13 +418,13 @@ int ocr_write_atomic(const char *dir, const char *name, const char *ext, const c
         e = errno;
     if (e) {
         unlink(tmp);
-        rc = seer_err(SEER_EIO, "%s: write failed: %s", final, strerror(e));
+        rc = cli_err(SEER_EIO, "%s: write failed: %s", final, strerror(e));
         goto done;
     }
     if (rename(tmp, final)) {
         e = errno;
         unlink(tmp);
-        rc = seer_err(SEER_EIO, "%s: cannot rename the finished file into place: %s", final, strerror(e));
+        rc = cli_err(SEER_EIO, "%s: cannot rename the finished file into place: %s", final, strerror(e));
         goto done;
     }
     /* the rename itself is durable only once the directory is */
@@ -463,7 +453,7 @@ int ocr_resume_read(const char *dir, const char *ext, bool jsonl, struct ocr_inp
     size_t fl = strlen(dir) + strlen(in->name) + strlen(ext) + 2;
     char *path = malloc(fl);
     if (!path)
-        return seer_err(SEER_ENOMEM, "out of memory");
+        return cli_err(SEER_ENOMEM, "out of memory");
     snprintf(path, fl, "%s/%s%s", dir, in->name, ext);
     struct stat st;
     bool have = stat(path, &st) == 0 && S_ISREG(st.st_mode);
@@ -487,16 +477,11 @@ int ocr_resume_read(const char *dir, const char *ext, bool jsonl, struct ocr_inp
         if (pg < 1 || pg > INT32_MAX)
             usable = false;
         else if (json_is_string(json_object_get(o, "text"))) {
-            if (in->n_kept == kcap) {
-                struct ocr_kept *t = realloc(in->kept, (kcap = kcap ? 2 * kcap : 8) * sizeof *t);
-                if (!t)
-                    rc = seer_err(SEER_ENOMEM, "out of memory reading %s", path);
-                else
-                    in->kept = t;
-            }
+            if (!cli_grow(&in->kept, &kcap, in->n_kept + 1, sizeof *in->kept, 8))
+                rc = cli_err(SEER_ENOMEM, "out of memory reading %s", path);
             char *s = rc ? NULL : strdup(line);
             if (!rc && !s)
-                rc = seer_err(SEER_ENOMEM, "out of memory reading %s", path);
+                rc = cli_err(SEER_ENOMEM, "out of memory reading %s", path);
             if (s)
                 in->kept[in->n_kept++] = (struct ocr_kept){(int)pg, s};
         } else if (json_object_get(o, "error"))

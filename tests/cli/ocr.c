@@ -486,7 +486,7 @@ static void test_usage_and_fatal(void)
         "batch/a00.png --shard 3/3", "batch/a00.png --shard 1", "batch/a00.png --pages 0",
         "batch/a00.png --pages 3-1", "batch/a00.png --format xml", "batch/a00.png --resume",
         "batch/a00.png --frobnicate", "batch/a00.png --repeat-guard 1,5", "",
-        "-o outc batch/a00.png dup/a00.png",
+        "-o outc batch/a00.png dup/a00.png", "batch/a00.png --dpi=5", "batch/a00.png --parallel",
     };
     sh("mkdir -p '%s/dup' && cp '%s/batch/a02.png' '%s/dup/a00.png'", tmp, tmp, tmp);
     int twos = 0;
@@ -499,8 +499,15 @@ static void test_usage_and_fatal(void)
         test_run_free(&r);
     }
     ok(twos == (int)(sizeof usage / sizeof *usage), "%d usage errors exit 2 (bad --shard, --pages, --format, "
-       "--resume without --out, unknown flag, no input, two inputs writing one output name)", twos);
+       "--resume without --out, unknown flag, no input, two inputs writing one output name, --dpi=5 out of "
+       "range, --parallel without its value)", twos);
     char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' ocr --help", seer_bin);
+    struct test_run h = test_run_cmd(cmd);
+    ok(h.status == 0 && !h.err[0] && strstr(h.out, "usage: seer ocr") && strstr(h.out, "--repeat-guard R,S") &&
+           strstr(h.out, "--temp"), "--help: its options and the generation options on stdout, exit 0 (%d): %s",
+       h.status, h.err);
+    test_run_free(&h);
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' ocr -m '%s/no-such.gguf' batch/a00.png", tmp, seer_bin, tmp);
     struct test_run r = test_run_cmd(cmd);
     ok(r.status == 1 && strstr(r.err, "no-such.gguf") && test_count_lines(r.err) == 1,
