@@ -349,27 +349,9 @@ static size_t utf8_lossy(const unsigned char *b, size_t n, char *out, size_t *ou
 {
     size_t i = 0, o = *out_len;
     while (i < n) {
-        unsigned c = b[i];
-        if (c < 0x80) {
-            out[o++] = (char)c;
-            i++;
-            continue;
-        }
         size_t len;
-        unsigned lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF)
-            len = 2;
-        else if (c >= 0xE0 && c <= 0xEF)
-            len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-        else if (c >= 0xF0 && c <= 0xF4)
-            len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-        else
-            len = 0;
-        size_t k = 1;
-        while (len && k < len && i + k < n && b[i + k] >= lo && b[i + k] <= hi) {
-            k++;
-            lo = 0x80, hi = 0xBF;
-        }
+        uint32_t cp;
+        size_t k = utf8_subpart(b + i, n - i, &len, &cp);
         if (len && k == len) {
             memcpy(out + o, b + i, len);
             o += len;

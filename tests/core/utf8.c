@@ -1,14 +1,17 @@
 /* Tests core/utf8.c against utf8proc (utf8proc_iterate / utf8proc_encode_char), an independent
    decoder the library links already: every 1-, 2- and 3-byte string, every 4-byte string whose
    lead is F0..FF and whose other bytes lie around the continuation range, every scalar value
-   encoded, named cases for each kind of invalid input, and utf8_check over random text. */
+   encoded, named cases for each kind of invalid input, Unicode's example of maximal subparts, and
+   utf8_check over random text. */
 #include <stdint.h>
 #include <string.h>
 #include <utf8proc.h>
 
 #include "core/utf8.h"
+#include "core/util.h"
 #include "support/testutil.h"
 #include "tap.h"
+
 
 /* Whether utf8_decode and utf8proc_iterate agree on s[0..n): both refuse it, or both read the same
    length and code point. */
@@ -109,6 +112,24 @@ static long random_check(void)
     return bad;
 }
 
+/* Unicode 15 §3.9 table 3-8: the maximal subparts of "a F1 80 80 E1 80 C2 b 80 c 80 BF d", each
+   ill-formed one replaced by one U+FFFD, with the length each would have when complete. */
+static int table_3_8(void)
+{
+    static const unsigned char s[] = {0x61, 0xF1, 0x80, 0x80, 0xE1, 0x80, 0xC2, 0x62, 0x80, 0x63, 0x80, 0xBF, 0x64};
+    static const size_t want_k[] = {1, 3, 2, 1, 1, 1, 1, 1, 1, 1}, want_full[] = {1, 4, 3, 2, 1, 0, 1, 0, 0, 1};
+    size_t i = 0, j = 0;
+    for (; i < sizeof s && j < ARRAY_LEN(want_k); j++) {
+        size_t full;
+        uint32_t cp;
+        size_t k = utf8_subpart(s + i, sizeof s - i, &full, &cp);
+        if (k != want_k[j] || full != want_full[j] || (k == full && cp != s[i]))
+            return diag("subpart %zu: %zu of %zu bytes, want %zu of %zu", j, k, full, want_k[j], want_full[j]), 0;
+        i += k;
+    }
+    return i == sizeof s && j == ARRAY_LEN(want_k);
+}
+
 /* utf8_decode's length for the bytes of str (n of them), with the code point in *cp. */
 static size_t dec(const char *str, size_t n, uint32_t *cp) { return utf8_decode(str, n, cp); }
 
@@ -142,6 +163,7 @@ int main(void)
     ok(utf8_check("ab\xC3\xA9", 4) == 4, "utf8_check: valid text gives its length");
     ok(utf8_check("ab\xE2\x82", 4) == 2, "utf8_check: offset of a truncated last character");
 
+    ok(table_3_8(), "maximal subparts as Unicode's table 3-8 splits them");
     ok(exhaustive(1) == 0, "every 1-byte string as utf8proc decodes it");
     ok(exhaustive(2) == 0, "every 2-byte string as utf8proc decodes it");
     ok(exhaustive(3) == 0, "every 3-byte string as utf8proc decodes it");
