@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "api/vision.h"
 #include "core/error.h"
 #include "core/util.h"
 #include "media/decode.h"
@@ -17,11 +18,7 @@ int seer_document_open(const char *path, const seer_model_params *params, seer_d
 {
     if (!path || !out)
         return seer_err(SEER_EINVAL, "seer_document_open: NULL argument");
-    struct media_limits lim = media_limits_default();
-    if (params && params->max_image_pixels > 0)
-        lim.max_pixels = params->max_image_pixels;
-    if (params && params->pdf_dpi > 0)
-        lim.dpi = params->pdf_dpi;
+    const struct media_limits lim = api_media_limits(params);
     seer_document *d = seer_calloc(1, sizeof *d);
     if (!d)
         return seer_err(SEER_ENOMEM, "%s: no memory to open it", path);

@@ -111,11 +111,7 @@ int api_vision_load(seer_model *m, const char *path, const seer_model_params *p)
     /* a text-only checkpoint (transformers' Qwen3_5ForCausalLM, spec §8) has no tower to load */
     const bool has = !m->lm->cfg.text_only_arch[0];
     int rc;
-    m->limits = media_limits_default();
-    if (p->max_image_pixels > 0)
-        m->limits.max_pixels = p->max_image_pixels;
-    if (p->pdf_dpi > 0)
-        m->limits.dpi = p->pdf_dpi;
+    m->limits = api_media_limits(p);
     if ((rc = api_pixel_window(hf ? path : NULL, p->image_min_tokens, p->image_max_tokens, &m->img_min_pixels,
                                &m->img_max_pixels)))
         return rc;
@@ -162,6 +158,16 @@ int api_image_decode(const struct media_limits *lim, const seer_image_input *in,
         media_close(d);
         return rc;
     }
+struct media_limits api_media_limits(const seer_model_params *p)
+{
+    struct media_limits lim = media_limits_default();
+    if (p && p->max_image_pixels > 0)
+        lim.max_pixels = p->max_image_pixels;
+    if (p && p->pdf_dpi > 0)
+        lim.dpi = p->pdf_dpi;
+    return lim;
+}
+
     if (!in->rgb || in->width < 1 || in->height < 1)
         return seer_err(SEER_EINVAL, "an image input needs a path or pixels with a positive size");
     const size_t row = (size_t)in->width * 3, stride = in->stride ? in->stride : row;

@@ -34,6 +34,9 @@ int api_image_decode(const struct media_limits *lim, const seer_image_input *in,
 /* The size the model sees a w × h image at within a pixel window, and its token count (spec §5.2,
    §4.7). */
 int api_image_measure_rgb(int64_t min_pixels, int64_t max_pixels, int32_t w, int32_t h, seer_image_info *info);
+/* What an image file may cost to decode under p's max_image_pixels and pdf_dpi (NULL = defaults):
+   a model's limits, and a seer_document's (api/pages.c). */
+struct media_limits api_media_limits(const seer_model_params *p);
 
 /* Images waiting to be fed, in prompt order: decoded at add time (the caller's pixels are only
    borrowed for the call), encoded when the prompt that holds their placeholders is fed. */
