@@ -4,6 +4,8 @@
 #ifndef SEER_API_INTERNAL_H
 #define SEER_API_INTERNAL_H
 
+#include <pthread.h>
+
 #include "api/video.h"
 #include "api/vision.h"
 #include "lm/chat.h"
@@ -27,7 +29,10 @@ struct seer_model {
     int32_t id_image_pad, id_video_pad; /* placeholders expanded per image / frame pair (spec §5.4) */
     char *vision_src;                /* the tower's file: the HF directory or the mmproj GGUF; NULL for
                                         a text-only model */
-    vit_model *vit;                  /* the vision tower's weights, or NULL */
+    vit_model *vit;                  /* the vision tower's weights once an image or video needed them
+                                        (api_vision_tower), else NULL */
+    pthread_mutex_t vit_lock;        /* guards loading vit: contexts of one model may run on several
+                                        threads (seer.h THREADING) */
     int64_t img_min_pixels, img_max_pixels; /* the smart_resize window (spec §5.2) */
     struct media_limits limits;      /* what an image file may cost to decode */
     struct video_settings video_defaults; /* spec §5.3 sampling (video_preprocessor_config.json) */

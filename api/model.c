@@ -3,6 +3,7 @@
    (checked against what lm/chat.c can render, spec §6.2), and tokenize / detokenize. With
    --device auto, a model the chosen GPU cannot take is loaded on the CPU instead, with a warning. */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,8 @@ static int32_t required_token(const seer_model *m, const char *s, const char *pa
     return id;
 }
 
-/* Frees what load_parts made, keeping m itself. */
+/* Frees what load_parts and the backend made, keeping m itself and its settings (a second
+   load_parts sets every other field again). */
 static void free_parts(seer_model *m)
 {
     vit_free(m->vit);
@@ -69,13 +71,11 @@ static void free_parts(seer_model *m)
     qwen35_free(m->lm);
     backend_free(m->be);
     free(m->vision_src);
-    char *path = m->path;
-    const bool vocab_only = m->vocab_only;
-    const int video_threads = m->video_threads;
-    memset(m, 0, sizeof *m);
-    m->path = path;
-    m->vocab_only = vocab_only;
-    m->video_threads = video_threads;
+    m->vit = NULL;
+    m->tok = NULL;
+    m->lm = NULL;
+    m->be = NULL;
+    m->vision_src = NULL;
 }
 
 /* Everything but the choice of device: weights onto m->be (none when vocab_only), tokenizer,
@@ -145,6 +145,7 @@ int seer_model_load(const char *path, const seer_model_params *params, seer_mode
     if (!m)
         return seer_err(SEER_ENOMEM, "no memory for a model");
     m->vocab_only = p.vocab_only != 0;
+    pthread_mutex_init(&m->vit_lock, NULL);
     m->video_threads = p.n_threads; /* decoding a video uses as many threads as the model's CPU work */
     if (!(m->path = seer_strdup(path))) {
         rc = seer_err(SEER_ENOMEM, "no memory for a model");
@@ -186,6 +187,7 @@ void seer_model_free(seer_model *m)
     if (!m)
         return;
     free_parts(m);
+    pthread_mutex_destroy(&m->vit_lock);
     free(m->path);
     free(m);
 }

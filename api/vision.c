@@ -133,12 +133,40 @@ int api_vision_load(seer_model *m, const char *path, const seer_model_params *p)
         return seer_err(SEER_EINVAL, "%s: the vision projector outputs %lld values per token but the text model %s "
                         "has hidden size %lld: they are not one model", src, (long long)vc.out_dim, path,
                         (long long)m->lm->cfg.n_embd);
+    /* the weights wait for the first image or video (api_vision_tower): a text-only run of a
+       model with a tower never reads them */
     if (!(m->vision_src = seer_strdup(src)))
         return seer_err(SEER_ENOMEM, "no memory for a model");
-    return m->vocab_only ? SEER_OK : vit_load(src, m->be, &m->vit);
+    return SEER_OK;
+}
+
+int api_vision_tower(seer_model *m, vit_model **out)
+{
+    int rc = m->vision_src ? api_model_weights(m, "encoding an image or video") : api_no_vision(m);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&m->vit_lock);
+    if (!m->vit && !(rc = vit_load(m->vision_src, m->be, &m->vit)) && (rc = io_check_all())) {
+        /* as at model load: a file rewritten while it was read gives neither tower */
+        vit_free(m->vit);
+        m->vit = NULL;
+    }
+    *out = m->vit;
+    pthread_mutex_unlock(&m->vit_lock);
+    return rc;
 }
 
 /* ---- image inputs ----------------------------------------------------------------------------- */
+
+struct media_limits api_media_limits(const seer_model_params *p)
+{
+    struct media_limits lim = media_limits_default();
+    if (p && p->max_image_pixels > 0)
+        lim.max_pixels = p->max_image_pixels;
+    if (p && p->pdf_dpi > 0)
+        lim.dpi = p->pdf_dpi;
+    return lim;
+}
 
 int api_image_decode(const struct media_limits *lim, const seer_image_input *in, struct image_rgb8 *out)
 {
@@ -158,16 +186,6 @@ int api_image_decode(const struct media_limits *lim, const seer_image_input *in,
         media_close(d);
         return rc;
     }
-struct media_limits api_media_limits(const seer_model_params *p)
-{
-    struct media_limits lim = media_limits_default();
-    if (p && p->max_image_pixels > 0)
-        lim.max_pixels = p->max_image_pixels;
-    if (p && p->pdf_dpi > 0)
-        lim.dpi = p->pdf_dpi;
-    return lim;
-}
-
     if (!in->rgb || in->width < 1 || in->height < 1)
         return seer_err(SEER_EINVAL, "an image input needs a path or pixels with a positive size");
     const size_t row = (size_t)in->width * 3, stride = in->stride ? in->stride : row;
@@ -229,10 +247,14 @@ void api_images_clear(struct api_images *q)
 /* Preprocesses (spec §5.2) and encodes (spec §4) one image: *emb [tokens][H], seer_malloc'ed. */
 static int encode_image(seer_model *m, const struct image_rgb8 *im, float **emb, struct vis_grid *grid)
 {
-    const struct vit_config *vc = vit_model_config(m->vit);
+    vit_model *vit;
+    int rc = api_vision_tower(m, &vit);
+    if (rc)
+        return rc;
+    const struct vit_config *vc = vit_model_config(vit);
     const float *mean = vc->image_mean, *std = vc->image_std;
     float *rows = NULL;
-    int rc = vis_preprocess_image(im->px, im->width, im->height, m->img_min_pixels, m->img_max_pixels, mean, std,
+    rc = vis_preprocess_image(im->px, im->width, im->height, m->img_min_pixels, m->img_max_pixels, mean, std,
                                   &rows, grid);
     if (rc)
         return rc;
@@ -240,7 +262,7 @@ static int encode_image(seer_model *m, const struct image_rgb8 *im, float **emb,
     float *out = seer_malloc((size_t)tokens * (size_t)vc->out_dim * sizeof *out);
     if (!out)
         rc = seer_err(SEER_ENOMEM, "no memory for %lld image embeddings", (long long)tokens);
-    else if ((rc = vit_encode(m->vit, rows, grid, 1, out)))
+    else if ((rc = vit_encode(vit, rows, grid, 1, out)))
         seer_freep(&out);
     free(rows);
     if (!rc)

@@ -11,6 +11,7 @@
 #include "media/decode.h"
 #include "seer.h"
 #include "vision/preprocess.h"
+#include "vision/vit.h"
 
 struct seer_model;
 struct seer_context;
@@ -22,6 +23,10 @@ int api_vision_load(struct seer_model *m, const char *path, const seer_model_par
 /* The refusal of an image or video on a model without a tower (SEER_EUNSUPPORTED): a text-only HF
    checkpoint is named with its architecture, a GGUF is told about --mmproj. */
 int api_no_vision(const struct seer_model *m);
+/* The tower's weights, loaded by the first call (under the model's lock: contexts on several threads
+   may ask at once; a failed load is tried again by the next call). SEER_EINVAL on a vocab_only
+   model, api_no_vision's error on one without a tower. */
+int api_vision_tower(struct seer_model *m, vit_model **out);
 
 /* The smart_resize pixel window (spec §5.1): an HF directory's preprocessor_config.json size
    {shortest_edge, longest_edge} (or min_pixels / max_pixels), else HF's defaults 65536..16777216
@@ -29,14 +34,14 @@ int api_no_vision(const struct seer_model *m);
    (one token = 32 × 32 pixels). hf_dir may be NULL. */
 int api_pixel_window(const char *hf_dir, int64_t min_tokens, int64_t max_tokens, int64_t *min_px, int64_t *max_px);
 
+/* What an image file may cost to decode under p's max_image_pixels and pdf_dpi (NULL = defaults):
+   a model's limits, and a seer_document's (api/pages.c). */
+struct media_limits api_media_limits(const seer_model_params *p);
 /* Decodes an input (a file page, or the caller's pixels copied) to owned RGB within `lim`. */
 int api_image_decode(const struct media_limits *lim, const seer_image_input *in, struct image_rgb8 *out);
 /* The size the model sees a w × h image at within a pixel window, and its token count (spec §5.2,
    §4.7). */
 int api_image_measure_rgb(int64_t min_pixels, int64_t max_pixels, int32_t w, int32_t h, seer_image_info *info);
-/* What an image file may cost to decode under p's max_image_pixels and pdf_dpi (NULL = defaults):
-   a model's limits, and a seer_document's (api/pages.c). */
-struct media_limits api_media_limits(const seer_model_params *p);
 
 /* Images waiting to be fed, in prompt order: decoded at add time (the caller's pixels are only
    borrowed for the call), encoded when the prompt that holds their placeholders is fed. */

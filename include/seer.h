@@ -9,6 +9,9 @@
    THREADING
      The error message is per thread. The log callback may be called from any thread and must be
      thread-safe. Handles (model, context) are not thread-safe: use one from one thread at a time.
+     The one thing a model changes after loading is its vision tower, whose weights are loaded by
+     the first image or video that needs them (a text-only run never reads them); that load is
+     guarded by a lock inside the model, so contexts of one model may reach it from several threads.
 
    OWNERSHIP
      Whoever creates an object frees it with the matching _free; _free(NULL) does nothing.
@@ -76,7 +79,8 @@ SEER_API const char *seer_version(void);
 
 /* ---- models ------------------------------------------------------------------------------ */
 /* A loaded Qwen3.5 model: weights on a compute device plus its tokenizer and chat template.
-   Read-only after loading; contexts made from it must be freed before it. */
+   Read-only after loading (but for its vision tower, loaded on first use: THREADING); contexts made
+   from it must be freed before it. */
 typedef struct seer_model seer_model;
 
 typedef struct seer_model_params {
@@ -360,7 +364,8 @@ typedef struct seer_video seer_video;
 
 /* Opens `path` (any container and codec the system's FFmpeg decodes) with the model's decoding
    limits (frames above max_image_pixels are refused, n_threads decoder threads). The model (a
-   vocab_only one will do) must outlive the video. SEER_EDECODE for a file that is not a video. */
+   vocab_only one will do) must outlive the video; NULL = the default limits. SEER_EDECODE for a
+   file that is not a video. */
 SEER_API int seer_video_open(const seer_model *model, const char *path, seer_video **out);
 SEER_API void seer_video_free(seer_video *video);
 
@@ -396,7 +401,8 @@ typedef struct seer_video_info {
 
 /* Plans a video input as the next seer_chat_generate would (the model's sampling settings with the
    input's overrides) and says what it costs; reads the container (or uses the opened video), decodes
-   no frame and runs no tower. Works on a vocab_only model. */
+   no frame and runs no tower. Works on a vocab_only model; model NULL plans with the default
+   settings (spec §5.3) and gives prompt_tokens and memory_bytes -1. */
 SEER_API int seer_video_measure(const seer_model *model, const seer_video_input *video, seer_video_info *info);
 
 /* ---- measuring a prompt (seer --dry-run) ---------------------------------------------------- */
