@@ -1,7 +1,8 @@
 /* ask.c — `seer ask`: a question about one or more images or videos, the answer streamed to stdout
-   (or one JSON object with --json). `--dry-run` loads no weights: it decodes the images, applies the
-   model's resize rule (spec §5.2), plans the videos from their containers (spec §5.3) and prints what
-   the prompt would cost. */
+   (or one JSON object with --json). `--dry-run` loads no weights (a vocab_only model): it decodes
+   the images, applies the model's resize rule (spec §5.2), plans the videos from their containers
+   (spec §5.3) and prints what the prompt would cost, counted by the library as a real run would
+   feed it (seer_chat_measure, seer_text_measure). A client of seer.h alone. */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
 #include <stdbool.h>
@@ -9,31 +10,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/vision.h"
 #include "cli/cli.h"
 #include "cli/describe.h"
 #include "cli/gen.h"
-#include "core/error.h"
-#include "core/io.h"
-#include "lm/chat.h"
-#include "lm/tokenizer.h"
+#include "cli/util.h"
 #include "seer.h"
 
 #define MAX_IMAGES 256
 
-static const char ask_help[] =
-    "usage: seer ask -m MODEL [--mmproj FILE] -p QUESTION [options] IMAGE|VIDEO...\n"
-    "  IMAGE               JPEG, PNG, WebP, BMP, GIF, TIFF or PDF (format from the bytes); '-' = stdin\n"
-    "  VIDEO               any video file FFmpeg reads; images come first, then videos (flags below)\n"
-    "  -p QUESTION         the question; the images come first in the user message\n"
-    "  --raw               feed -p as is: each <|vision_start|><|image_pad|><|vision_end|> takes the next image\n"
-    "  --json              print one JSON object (text, tokens, images, timings, stop)\n"
-    "  --dry-run           load no weights: print each image's size and tokens and the prompt's token count\n"
-    "  --mmproj FILE       the vision projector of a GGUF text model (default: the one mmproj*.gguf beside it)\n"
-    "  --image-min-tokens N, --image-max-tokens N   per-image token window (default: the model's, 64..16384)\n"
-    "  --max-image-pixels N  refuse larger decoded images (default 178956970)\n"
-    "  --dpi N             PDF rasterisation resolution (default 200)\n"
-    "  --page N            page of a multi-page TIFF or PDF (default 1)\n";
+enum { A_PROMPT = 1, A_RAW, A_JSON, A_DRY_RUN, A_MMPROJ, A_MIN_TOKENS, A_MAX_TOKENS, A_MAX_PIXELS, A_DPI, A_PAGE, A_HELP };
+
+static const struct cli_opt ask_opts_table[] = {
+    {{"-p", "--prompt"}, "QUESTION", "the question; the images come first in the user message", A_PROMPT},
+    {{"--raw"}, NULL, "feed -p as is: each <|vision_start|><|image_pad|><|vision_end|> takes the next image", A_RAW},
+    {{"--json"}, NULL, "print one JSON object (text, tokens, images, timings, stop)", A_JSON},
+    {{"--dry-run"}, NULL, "load no weights: print each image's size and tokens and the prompt's token count",
+     A_DRY_RUN},
+    {{"--mmproj"}, "FILE", "the vision projector of a GGUF text model (default: the one mmproj*.gguf beside it)",
+     A_MMPROJ},
+    {{"--image-min-tokens"}, "N", "fewest tokens per image (default: the model's, 64)", A_MIN_TOKENS},
+    {{"--image-max-tokens"}, "N", "most tokens per image (default: the model's, 16384)", A_MAX_TOKENS},
+    {{"--max-image-pixels"}, "N", "refuse larger decoded images (default 178956970)", A_MAX_PIXELS},
+    {{"--dpi"}, "N", "PDF rasterisation resolution (default 200)", A_DPI},
+    {{"--page"}, "N", "page of a multi-page TIFF or PDF (default 1)", A_PAGE},
+    {{"-h", "--help"}, NULL, "this help", A_HELP},
+};
 
 struct ask_opts {
     struct gen_opts g;
@@ -46,24 +47,6 @@ struct ask_opts {
     int n_videos;
 };
 
-/* A file FFmpeg demuxes as video rather than an image: the magic bytes say so, or (MPEG-TS, raw
-   streams) no image reader takes it but the demuxer does. */
-static bool is_video(const char *path)
-{
-    media_doc *d = NULL;
-    if (!strcmp(path, "-"))
-        return false;
-    if (media_open(path, NULL, &d) == SEER_OK) {
-        const bool v = media_kind_of(d) == MEDIA_VIDEO;
-        media_close(d);
-        return v;
-    }
-    video_file *v = NULL;
-    const bool ok = video_open(path, &v) == SEER_OK;
-    video_close(v);
-    return ok;
-}
-
 static int count_opt(const char *opt, const char *v, long long lo, long long hi, long long *out)
 {
     char *end;
@@ -73,6 +56,56 @@ static int count_opt(const char *opt, const char *v, long long lo, long long hi,
         return -1;
     }
     *out = x;
+    return 0;
+}
+
+/* One of ask's own options (opt, its value v): 0, -1 for --help (printed), or CLI_USAGE. */
+static int own_opt(const struct cli_opt *opt, const char *v, struct ask_opts *o)
+{
+    const char *nm = opt->name[0];
+    long long x;
+    switch (opt->key) {
+    case A_PROMPT:
+    case A_MMPROJ:
+        if (!v) {
+            fprintf(stderr, "seer ask: %s needs a value (%s)\n", nm, opt->arg);
+            return CLI_USAGE;
+        }
+        *(opt->key == A_PROMPT ? &o->g.prompt : &o->g.mp.mmproj) = v;
+        break;
+    case A_RAW: o->g.raw = true; break;
+    case A_JSON: o->g.json = true; break;
+    case A_DRY_RUN: o->dry_run = true; break;
+    case A_MIN_TOKENS:
+    case A_MAX_TOKENS:
+        if (count_opt(nm, v, 1, (long long)1 << 30, &x))
+            return CLI_USAGE;
+        *(opt->key == A_MIN_TOKENS ? &o->g.mp.image_min_tokens : &o->g.mp.image_max_tokens) = x;
+        break;
+    case A_MAX_PIXELS:
+        if (count_opt(nm, v, 1, (long long)1 << 40, &x))
+            return CLI_USAGE;
+        o->g.mp.max_image_pixels = x;
+        break;
+    case A_DPI:
+        if (count_opt(nm, v, 10, 2400, &x))
+            return CLI_USAGE;
+        o->g.mp.pdf_dpi = (double)x;
+        break;
+    case A_PAGE:
+        if (count_opt(nm, v, 1, 1 << 20, &x))
+            return CLI_USAGE;
+        o->page = (int)x - 1;
+        break;
+    case A_HELP:
+        printf("usage: seer ask -m MODEL [--mmproj FILE] -p QUESTION [options] IMAGE|VIDEO...\n"
+               "  IMAGE                     JPEG, PNG, WebP, BMP, GIF, TIFF or PDF (format from the bytes); '-' = stdin\n"
+               "  VIDEO                     any video file FFmpeg reads; images come first, then videos (flags below)\n");
+        cli_opt_help(stdout, ask_opts_table, sizeof ask_opts_table / sizeof *ask_opts_table);
+        cli_video_help(stdout);
+        printf("%s", gen_help);
+        return -1;
+    }
     return 0;
 }
 
@@ -89,39 +122,14 @@ static int parse(int argc, char **argv, struct ask_opts *o)
             return CLI_USAGE;
         if (r)
             continue;
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        long long x;
-        if ((!strcmp(a, "-p") || !strcmp(a, "--prompt")) && v)
-            o->g.prompt = v, i++;
-        else if (!strcmp(a, "--mmproj") && v)
-            o->g.mp.mmproj = v, i++;
-        else if (!strcmp(a, "--raw"))
-            o->g.raw = true;
-        else if (!strcmp(a, "--json"))
-            o->g.json = true;
-        else if (!strcmp(a, "--dry-run"))
-            o->dry_run = true;
-        else if (!strcmp(a, "--image-min-tokens") || !strcmp(a, "--image-max-tokens")) {
-            if (count_opt(a, v, 1, (long long)1 << 30, &x))
-                return CLI_USAGE;
-            *(!strcmp(a, "--image-min-tokens") ? &o->g.mp.image_min_tokens : &o->g.mp.image_max_tokens) = x, i++;
-        } else if (!strcmp(a, "--max-image-pixels")) {
-            if (count_opt(a, v, 1, (long long)1 << 40, &x))
-                return CLI_USAGE;
-            o->g.mp.max_image_pixels = x, i++;
-        } else if (!strcmp(a, "--dpi")) {
-            if (count_opt(a, v, 10, 2400, &x))
-                return CLI_USAGE;
-            o->g.mp.pdf_dpi = (double)x, i++;
-        } else if (!strcmp(a, "--page")) {
-            if (count_opt(a, v, 1, 1 << 20, &x))
-                return CLI_USAGE;
-            o->page = (int)x - 1, i++;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            printf("%s%s%s", ask_help, cli_video_help, gen_help);
-            return -1;
+        const char *a = argv[i], *v;
+        const struct cli_opt *opt =
+            cli_opt_find(ask_opts_table, sizeof ask_opts_table / sizeof *ask_opts_table, argc, argv, &i, &v);
+        if (opt) {
+            if ((r = own_opt(opt, v, o)))
+                return r;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "seer ask: unknown or incomplete option '%s' (see seer ask --help)\n", a);
+            fprintf(stderr, "seer ask: unknown option '%s' (see seer ask --help)\n", a);
             return CLI_USAGE;
         } else if (o->n_images == MAX_IMAGES) {
             fprintf(stderr, "seer ask: at most %d images\n", MAX_IMAGES);
@@ -130,7 +138,9 @@ static int parse(int argc, char **argv, struct ask_opts *o)
             o->images[o->n_images++] = a;
     }
     o->g.gp.n_stop = n_stop;
-    if (!o->g.model || !o->g.prompt || o->n_images == 0) {
+    if (!o->g.model)
+        return cli_no_model("ask");
+    if (!o->g.prompt || o->n_images == 0) {
         fprintf(stderr, "seer ask: need -m MODEL, -p QUESTION and at least one IMAGE (see seer ask --help)\n");
         return CLI_USAGE;
     }
@@ -143,7 +153,7 @@ static int parse(int argc, char **argv, struct ask_opts *o)
     }
     int n = 0;
     for (int k = 0; k < o->n_images; k++) {
-        if (is_video(o->images[k]))
+        if (seer_is_video(o->images[k]))
             o->videos[o->n_videos++] = o->images[k];
         else
             o->images[n++] = o->images[k];
@@ -174,100 +184,58 @@ static int print_object(json_t *o)
     return CLI_OK;
 }
 
-/* The prompt's token count as the model would see it, from the tokenizer alone. */
-static int dry_prompt_tokens(const struct ask_opts *o, const seer_image_info *info,
-                             const struct cli_video_cost *vc, int64_t *n_tokens)
+/* The inputs as the library takes them: images measured (stdin, readable once, decoded here into
+   *piped and given as pixels), videos opened once for measuring and feeding (*opened[k], freed by
+   the caller). */
+static int load_inputs(const seer_model *m, const struct ask_opts *o, seer_image_input *in, seer_image_info *info,
+                       uint8_t **piped, seer_video_input *vin)
 {
-    struct tokenizer *tok = NULL;
-    char *text = NULL;
-    tok_ids ids = {0};
-    int rc = cli_load_tokenizer(o->g.model, &tok);
-    if (!rc && !o->g.raw) {
-        chat_part parts[2 * MAX_IMAGES + 1];
-        for (int k = 0; k < o->n_images; k++)
-            parts[k] = (chat_part){.type = CHAT_PART_IMAGE};
-        for (int k = 0; k < o->n_videos; k++)
-            parts[o->n_images + k] = (chat_part){.type = CHAT_PART_VIDEO};
-        parts[o->n_images + o->n_videos] = (chat_part){.type = CHAT_PART_TEXT, .text = o->g.prompt};
-        chat_message msgs[2];
-        size_t n = 0;
-        if (o->g.system)
-            msgs[n++] = (chat_message){.role = "system", .content = o->g.system};
-        msgs[n++] = (chat_message){.role = "user", .parts = parts, .n_parts = (size_t)(o->n_images + o->n_videos) + 1};
-        chat_params p = chat_params_default();
-        p.enable_thinking = o->g.gp.think != 0;
-        rc = chat_render(msgs, n, &p, &text, NULL);
-    }
-    const char *prompt = o->g.raw ? o->g.prompt : text;
-    if (!rc)
-        rc = tok_encode(tok, prompt, strlen(prompt), true, &ids);
-    if (!rc) {
-        int32_t pad = tok_token_to_id(tok, "<|image_pad|>", strlen("<|image_pad|>"));
-        int64_t n = (int64_t)ids.n;
-        int pads = 0;
-        for (size_t i = 0; i < ids.n; i++)
-            pads += ids.ids[i] == pad;
-        if (pads != o->n_images)
-            rc = seer_err(SEER_EINVAL, "the prompt has %d image placeholders but %d images were given", pads,
-                          o->n_images);
-        for (int k = 0; k < o->n_images; k++)
-            n += info[k].tokens - 1; /* each placeholder becomes the image's tokens (spec §5.4) */
-        for (int k = 0; k < o->n_videos && !rc; k++) {
-            int64_t extra = 0; /* each video's compound becomes its stamped pair runs */
-            if (!(rc = cli_video_prompt_tokens(tok, &vc[k].plan, &extra)))
-                n += extra - 3;
+    int rc = SEER_OK;
+    for (int k = 0; k < o->n_images && !rc; k++) {
+        in[k] = (seer_image_input){.path = o->images[k], .page = o->page};
+        if (!strcmp(o->images[k], "-")) {
+            int32_t w, h;
+            if ((rc = seer_image_decode(m, &in[k], piped, &w, &h)))
+                break;
+            in[k] = (seer_image_input){.rgb = *piped, .width = w, .height = h};
         }
-        *n_tokens = n;
+        /* seer_image_measure names files, not pixels */
+        if ((rc = seer_image_measure(m, &in[k], &info[k])) && !in[k].path)
+            rc = cli_err(rc, "-: %s", seer_last_error());
     }
-    tok_ids_free(&ids);
-    free(text);
-    tok_free(tok);
+    for (int k = 0; k < o->n_videos && !rc; k++) {
+        vin[k] = o->vin;
+        rc = seer_video_open(m, o->videos[k], &vin[k].video);
+    }
     return rc;
 }
 
-/* A measuring error names the image: the resize rule (vision/preprocess.c) only knows sizes. */
-static int err_in_file(int rc, const char *path)
-{
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", seer_last_error());
-    return seer_err(rc, "%s: %s", path, msg);
-}
-
-/* What an image file may cost to decode, from the command line (the model's rule, api/vision.c). */
-static struct media_limits ask_limits(const struct ask_opts *o)
-{
-    struct media_limits lim = media_limits_default();
-    if (o->g.mp.max_image_pixels > 0)
-        lim.max_pixels = o->g.mp.max_image_pixels;
-    if (o->g.mp.pdf_dpi > 0)
-        lim.dpi = o->g.mp.pdf_dpi;
-    return lim;
-}
-
+/* What the prompt costs, from a vocab_only model: each image's size and tokens, each video's plan,
+   and the prompt's tokens as the real run would feed them. */
 static int dry_run(const struct ask_opts *o)
 {
+    seer_image_input in[MAX_IMAGES];
     seer_image_info info[MAX_IMAGES];
-    const struct media_limits lim = ask_limits(o);
-    int64_t min_px, max_px, n_tokens = 0;
-    const char *hf_dir = io_path_kind(o->g.model) == IO_DIR ? o->g.model : NULL;
-    int rc = api_pixel_window(hf_dir, o->g.mp.image_min_tokens, o->g.mp.image_max_tokens, &min_px, &max_px);
-    for (int k = 0; k < o->n_images && !rc; k++) {
-        struct image_rgb8 im;
-        seer_image_input in = {.path = o->images[k], .page = o->page};
-        if (!(rc = api_image_decode(&lim, &in, &im))) {
-            if ((rc = api_image_measure_rgb(min_px, max_px, im.width, im.height, &info[k])))
-                rc = err_in_file(rc, o->images[k]);
-            image_rgb8_free(&im);
-        }
-    }
-    /* videos: the container's demux pass and the plan (spec §5.3), no decoding */
-    struct cli_video_cost *vc = o->n_videos ? calloc((size_t)o->n_videos, sizeof *vc) : NULL;
-    if (!rc && o->n_videos && !vc)
-        rc = seer_err(SEER_ENOMEM, "no memory for %d video plans", o->n_videos);
-    for (int k = 0; k < o->n_videos && !rc; k++)
-        rc = cli_video_cost(o->g.model, o->videos[k], &o->vin, NULL, NULL, false, &vc[k]);
+    seer_video_input vin[MAX_IMAGES] = {{0}};
+    seer_video_info vinfo[MAX_IMAGES];
+    seer_model_params mp = o->g.mp;
+    seer_model *m = NULL;
+    seer_context *ctx = NULL;
+    uint8_t *piped = NULL;
+    int64_t n_tokens = 0;
+    mp.vocab_only = 1;
+    int rc = seer_model_load(o->g.model, &mp, &m);
     if (!rc)
-        rc = dry_prompt_tokens(o, info, vc, &n_tokens);
+        rc = seer_context_create(m, &o->g.cp, &ctx);
+    if (!rc)
+        rc = load_inputs(m, o, in, info, &piped, vin);
+    if (!rc && o->g.raw)
+        rc = seer_text_measure(ctx, o->g.prompt, in, (size_t)o->n_images, &n_tokens);
+    else if (!rc && !(o->g.system && (rc = seer_chat_add(ctx, "system", o->g.system))) &&
+             !(rc = seer_chat_add_media(ctx, "user", in, (size_t)o->n_images, vin, (size_t)o->n_videos, o->g.prompt)))
+        rc = seer_chat_measure(ctx, &o->g.gp, &n_tokens);
+    for (int k = 0; k < o->n_videos && !rc; k++)
+        rc = seer_video_measure(m, &vin[k], &vinfo[k]);
     int status = CLI_OK;
     if (rc)
         status = cli_fail(rc);
@@ -276,15 +244,15 @@ static int dry_run(const struct ask_opts *o)
             printf("%s: %dx%d -> %dx%d, %lld tokens\n", o->images[k], info[k].width, info[k].height,
                    info[k].resized_width, info[k].resized_height, (long long)info[k].tokens);
         for (int k = 0; k < o->n_videos; k++)
-            printf("%s: %lld frames sampled at %dx%d, %lld tokens\n", o->videos[k], (long long)vc[k].plan.n_frames,
-                   vc[k].plan.width, vc[k].plan.height, (long long)vc[k].plan.tokens);
+            printf("%s: %lld frames sampled at %dx%d, %lld tokens\n", o->videos[k], (long long)vinfo[k].sampled_frames,
+                   vinfo[k].resized_width, vinfo[k].resized_height, (long long)vinfo[k].tokens);
         printf("prompt: %lld tokens\n", (long long)n_tokens);
     } else {
         json_t *arr = json_array(), *vids = json_array();
         for (int k = 0; k < o->n_images; k++)
             json_array_append_new(arr, image_json(o->images[k], &info[k]));
         for (int k = 0; k < o->n_videos; k++) {
-            json_t *j = cli_video_cost_json(&vc[k]);
+            json_t *j = cli_video_info_json(&vinfo[k], -1);
             json_object_set_new(j, "path", json_string(o->videos[k]));
             json_object_del(j, "prompt_tokens");
             json_array_append_new(vids, j);
@@ -292,9 +260,11 @@ static int dry_run(const struct ask_opts *o)
         status = print_object(json_pack("{s:o, s:o, s:I}", "images", arr, "videos", vids, "prompt_tokens",
                                         (json_int_t)n_tokens));
     }
-    for (int k = 0; k < o->n_videos && vc; k++)
-        cli_video_cost_clear(&vc[k]);
-    free(vc);
+    for (int k = 0; k < o->n_videos; k++)
+        seer_video_free(vin[k].video);
+    seer_free(piped);
+    seer_context_free(ctx);
+    seer_model_free(m);
     return status;
 }
 
@@ -327,13 +297,11 @@ int cli_ask(int argc, char **argv)
         return dry_run(&o);
     seer_image_input in[MAX_IMAGES];
     seer_image_info info[MAX_IMAGES];
-    for (int k = 0; k < o.n_images; k++)
-        in[k] = (seer_image_input){.path = o.images[k], .page = o.page};
+    seer_video_input vin[MAX_IMAGES] = {{0}};
     seer_model *m = NULL;
     seer_context *ctx = NULL;
     seer_result r = {0};
-    struct image_rgb8 piped = {0};
-    const struct media_limits lim = ask_limits(&o);
+    uint8_t *piped = NULL;
     int rc;
     status = CLI_FAIL;
     if (!o.g.json)
@@ -343,29 +311,13 @@ int cli_ask(int argc, char **argv)
     if ((rc = seer_model_load(o.g.model, &o.g.mp, &m)) || (rc = seer_context_create(m, &o.g.cp, &ctx)))
         goto fail;
     gen_start(&o.g); /* Ctrl-C stops the answer and keeps it; prompt progress */
-    /* stdin can be read once: decoded here, its pixels are measured and fed like any image */
-    for (int k = 0; k < o.n_images; k++) {
-        if (!strcmp(o.images[k], "-")) {
-            if ((rc = api_image_decode(&lim, &in[k], &piped)))
-                goto fail;
-            in[k] = (seer_image_input){.rgb = piped.px, .width = piped.width, .height = piped.height};
-        }
-        if ((rc = seer_image_measure(m, &in[k], &info[k]))) {
-            if (!in[k].path) /* seer_image_measure names files, not pixels */
-                rc = err_in_file(rc, "-");
-            goto fail;
-        }
-    }
+    if ((rc = load_inputs(m, &o, in, info, &piped, vin)))
+        goto fail;
     if (o.g.raw)
         rc = seer_generate_text_images(ctx, o.g.prompt, in, (size_t)o.n_images, &o.g.gp, &r);
-    else {
-        seer_video_input vin[MAX_IMAGES];
-        for (int k = 0; k < o.n_videos; k++)
-            vin[k] = o.vin, vin[k].path = o.videos[k];
-        if (!(o.g.system && (rc = seer_chat_add(ctx, "system", o.g.system))) &&
-            !(rc = seer_chat_add_media(ctx, "user", in, (size_t)o.n_images, vin, (size_t)o.n_videos, o.g.prompt)))
-            rc = seer_chat_generate(ctx, &o.g.gp, &r);
-    }
+    else if (!(o.g.system && (rc = seer_chat_add(ctx, "system", o.g.system))) &&
+             !(rc = seer_chat_add_media(ctx, "user", in, (size_t)o.n_images, vin, (size_t)o.n_videos, o.g.prompt)))
+        rc = seer_chat_generate(ctx, &o.g.gp, &r);
     if (rc)
         goto fail;
     if (o.g.json)
@@ -383,7 +335,9 @@ fail:
         fflush(stdout);
     status = cli_fail(rc);
 done:
-    image_rgb8_free(&piped);
+    for (int k = 0; k < o.n_videos; k++)
+        seer_video_free(vin[k].video);
+    seer_free(piped);
     seer_result_clear(&r);
     seer_context_free(ctx);
     seer_model_free(m);

@@ -175,10 +175,8 @@ int cli_chat(int argc, char **argv)
     }
     o.gp.n_stop = n_stop;
     o.gp.on_text = gen_stream_stdout;
-    if (!o.model) {
-        fprintf(stderr, "seer chat: need -m MODEL\n");
-        return CLI_USAGE;
-    }
+    if (!o.model)
+        return cli_no_model("chat");
     seer_model *m = NULL;
     seer_context *ctx = NULL;
     struct transcript t = {json_array()};

@@ -12,7 +12,7 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2, CLI_INTERRUPTED = 130 };
 
 #include "seer.h"
 
-/* The -v/-q level the user chose (cli/main.c). */
+/* The -v/-q level the user chose (set by cli/main.c; defined in cli/util.c). */
 extern seer_log_level cli_log_level;
 
 int cli_info(int argc, char **argv);
@@ -49,8 +49,12 @@ int cli_list(int argc, char **argv);
    cli_default_model() is qwen3.5-0.8b's directory when it is there, else NULL (-m required). */
 int cli_model_arg(const char *arg, const char **path);
 const char *cli_default_model(void);
+/* When a model-taking command has no model (no -m, and cli_default_model() is NULL): one line on
+   stderr, "seer COMMAND: no model given and none pulled", naming `seer pull qwen3.5-0.8b` and -m;
+   returns CLI_USAGE. */
+int cli_no_model(const char *command);
 
-/* Prints "seer: <cli_last_error()>" to stderr (cli/util.h) and returns CLI_FAIL. */
+/* Prints "seer: <cli_last_error()>" to stderr (cli/util.h) and returns CLI_FAIL (cli/util.c). */
 int cli_fail(int rc);
 
 /* Faults (cli/faults.c, docs/RELIABILITY.md): cli_faults_install sets SIGBUS to name the model

@@ -1,10 +1,12 @@
 /* describe.c — `seer describe`: what happens in one or more videos, streamed to stdout with the
    times the model read from the prompt's `<t.t seconds>` stamps (spec §5.3, §5.4). Long videos are
    cut into --chunk pieces, each described with its absolute times, and written as subtitles
-   (--srt, --vtt) or chapters (--chapters-json). --dry-run loads no weights: it reads the container
-   and prints the plan and what it costs. Several videos share one loaded model; a file that cannot
-   be read is reported and the others go on (exit status 3).
-   Divisions: sampling flags · the dry-run cost · subtitle files · the command. */
+   (--srt, --vtt) or chapters (--chapters-json); each file is opened once (seer_video_open) and its
+   chunks planned from that one reading. --dry-run loads no weights (a vocab_only model): it reads
+   the container and prints the plan and what it costs (seer_video_measure, seer_chat_measure).
+   Several videos share one loaded model; a file that cannot be read is reported and the others go
+   on (exit status 3). A client of seer.h alone.
+   Divisions: sampling flags · the dry-run account · subtitle files · the command. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -13,17 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "api/video.h"
 #include "cli/cli.h"
 #include "cli/describe.h"
 #include "cli/gen.h"
-#include "core/error.h"
-#include "core/gguf.h"
-#include "core/io.h"
-#include "core/util.h"
-#include "lm/chat.h"
-#include "lm/config.h"
-#include "lm/tokenizer.h"
+#include "cli/util.h"
 
 #define MAX_VIDEOS 256
 /* Exit status when some videos were described and others could not be read (as `seer ocr`). */
@@ -34,184 +29,108 @@ static const char default_prompt[] =
 
 /* ---- sampling flags --------------------------------------------------------------------------- */
 
-const char cli_video_help[] =
-    "  --fps F             frames sampled per second of video (default: the model's, 2)\n"
-    "  --min-frames N, --max-frames N   sampled frames per video (default: the model's, 4..768)\n"
-    "  --max-video-tokens N  fit each video in N tokens: lower resolution first, then fewer frames\n"
-    "  --start T, --end T  use only this part (seconds, MM:SS or HH:MM:SS); times stay the file's\n";
+enum { V_FPS = 1, V_MIN_FRAMES, V_MAX_FRAMES, V_MAX_TOKENS, V_START, V_END };
+
+static const struct cli_opt video_opts[] = {
+    {{"--fps"}, "F", "frames sampled per second of video (default: the model's, 2)", V_FPS},
+    {{"--min-frames"}, "N", "fewest frames sampled per video (default: the model's, 4)", V_MIN_FRAMES},
+    {{"--max-frames"}, "N", "most frames sampled per video (default: the model's, 768)", V_MAX_FRAMES},
+    {{"--max-video-tokens"}, "N", "fit each video in N tokens: lower resolution first, then fewer frames", V_MAX_TOKENS},
+    {{"--start"}, "T", "use only the part from T (seconds, MM:SS or HH:MM:SS); times stay the file's", V_START},
+    {{"--end"}, "T", "... up to T", V_END},
+};
+
+void cli_video_help(FILE *f) { cli_opt_help(f, video_opts, sizeof video_opts / sizeof *video_opts); }
+
+double cli_parse_time(const char *s)
+{
+    double t = 0;
+    int fields = 0;
+    if (!s || !*s)
+        return -1;
+    for (;;) {
+        char *end;
+        double x = strtod(s, &end);
+        if (end == s || !(x >= 0) || x > 1e9 || (*end && *end != ':') || ++fields > 3)
+            return -1;
+        t = t * 60 + x;
+        if (!*end)
+            return t;
+        s = end + 1;
+    }
+}
 
 int cli_video_parse_opt(int argc, char **argv, int *i, seer_video_input *in)
 {
-    const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    const char *v, *a = argv[*i];
+    const int at = *i;
+    const struct cli_opt *opt = cli_opt_find(video_opts, sizeof video_opts / sizeof *video_opts, argc, argv, i, &v);
     char *end;
-    if (!strcmp(a, "--start") || !strcmp(a, "--end")) {
-        double t = video_parse_time(v);
-        if (t < 0)
-            return fprintf(stderr, "seer: %s needs a time (seconds, MM:SS or HH:MM:SS), got '%s'\n", a, v ? v : ""), -1;
-        *(a[2] == 's' ? &in->start_seconds : &in->end_seconds) = t;
-    } else if (!strcmp(a, "--fps")) {
-        double f = v ? strtod(v, &end) : 0;
-        if (!v || end == v || *end || !(f > 0 && f <= 1000))
-            return fprintf(stderr, "seer: --fps needs a rate in (0, 1000], got '%s'\n", v ? v : ""), -1;
-        in->fps = f;
-    } else if (!strcmp(a, "--min-frames") || !strcmp(a, "--max-frames") || !strcmp(a, "--max-video-tokens")) {
-        const long long hi = a[2] == 'm' && a[6] == 'v' ? (long long)1 << 40 : VIDEO_MAX_FRAMES_PLANNED;
-        long long x = v ? strtoll(v, &end, 10) : 0;
-        if (!v || end == v || *end || x < 1 || x > hi)
-            return fprintf(stderr, "seer: %s needs a whole number in [1, %lld], got '%s'\n", a, hi, v ? v : ""), -1;
-        if (a[6] == 'v')
-            in->max_tokens = x;
-        else
-            *(a[3] == 'i' ? &in->min_frames : &in->max_frames) = x;
-    } else
+    if (!opt)
         return 0;
-    ++*i;
+    const char *nm = opt->name[0];
+    if (!v) {
+        *i = at;
+        return fprintf(stderr, "seer: %s needs a value (%s)\n", a, opt->arg), -1;
+    }
+    if (opt->key == V_START || opt->key == V_END) {
+        double t = cli_parse_time(v);
+        if (t < 0)
+            return fprintf(stderr, "seer: %s needs a time (seconds, MM:SS or HH:MM:SS), got '%s'\n", nm, v), -1;
+        *(opt->key == V_START ? &in->start_seconds : &in->end_seconds) = t;
+    } else if (opt->key == V_FPS) {
+        double f = strtod(v, &end);
+        if (end == v || *end || !(f > 0 && f <= 1000))
+            return fprintf(stderr, "seer: --fps needs a rate in (0, 1000], got '%s'\n", v), -1;
+        in->fps = f;
+    } else {
+        /* frame counts within what one plan may hold (the library's 4096 frames, spec §5.3) */
+        const long long hi = opt->key == V_MAX_TOKENS ? (long long)1 << 40 : 4096;
+        long long x = strtoll(v, &end, 10);
+        if (end == v || *end || x < 1 || x > hi)
+            return fprintf(stderr, "seer: %s needs a whole number in [1, %lld], got '%s'\n", nm, hi, v), -1;
+        *(opt->key == V_MAX_TOKENS ? &in->max_tokens : opt->key == V_MIN_FRAMES ? &in->min_frames : &in->max_frames) = x;
+    }
     return 1;
 }
 
-/* ---- the dry-run cost ------------------------------------------------------------------------- */
+/* ---- the dry-run account ------------------------------------------------------------------------ */
 
-/* The text model's hidden size from its config alone (config.json or the GGUF's metadata). */
-static int hidden_size(const char *model, int64_t *h)
+json_t *cli_video_info_json(const seer_video_info *in, int64_t prompt_tokens)
 {
-    struct qwen35_config cfg;
-    char path[4096];
-    int rc;
-    if (io_path_kind(model) == IO_DIR) {
-        snprintf(path, sizeof path, "%s/config.json", model);
-        rc = qwen35_config_from_hf_file(path, &cfg);
-    } else {
-        gguf *g = NULL;
-        if (!(rc = gguf_open(model, &g)))
-            rc = qwen35_config_from_gguf(g, &cfg);
-        gguf_free(g);
-    }
-    if (!rc)
-        *h = cfg.n_embd;
-    return rc;
-}
-
-int cli_video_prompt_tokens(struct tokenizer *tok, const struct video_plan *p, int64_t *n)
-{
-    /* the compound <|vision_start|><|video_pad|><|vision_end|> becomes, per pair, the stamp's
-       tokens, <|vision_start|>, the pads and <|vision_end|> */
-    const int64_t per_pair = (p->height / VIS_FACTOR) * (p->width / VIS_FACTOR);
-    int64_t total = 0;
-    int rc = SEER_OK;
-    for (int64_t g = 0; g < p->n_groups && !rc; g++) {
-        char ts[64];
-        tok_ids t = {0};
-        video_timestamp_text(p->group_seconds[g], ts, sizeof ts);
-        if (!(rc = tok_encode(tok, ts, strlen(ts), false, &t)))
-            total += (int64_t)t.n + 2 + per_pair;
-        tok_ids_free(&t);
-    }
-    if (!rc)
-        *n = total;
-    return rc;
-}
-
-/* Tokens of the rendered prompt with the video compound expanded as api/video.c does (spec §5.4). */
-static int prompt_tokens(const char *model, const struct video_plan *p, const char *system, const char *prompt,
-                         bool think, int64_t *n_tokens)
-{
-    struct tokenizer *tok = NULL;
-    char *text = NULL;
-    tok_ids ids = {0};
-    int rc = cli_load_tokenizer(model, &tok);
-    if (!rc) {
-        chat_part parts[2] = {{.type = CHAT_PART_VIDEO}, {.type = CHAT_PART_TEXT, .text = prompt}};
-        chat_message msgs[2];
-        size_t n = 0;
-        if (system)
-            msgs[n++] = (chat_message){.role = "system", .content = system};
-        msgs[n++] = (chat_message){.role = "user", .parts = parts, .n_parts = 2};
-        chat_params cp = chat_params_default();
-        cp.enable_thinking = think;
-        rc = chat_render(msgs, n, &cp, &text, NULL);
-    }
-    if (!rc)
-        rc = tok_encode(tok, text, strlen(text), true, &ids);
-    int64_t extra = 0;
-    if (!rc && !(rc = cli_video_prompt_tokens(tok, p, &extra)))
-        *n_tokens = (int64_t)ids.n - 3 + extra;
-    tok_ids_free(&ids);
-    free(text);
-    tok_free(tok);
-    return rc;
-}
-
-int cli_video_cost(const char *model, const char *path, const seer_video_input *in, const char *system,
-                   const char *prompt, bool think, struct cli_video_cost *out)
-{
-    struct cli_video_cost c = {.prompt_tokens = -1};
-    struct video_settings defaults = video_settings_default();
-    int64_t H = 0;
-    int rc = model && io_path_kind(model) == IO_DIR ? video_settings_load(model, &defaults) : SEER_OK;
-    const struct video_settings s = api_video_settings(&defaults, in);
-    if (!rc)
-        rc = video_open(path, &c.v);
-    if (!rc)
-        rc = video_plan_make(video_file_info(c.v), path, &s, &c.plan);
-    if (!rc && model && !(rc = hidden_size(model, &H)))
-        rc = prompt_tokens(model, &c.plan, system, prompt, think, &c.prompt_tokens);
-    if (rc) {
-        cli_video_cost_clear(&c);
-        return rc;
-    }
-    const int64_t rows = (c.plan.height / VIS_PATCH) * (c.plan.width / VIS_PATCH);
-    c.memory_bytes = c.plan.tokens * H * (int64_t)sizeof(float) + rows * VIS_ROW_DIM * (int64_t)sizeof(float) +
-                     2 * (int64_t)c.plan.width * c.plan.height * 3;
-    *out = c;
-    return SEER_OK;
-}
-
-void cli_video_cost_clear(struct cli_video_cost *c)
-{
-    video_plan_clear(&c->plan);
-    video_close(c->v);
-    c->v = NULL;
-}
-
-json_t *cli_video_cost_json(const struct cli_video_cost *c)
-{
-    const struct video_info *in = video_file_info(c->v);
-    const struct video_plan *p = &c->plan;
-    const int64_t per_pair = (p->height / VIS_FACTOR) * (p->width / VIS_FACTOR);
+    const int64_t per_pair = in->pairs ? in->tokens / in->pairs : 0;
     json_t *frames = json_array(), *groups = json_array();
-    for (int64_t k = 0; k < p->n_frames; k++)
-        json_array_append_new(frames, json_pack("{s:I, s:f}", "index", (json_int_t)p->index[k], "seconds",
-                                                p->seconds[k]));
-    for (int64_t g = 0; g < p->n_groups; g++)
-        json_array_append_new(groups, json_pack("{s:f, s:I}", "seconds", p->group_seconds[g], "tokens",
+    for (int64_t k = 0; k < in->sampled_frames; k++)
+        json_array_append_new(frames, json_pack("{s:I, s:f}", "index", (json_int_t)in->frame_index[k], "seconds",
+                                                in->frame_seconds[k]));
+    for (int64_t g = 0; g < in->pairs; g++)
+        json_array_append_new(groups, json_pack("{s:f, s:I}", "seconds", in->pair_seconds[g], "tokens",
                                                 (json_int_t)per_pair));
     return json_pack("{s:f, s:f, s:I, s:o, s:i, s:i, s:o, s:I, s:o, s:I}", "duration_seconds", in->duration,
-                     "fps_source", in->fps, "frames_source", (json_int_t)in->n_frames, "frames", frames,
-                     "resized_width", p->width, "resized_height", p->height, "groups", groups, "video_tokens",
-                     (json_int_t)p->tokens, "prompt_tokens",
-                     c->prompt_tokens >= 0 ? json_integer(c->prompt_tokens) : json_null(), "memory_bytes",
-                     (json_int_t)c->memory_bytes);
+                     "fps_source", in->fps, "frames_source", (json_int_t)in->frames, "frames", frames,
+                     "resized_width", in->resized_width, "resized_height", in->resized_height, "groups", groups,
+                     "video_tokens", (json_int_t)in->tokens, "prompt_tokens",
+                     prompt_tokens >= 0 ? json_integer(prompt_tokens) : json_null(), "memory_bytes",
+                     (json_int_t)in->memory_bytes);
 }
 
-void cli_video_cost_print(const char *path, const struct cli_video_cost *c)
+void cli_video_info_print(const char *path, const seer_video_info *in, int64_t prompt_tokens)
 {
-    const struct video_info *in = video_file_info(c->v);
-    const struct video_plan *p = &c->plan;
     printf("%s: %.2f s, %dx%d%s, %lld frames at %.3f fps (%s), %s\n", path, in->duration, in->width, in->height,
-           in->rotation ? " (rotated)" : "", (long long)in->n_frames, in->fps, in->fps_source, in->codec);
-    printf("  %lld frames sampled (%lld pairs) at %dx%d: %lld video tokens\n", (long long)p->n_frames,
-           (long long)p->n_groups, p->width, p->height, (long long)p->tokens);
-    if (p->note[0])
-        printf("  %s\n", p->note);
-    for (int64_t g = 0; g < p->n_groups; g++) {
-        char ts[64];
-        video_timestamp_text(p->group_seconds[g], ts, sizeof ts);
-        printf("  %-16s frames %lld, %lld\n", ts, (long long)p->index[2 * g],
-               (long long)p->index[MIN(2 * g + 1, p->n_frames - 1)]);
+           in->rotation ? " (rotated)" : "", (long long)in->frames, in->fps, in->fps_source, in->codec);
+    printf("  %lld frames sampled (%lld pairs) at %dx%d: %lld video tokens\n", (long long)in->sampled_frames,
+           (long long)in->pairs, in->resized_width, in->resized_height, (long long)in->tokens);
+    if (in->note[0])
+        printf("  %s\n", in->note);
+    for (int64_t g = 0; g < in->pairs; g++) {
+        char ts[64]; /* the stamp as the model reads it (spec §5.4) */
+        snprintf(ts, sizeof ts, "<%.1f seconds>", in->pair_seconds[g]);
+        printf("  %-16s frames %lld, %lld\n", ts, (long long)in->frame_index[2 * g],
+               (long long)in->frame_index[MIN(2 * g + 1, in->sampled_frames - 1)]);
     }
-    if (c->prompt_tokens >= 0)
-        printf("  prompt: %lld tokens; memory for the video: %.1f MiB\n", (long long)c->prompt_tokens,
-               (double)c->memory_bytes / (1 << 20));
+    if (prompt_tokens >= 0)
+        printf("  prompt: %lld tokens; memory for the video: %.1f MiB\n", (long long)prompt_tokens,
+               (double)in->memory_bytes / (1 << 20));
 }
 
 /* ---- subtitle files --------------------------------------------------------------------------- */
@@ -233,10 +152,10 @@ static int write_atomic(const char *path, int kind, const struct chunk *ch, size
 {
     char tmp[4200];
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
-        return seer_err(SEER_EINVAL, "%s: path too long", path);
+        return cli_err(SEER_EINVAL, "%s: path too long", path);
     FILE *f = fopen(tmp, "w");
     if (!f)
-        return seer_err(SEER_EIO, "%s: %s", tmp, strerror(errno));
+        return cli_err(SEER_EIO, "%s: %s", tmp, strerror(errno));
     if (kind == 'j') {
         json_t *arr = json_array();
         for (size_t i = 0; i < n; i++)
@@ -272,22 +191,26 @@ static int write_atomic(const char *path, int kind, const struct chunk *ch, size
     if ((fclose(f) != 0) | bad || rename(tmp, path) != 0) {
         int e = errno;
         remove(tmp);
-        return seer_err(SEER_EIO, "%s: cannot write it: %s", path, strerror(e));
+        return cli_err(SEER_EIO, "%s: cannot write it: %s", path, strerror(e));
     }
     return SEER_OK;
 }
 
 /* ---- the command ------------------------------------------------------------------------------ */
 
-static const char describe_help[] =
-    "usage: seer describe -m MODEL [options] VIDEO...\n"
-    "  VIDEO               any file FFmpeg reads (MP4, MKV, WebM, MOV, AVI, MPEG-TS, GIF, ...)\n"
-    "  -p PROMPT           what to ask (default: describe what happens, in order, with times)\n"
-    "  --json              one JSON object per video (text, chunks, plan, timings)\n"
-    "  --dry-run           load no weights: the sampled frames, times, size, tokens and memory\n"
-    "  --chunk DUR         describe each DUR-long piece (e.g. 60s, 90, 1:30) with absolute times\n"
-    "  --srt FILE, --vtt FILE, --chapters-json FILE   one entry per chunk (written atomically)\n"
-    "  --mmproj FILE       the vision projector of a GGUF text model\n";
+enum { D_PROMPT = 1, D_JSON, D_DRY_RUN, D_CHUNK, D_SRT, D_VTT, D_CHAPTERS, D_MMPROJ, D_HELP };
+
+static const struct cli_opt describe_opts[] = {
+    {{"-p", "--prompt"}, "PROMPT", "what to ask (default: describe what happens, in order, with times)", D_PROMPT},
+    {{"--json"}, NULL, "one JSON object per video (text, chunks, plan, timings)", D_JSON},
+    {{"--dry-run"}, NULL, "load no weights: the sampled frames, times, size, tokens and memory", D_DRY_RUN},
+    {{"--chunk"}, "DUR", "describe each DUR-long piece (e.g. 60s, 90, 1:30) with absolute times", D_CHUNK},
+    {{"--srt"}, "FILE", "one subtitle per chunk (files are written atomically)", D_SRT},
+    {{"--vtt"}, "FILE", "one WebVTT cue per chunk", D_VTT},
+    {{"--chapters-json"}, "FILE", "one chapter per chunk: start, end, text", D_CHAPTERS},
+    {{"--mmproj"}, "FILE", "the vision projector of a GGUF text model", D_MMPROJ},
+    {{"-h", "--help"}, NULL, "this help", D_HELP},
+};
 
 struct describe_opts {
     struct gen_opts g;
@@ -298,6 +221,44 @@ struct describe_opts {
     const char *videos[MAX_VIDEOS];
     int n_videos;
 };
+
+/* One of describe's own options (opt, its value v): 0, -1 for --help (printed), or CLI_USAGE. */
+static int own_opt(const struct cli_opt *opt, const char *v, struct describe_opts *o)
+{
+    if (opt->arg && !v) {
+        fprintf(stderr, "seer describe: %s needs a value (%s)\n", opt->name[0], opt->arg);
+        return CLI_USAGE;
+    }
+    switch (opt->key) {
+    case D_PROMPT: o->g.prompt = v; break;
+    case D_JSON: o->g.json = true; break;
+    case D_DRY_RUN: o->dry_run = true; break;
+    case D_SRT: o->srt = v; break;
+    case D_VTT: o->vtt = v; break;
+    case D_CHAPTERS: o->chapters = v; break;
+    case D_MMPROJ: o->g.mp.mmproj = v; break;
+    case D_CHUNK: {
+        char t[64];
+        snprintf(t, sizeof t, "%s", v);
+        size_t n = strlen(t);
+        if (n && t[n - 1] == 's')
+            t[n - 1] = '\0';
+        if ((o->chunk = cli_parse_time(t)) < 1) {
+            fprintf(stderr, "seer describe: --chunk needs a duration of at least 1 s (60s, 90, 1:30), got '%s'\n", v);
+            return CLI_USAGE;
+        }
+        break;
+    }
+    case D_HELP:
+        printf("usage: seer describe -m MODEL [options] VIDEO...\n"
+               "  VIDEO                     any file FFmpeg reads (MP4, MKV, WebM, MOV, AVI, MPEG-TS, GIF, ...)\n");
+        cli_opt_help(stdout, describe_opts, sizeof describe_opts / sizeof *describe_opts);
+        cli_video_help(stdout);
+        printf("%s", gen_help);
+        return -1;
+    }
+    return 0;
+}
 
 static int parse(int argc, char **argv, struct describe_opts *o)
 {
@@ -315,37 +276,14 @@ static int parse(int argc, char **argv, struct describe_opts *o)
             return CLI_USAGE;
         if (r)
             continue;
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if ((!strcmp(a, "-p") || !strcmp(a, "--prompt")) && v)
-            o->g.prompt = v, i++;
-        else if (!strcmp(a, "--mmproj") && v)
-            o->g.mp.mmproj = v, i++;
-        else if (!strcmp(a, "--json"))
-            o->g.json = true;
-        else if (!strcmp(a, "--dry-run"))
-            o->dry_run = true;
-        else if (!strcmp(a, "--chunk") && v) {
-            char t[64];
-            snprintf(t, sizeof t, "%s", v);
-            size_t n = strlen(t);
-            if (n && t[n - 1] == 's')
-                t[n - 1] = '\0';
-            if ((o->chunk = video_parse_time(t)) < 1) {
-                fprintf(stderr, "seer describe: --chunk needs a duration of at least 1 s (60s, 90, 1:30), got '%s'\n", v);
-                return CLI_USAGE;
-            }
-            i++;
-        } else if (!strcmp(a, "--srt") && v)
-            o->srt = v, i++;
-        else if (!strcmp(a, "--vtt") && v)
-            o->vtt = v, i++;
-        else if (!strcmp(a, "--chapters-json") && v)
-            o->chapters = v, i++;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            printf("%s%s%s", describe_help, cli_video_help, gen_help);
-            return -1;
+        const char *a = argv[i], *v;
+        const struct cli_opt *opt =
+            cli_opt_find(describe_opts, sizeof describe_opts / sizeof *describe_opts, argc, argv, &i, &v);
+        if (opt) {
+            if ((r = own_opt(opt, v, o)))
+                return r;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "seer describe: unknown or incomplete option '%s' (see seer describe --help)\n", a);
+            fprintf(stderr, "seer describe: unknown option '%s' (see seer describe --help)\n", a);
             return CLI_USAGE;
         } else if (o->n_videos == MAX_VIDEOS) {
             fprintf(stderr, "seer describe: at most %d videos\n", MAX_VIDEOS);
@@ -354,7 +292,9 @@ static int parse(int argc, char **argv, struct describe_opts *o)
             o->videos[o->n_videos++] = a;
     }
     o->g.gp.n_stop = n_stop;
-    if (!o->n_videos || (!o->g.model && !o->dry_run)) {
+    if (!o->g.model && !o->dry_run)
+        return cli_no_model("describe");
+    if (!o->n_videos) {
         fprintf(stderr, "seer describe: need -m MODEL and at least one VIDEO (see seer describe --help)\n");
         return CLI_USAGE;
     }
@@ -365,28 +305,53 @@ static int parse(int argc, char **argv, struct describe_opts *o)
     return 0;
 }
 
+/* The whole prompt's tokens for one video, as the real run's first chunk feeds them. */
+static int dry_prompt_tokens(seer_context *ctx, const struct describe_opts *o, const seer_video_input *vin,
+                             int64_t *n)
+{
+    int rc = seer_context_reset(ctx);
+    if (!rc && o->g.system)
+        rc = seer_chat_add(ctx, "system", o->g.system);
+    if (!rc)
+        rc = seer_chat_add_media(ctx, "user", NULL, 0, vin, 1, o->g.prompt);
+    return rc ? rc : seer_chat_measure(ctx, &o->g.gp, n);
+}
+
+/* The plan and cost of each video, from its container and the model's configuration alone (no
+   -m: the default sampling settings, and no token or memory count). */
 static int dry_run(const struct describe_opts *o)
 {
-    int failed = 0;
+    seer_model *m = NULL;
+    seer_context *ctx = NULL;
+    seer_model_params mp = o->g.mp;
+    int failed = 0, rc;
+    mp.vocab_only = 1;
+    if (o->g.model && ((rc = seer_model_load(o->g.model, &mp, &m)) || (rc = seer_context_create(m, &o->g.cp, &ctx)))) {
+        seer_model_free(m);
+        return cli_fail(rc);
+    }
     for (int k = 0; k < o->n_videos; k++) {
-        struct cli_video_cost c;
-        int rc = cli_video_cost(o->g.model, o->videos[k], &o->vin, o->g.system, o->g.prompt, o->g.gp.think != 0, &c);
+        seer_video_input vin = o->vin;
+        seer_video_info info;
+        int64_t prompt_tokens = -1;
+        if (!(rc = seer_video_open(m, o->videos[k], &vin.video)) && !(ctx && (rc = dry_prompt_tokens(ctx, o, &vin, &prompt_tokens))))
+            rc = seer_video_measure(m, &vin, &info);
         if (rc) {
             cli_fail(rc);
             failed++;
-            continue;
-        }
-        if (o->g.json) {
-            json_t *j = cli_video_cost_json(&c);
+        } else if (o->g.json) {
+            json_t *j = cli_video_info_json(&info, prompt_tokens);
             char *s = j ? json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
             if (s)
                 printf("%s\n", s);
             free(s);
             json_decref(j);
         } else
-            cli_video_cost_print(o->videos[k], &c);
-        cli_video_cost_clear(&c);
+            cli_video_info_print(o->videos[k], &info, prompt_tokens);
+        seer_video_free(vin.video);
     }
+    seer_context_free(ctx);
+    seer_model_free(m);
     return failed == 0 ? CLI_OK : failed == o->n_videos ? CLI_FAIL : CLI_PARTIAL;
 }
 
@@ -397,68 +362,68 @@ struct progress {
     double t0, chunk_t0;
 };
 
-static void on_progress(const char *path, int64_t done, int64_t total, void *user)
+static int on_video_progress(const char *path, int64_t done, int64_t total, void *user)
 {
     struct progress *p = user;
-    const double now = seer_time_now(), in_chunk = now - p->chunk_t0;
+    const double now = cli_time_now(), in_chunk = now - p->chunk_t0;
     const double left = done ? in_chunk / (double)done * (double)(total - done) : 0;
     const double per_chunk = p->chunk > 1 ? (p->chunk_t0 - p->t0) / (p->chunk - 1) : in_chunk + left;
     fprintf(stderr, "\r%s: chunk %d/%d, frame pairs %lld/%lld, %.0f s elapsed, ~%.0f s left   ", path, p->chunk,
             p->n_chunks, (long long)done, (long long)total, now - p->t0, left + per_chunk * (p->n_chunks - p->chunk));
     if (done == total)
         fputc('\n', stderr);
+    return 0; /* Ctrl-C is seen at the next prompt micro-batch (gen_start's on_progress) */
 }
 
-/* Describes one video (each chunk in its own fresh context); chunks get the texts. */
-static int describe_one(seer_context *ctx, const struct describe_opts *o, const char *path,
+/* Describes one video (each chunk in its own fresh context) from one opening of the file; chunks
+   get the texts. */
+static int describe_one(const seer_model *m, seer_context *ctx, const struct describe_opts *o, const char *path,
                         struct chunk **out, size_t *n_out, json_t *jout)
 {
-    video_file *v = NULL;
-    int rc = video_open(path, &v); /* the length, for the chunks (the library opens it again) */
-    if (rc)
-        return rc;
+    seer_video *v = NULL;
+    seer_video_info info;
+    int rc = seer_video_open(m, path, &v);
     /* the video stream's own length (a container's duration may count a longer audio track) */
-    const struct video_info *info = video_file_info(v);
-    const double duration = MIN(info->duration, info->seconds[info->n_frames - 1] + 1 / info->fps);
+    if (!rc)
+        rc = seer_video_measure(m, &(seer_video_input){.video = v}, &info);
+    if (rc) {
+        seer_video_free(v);
+        return rc;
+    }
+    const double duration = info.video_seconds;
     const double start = o->vin.start_seconds, end = o->vin.end_seconds > 0 ? MIN(o->vin.end_seconds, duration) : duration;
     const double step = o->chunk > 0 ? o->chunk : end - start;
     const int n_chunks = step > 0 ? (int)MIN(ceil((end - start) / step - 1e-9), 100000) : 1;
     struct chunk *ch = calloc((size_t)MAX(n_chunks, 1), sizeof *ch);
-    struct progress prog = {0, n_chunks, seer_time_now(), 0};
+    struct progress prog = {0, n_chunks, cli_time_now(), 0};
+    seer_generate_params gp = o->g.gp;
     json_t *jch = json_array();
     if (!ch) {
-        video_close(v);
+        seer_video_free(v);
         json_decref(jch);
-        return seer_err(SEER_ENOMEM, "no memory for %d chunks", n_chunks);
+        return cli_err(SEER_ENOMEM, "no memory for %d chunks", n_chunks);
     }
-    if (isatty(2) && cli_log_level >= SEER_LOG_WARN)
-        api_video_set_progress(on_progress, &prog);
+    if (isatty(2) && cli_log_level >= SEER_LOG_WARN) {
+        gp.on_video_progress = on_video_progress;
+        gp.user_data = &prog;
+    }
     size_t n = 0;
     for (int k = 0; k < MAX(n_chunks, 1) && !rc && !gen_interrupted(); k++) {
         seer_video_input vin = o->vin;
-        vin.path = path;
+        vin.video = v;
         vin.start_seconds = start + k * step;
         vin.end_seconds = k == n_chunks - 1 ? (o->vin.end_seconds > 0 ? end : 0) : start + (k + 1) * step;
         seer_result r = {0};
-        if (vin.max_tokens > 0) {
-            /* what --max-video-tokens made the planner choose, said once per chunk */
-            struct video_settings defaults = video_settings_default();
-            struct video_plan p = {0};
-            if (!video_settings_load(io_path_kind(o->g.model) == IO_DIR ? o->g.model : NULL, &defaults)) {
-                const struct video_settings s = api_video_settings(&defaults, &vin);
-                if (!video_plan_make(info, path, &s, &p) && p.note[0])
-                    fprintf(stderr, "seer: %s: %s\n", path, p.note);
-            }
-            video_plan_clear(&p);
-        }
+        if (vin.max_tokens > 0 && !seer_video_measure(m, &vin, &info) && info.note[0])
+            fprintf(stderr, "seer: %s: %s\n", path, info.note); /* what --max-video-tokens made the planner do */
         prog.chunk = k + 1;
-        prog.chunk_t0 = seer_time_now();
+        prog.chunk_t0 = cli_time_now();
         if (o->chunk > 0 && !o->g.json)
             printf("%s[", k ? "\n\n" : ""), stamp(stdout, vin.start_seconds, '.'), printf(" - "),
                 stamp(stdout, vin.end_seconds > 0 ? vin.end_seconds : end, '.'), printf("]\n"), fflush(stdout);
         if (!(rc = seer_context_reset(ctx)) && !(o->g.system && (rc = seer_chat_add(ctx, "system", o->g.system))) &&
             !(rc = seer_chat_add_media(ctx, "user", NULL, 0, &vin, 1, o->g.prompt)))
-            rc = seer_chat_generate(ctx, &o->g.gp, &r);
+            rc = seer_chat_generate(ctx, &gp, &r);
         if (rc)
             break;
         char *copy = malloc(r.text_len + 1);
@@ -474,8 +439,7 @@ static int describe_one(seer_context *ctx, const struct describe_opts *o, const 
             gen_print_timings(&r);
         seer_result_clear(&r);
     }
-    api_video_set_progress(NULL, NULL);
-    video_close(v);
+    seer_video_free(v);
     json_object_set_new(jout, "chunks", jch);
     *out = ch;
     *n_out = n;
@@ -507,7 +471,7 @@ int cli_describe(int argc, char **argv)
         json_t *j = json_pack("{s:s}", "path", o.videos[k]);
         if (!o.g.json && o.n_videos > 1)
             printf("%s== %s ==\n", k ? "\n" : "", o.videos[k]);
-        rc = describe_one(ctx, &o, o.videos[k], &ch, &n, j);
+        rc = describe_one(m, ctx, &o, o.videos[k], &ch, &n, j);
         if (!o.g.json && (printf("\n") < 0 || fflush(stdout) != 0))
             cli_stdout_failed(errno); /* reported once, after the last video */
         if (!rc && o.srt)
@@ -517,9 +481,10 @@ int cli_describe(int argc, char **argv)
         if (!rc && o.chapters)
             rc = write_atomic(o.chapters, 'j', ch, n);
         if (rc) {
-            cli_fail(rc);
+            const char *msg = cli_last_error(); /* taken once: printed, and kept in the JSON */
+            fprintf(stderr, "seer: %s\n", *msg ? msg : seer_strerror(rc));
+            json_object_set_new(j, "error", json_string(*msg ? msg : seer_strerror(rc)));
             failed++;
-            json_object_set_new(j, "error", json_string(seer_last_error()));
         }
         if (gen_interrupted())
             json_object_set_new(j, "stop", json_string("canceled"));

@@ -1,6 +1,6 @@
-/* pull.c — models by name: `seer pull NAME...` (download from the Hugging Face hub, api/hub.c),
+/* pull.c — models by name: `seer pull NAME...` (download from the Hugging Face hub, cli/hub.c),
    `seer list` (what is downloaded), and how -m turns a name into a directory (cli_model_arg,
-   cli_default_model; used by the generation options in cli/options.c). The library reads no
+   cli_default_model, cli_no_model; used by the generation commands). The library reads no
    environment, so $SEER_HOME and $SEER_HF_ENDPOINT are read here. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "api/hub.h"
 #include "cli/cli.h"
-#include "core/io.h"
-#include "core/util.h"
+#include "cli/gen.h"
+#include "cli/hub.h"
+#include "cli/util.h"
 
 #define DEFAULT_MODEL "qwen3.5-0.8b"
 #define PATH_BYTES 4096
@@ -25,9 +25,23 @@ static const char pull_help[] =
     "~/.cache/seer): config, tokenizer, preprocessor configs and safetensors weights, resumable,\n"
     "each file's size and SHA-256 checked. A model already there is not fetched again. Prints the\n"
     "model's directory on stdout.\n"
-    "  NAME                qwen3.5-0.8b, qwen3.5-2b, qwen3.5-4b or qwen3.5-9b\n"
-    "  --timeout SECONDS   give up on a connection that receives nothing this long (default 60)\n"
+    "  NAME                      qwen3.5-0.8b, qwen3.5-2b, qwen3.5-4b or qwen3.5-9b\n";
+static const char pull_env[] =
     "environment: SEER_HOME (where models go), SEER_HF_ENDPOINT (the hub, default https://huggingface.co)\n";
+
+enum { P_HELP, P_TIMEOUT };
+static const struct cli_opt pull_opts[] = {
+    {{"--timeout"}, "SECONDS", "give up on a connection that receives nothing this long (default 60)", P_TIMEOUT},
+    {{"-h", "--help"}, NULL, "this help", P_HELP},
+};
+#define N_PULL_OPTS (sizeof pull_opts / sizeof pull_opts[0])
+
+static void pull_usage(FILE *f)
+{
+    fputs(pull_help, f);
+    cli_opt_help(f, pull_opts, N_PULL_OPTS);
+    fputs(pull_env, f);
+}
 
 /* $SEER_HOME, else ~/.cache/seer, into buf[PATH_BYTES]; false when neither can be made. */
 static bool seer_home(char *buf)
@@ -46,14 +60,14 @@ static const char *present_dir(const char *name)
     char home[PATH_BYTES];
     if (!seer_home(home) || hub_model_dir(home, name, dir, sizeof dir) != SEER_OK)
         return NULL;
-    return io_path_kind(dir) == IO_DIR ? dir : NULL;
+    return cli_path_kind(dir) == CLI_PATH_DIR ? dir : NULL;
 }
 
 int cli_model_arg(const char *arg, const char **path)
 {
     const char *canon = hub_canonical_name(arg);
     /* a file or directory of that name wins: `-m qwen3.5-0.8b` inside a models folder still works */
-    if (!canon || io_path_kind(arg) != IO_MISSING) {
+    if (!canon || cli_path_kind(arg) != CLI_PATH_MISSING) {
         *path = arg;
         return 0;
     }
@@ -69,6 +83,14 @@ int cli_model_arg(const char *arg, const char **path)
 
 const char *cli_default_model(void) { return present_dir(DEFAULT_MODEL); }
 
+int cli_no_model(const char *command)
+{
+    fprintf(stderr, "seer %s: no model given and none pulled: run `seer pull " DEFAULT_MODEL "` to download the "
+                    "default model, or pass -m MODEL (a Hugging Face model directory, a GGUF file or a pulled name)\n",
+            command);
+    return CLI_USAGE;
+}
+
 /* ---- seer pull ---------------------------------------------------------------------------- */
 
 struct progress {
@@ -80,7 +102,7 @@ struct progress {
 static int show_progress(const char *file, uint64_t done, uint64_t size, void *user)
 {
     struct progress *pr = user;
-    double now = seer_time_now();
+    double now = cli_time_now();
     bool same = !strcmp(pr->file, file);
     if (same && now - pr->last < 0.1 && done < size)
         return 0;
@@ -99,15 +121,16 @@ int cli_pull(int argc, char **argv)
     int n_names = 0;
     long timeout = 60;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(pull_help, stdout);
+        const char *a = argv[i], *v;
+        const struct cli_opt *opt = cli_opt_find(pull_opts, N_PULL_OPTS, argc, argv, &i, &v);
+        if (opt && opt->key == P_HELP) {
+            pull_usage(stdout);
             return CLI_OK;
-        } else if (!strcmp(a, "--timeout") && i + 1 < argc) {
+        } else if (opt && opt->key == P_TIMEOUT && v) {
             char *end;
-            timeout = strtol(argv[++i], &end, 10);
+            timeout = strtol(v, &end, 10);
             if (*end || timeout < 1 || timeout > 86400) {
-                fprintf(stderr, "seer pull: --timeout needs whole seconds in [1, 86400], got '%s'\n", argv[i]);
+                fprintf(stderr, "seer pull: --timeout needs whole seconds in [1, 86400], got '%s'\n", v);
                 return CLI_USAGE;
             }
         } else if (a[0] == '-') {
@@ -123,7 +146,7 @@ int cli_pull(int argc, char **argv)
             names[n_names++] = a;
     }
     if (!n_names) {
-        fputs(pull_help, stderr);
+        pull_usage(stderr);
         return CLI_USAGE;
     }
     char home[PATH_BYTES], endpoint[2048];
@@ -148,7 +171,7 @@ int cli_pull(int argc, char **argv)
         if (pr.file[0])
             fputc('\n', stderr);
         if (rc) {
-            fprintf(stderr, "seer pull: %s: %s\n", canon, seer_last_error());
+            fprintf(stderr, "seer pull: %s: %s\n", canon, cli_last_error());
             return CLI_FAIL;
         }
         hub_model_dir(home, canon, dir, sizeof dir);
@@ -191,11 +214,16 @@ static int by_name(const void *a, const void *b) { return strcmp(*(char *const *
 
 int cli_list(int argc, char **argv)
 {
+    static const struct cli_opt list_opts[] = {{{"-h", "--help"}, NULL, "this help", P_HELP}};
     if (argc > 1) {
-        bool help = !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help");
-        fprintf(help ? stdout : stderr, "usage: seer list\nLists the models in $SEER_HOME/models (default "
-                                        "~/.cache/seer): name, size, path; downloads in progress are marked.\n");
-        return help ? CLI_OK : CLI_USAGE;
+        int i = 1;
+        const char *v;
+        bool help = cli_opt_find(list_opts, 1, argc, argv, &i, &v) != NULL;
+        FILE *f = help ? stdout : stderr;
+        fputs("usage: seer list\nLists the models in $SEER_HOME/models (default ~/.cache/seer): name, size, "
+              "path; downloads in progress are marked.\n", f);
+        cli_opt_help(f, list_opts, 1);
+        return help && argc == 2 ? CLI_OK : CLI_USAGE;
     }
     char home[PATH_BYTES], models_dir[PATH_BYTES];
     if (!seer_home(home) || snprintf(models_dir, sizeof models_dir, "%s/models", home) >= PATH_BYTES) {
@@ -218,7 +246,7 @@ int cli_list(int argc, char **argv)
     size_t shown = 0;
     for (size_t i = 0; i < n; i++) {
         char path[PATH_BYTES];
-        if (snprintf(path, sizeof path, "%s/%s", models_dir, names[i]) < PATH_BYTES && io_path_kind(path) == IO_DIR) {
+        if (snprintf(path, sizeof path, "%s/%s", models_dir, names[i]) < PATH_BYTES && cli_path_kind(path) == CLI_PATH_DIR) {
             char sz[32];
             fmt_size(dir_bytes(path), sz, sizeof sz);
             int len = (int)strlen(names[i]) - 9;

@@ -268,7 +268,9 @@ int cli_run(int argc, char **argv)
     int given = !!o.prompt + !!o.prompt_file + !!o.prompt_tokens;
     if (given == 0 && !isatty(0))
         o.prompt_file = "-", given = 1; /* a pipe or a redirected file: `echo hi | seer run -m M` */
-    if (!o.model || given != 1) {
+    if (!o.model)
+        return cli_no_model("run");
+    if (given != 1) {
         fprintf(stderr, "seer run: need -m MODEL and exactly one of -p, -f, --prompt-tokens (or a prompt on stdin)\n");
         return CLI_USAGE;
     }

@@ -1,8 +1,10 @@
-/* Tests `seer pull` and `seer list` (cli/pull.c, api/hub.c) against a local stand-in for the hub
+/* Tests `seer pull` and `seer list` (cli/pull.c, cli/hub.c) against a local stand-in for the hub
    (tests/support/hub_server.py, which computes the listed SHA-256 and Git blob ids itself with
    Python's hashlib) serving a tiny random Qwen3.5 made by gen_tiny.py: a download is byte-identical
    and loads by name (-m qwen3.5-0.8b, info NAME, tokenize -m NAME, and with no -m at all); progress
-   appears only on a terminal; a second pull sends no request and needs no network; a connection
+   appears only on a terminal; the data directory's missing parents are made (no ~/.cache on a
+   fresh machine); with no -m and nothing pulled every model-taking command says how to get a
+   model; a second pull sends no request and needs no network; a connection
    cut mid-file is resumed with Range, within one pull and across pulls, and a server ignoring Range
    restarts the .part; a wrong checksum (SHA-256 and Git SHA-1), a 404, a stalled server, a file
    name that is a path, a disk too small, a concurrent pull of the same name and no server at all
@@ -176,11 +178,45 @@ static void download_and_use(void)
     ok(r.status != 0 && one_line(r.err) && strstr(r.err, "seer pull qwen3.5-2b") && strstr(r.err, "-m"),
        "-m with a name not pulled: one line saying how to pull it or use a local model (%s)", r.err);
     test_run_free(&r);
-    r = seer_in("h2", NULL, "run -p hello");
-    ok(r.status == 2, "no -m and nothing pulled: a usage error");
-    test_run_free(&r);
+    /* every model-taking command, as a new user first types it (samples/shapes.mp4 is the README's) */
+    static const char *const no_model[] = {"run -p hello", "chat", "ask -p 'what is it?' x.png",
+                                           "describe '" SEER_SOURCE_DIR "/samples/shapes.mp4'", "ocr scan.png"};
+    for (size_t k = 0; k < sizeof no_model / sizeof *no_model; k++) {
+        r = seer_in("h2", NULL, no_model[k]);
+        ok(r.status == 2 && one_line(r.err) && strstr(r.err, "no model given and none pulled") &&
+               strstr(r.err, "seer pull qwen3.5-0.8b") && strstr(r.err, "-m MODEL"),
+           "%s: no -m and nothing pulled: exit 2, one line naming seer pull and -m (%d: %s)", no_model[k], r.status,
+           r.err);
+        test_run_free(&r);
+    }
     r = seer_in("h1", NULL, "pull qwen3.5-1b");
     ok(r.status == 2 && strstr(r.err, "qwen3.5-0.8b"), "pull of an unknown name: usage error listing the known ones");
+    test_run_free(&r);
+}
+
+/* A fresh container or CI runner: HOME exists but has no .cache (here HOME itself does not exist
+   either). The pull makes the missing folders, the parents 0700 as the XDG rules ask of ~/.cache,
+   and the umask may only take bits away. */
+static void missing_parents(void)
+{
+    char cmd[8192], want[1200], p[1200];
+    snprintf(cmd, sizeof cmd, "env -u SEER_HOME HOME='%s/nohome/user' SEER_HF_ENDPOINT='http://127.0.0.1:%d' '%s/seer' "
+             "pull qwen3.5-0.8b", work, server_port, SEER_BINARY_DIR);
+    struct test_run r = test_run_cmd(cmd);
+    snprintf(want, sizeof want, "%s/nohome/user/.cache/seer/models/qwen3.5-0.8b\n", work);
+    ok(r.status == 0 && !strcmp(r.out, want), "pull with no ~/.cache: its parents made, the model in place (%d: %s)",
+       r.status, r.err);
+    struct stat st;
+    snprintf(p, sizeof p, "%s/nohome/user/.cache", work);
+    bool made = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+    ok(made && (st.st_mode & 077) == 0, "the made ~/.cache is private (mode %o)", made ? (unsigned)(st.st_mode & 0777) : 0);
+    test_run_free(&r);
+    /* a parent that is a file: one line naming it */
+    sh("mkdir -p '%s/blocked' && : > '%s/blocked/file'", work, work);
+    snprintf(p, sizeof p, "blocked/file/seer");
+    r = seer_in(p, NULL, "pull qwen3.5-0.8b");
+    ok(r.status == 1 && one_line(r.err) && strstr(r.err, "blocked/file") && strstr(r.err, "cannot create"),
+       "a parent that is a file: exit 1, one line naming it (%d: %s)", r.status, r.err);
     test_run_free(&r);
 }
 
@@ -352,6 +388,7 @@ int main(void)
         return done_testing();
     }
     ok(start_server(""), "the stand-in hub is up on port %d", server_port);
+    missing_parents();
     progress_on_tty();
     download_and_use();
     resume();

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A stand-in for the Hugging Face hub on 127.0.0.1, for tests/cli/pull.c: serves the files of one
-directory as repository REPO, the way `seer pull` asks for them (api/hub.c), and misbehaves on
+directory as repository REPO, the way `seer pull` asks for them (cli/hub.c), and misbehaves on
 request so every failure path of a download can be tested.
 
   GET /api/models/REPO/revision/main?blobs=true   model metadata: {"sha", "siblings": [{"rfilename",

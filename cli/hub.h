@@ -1,16 +1,19 @@
-/* hub.h — models by name from the Hugging Face hub (api/hub.c): the name → repository table, the
-   hub's model-metadata response parsed into the list of files seer needs (with sizes and
-   checksums), and `hub_pull`, which downloads them with libcurl into $SEER_HOME/models/NAME.
+/* hub.h — models by name from the Hugging Face hub (cli/hub.c, the command's own): the name →
+   repository table, the hub's model-metadata response parsed into the list of files seer needs
+   (with sizes and checksums), and `hub_pull`, which downloads them with libcurl into
+   $SEER_HOME/models/NAME.
 
-   On disk, under `home` (the CLI passes $SEER_HOME, default ~/.cache/seer):
+   On disk, under `home` (the CLI passes $SEER_HOME, default ~/.cache/seer; made with its missing
+   parents):
      models/NAME/              a complete model: it appears (one rename) only when every file has
                                been downloaded and its size and checksum verified
      models/.NAME.partial/     a pull in progress: FILE.part grows (resumed with HTTP Range on the
                                next try), FILE is a verified file waiting for the others
      models/.NAME.lock         flock()ed while a pull of NAME runs
-   The library reads no environment: endpoint and home come in hub_params. */
-#ifndef SEER_API_HUB_H
-#define SEER_API_HUB_H
+   Endpoint and home come in hub_params: cli/pull.c reads the environment. Errors are reported
+   with cli_err (cli/util.h). */
+#ifndef SEER_CLI_HUB_H
+#define SEER_CLI_HUB_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,9 @@
 /* hub.c — `seer pull`: a model's files from the Hugging Face hub, downloaded with libcurl,
    resumable (HTTP Range into FILE.part), each verified against the size and checksum the hub's
    metadata lists (SHA-256 for LFS files, the Git blob SHA-1 for small ones; OpenSSL's libcrypto,
-   already in the process through libcurl), and moved into place only when all are (hub.h).
+   already in the process through libcurl), and moved into place only when all are (hub.h). Part
+   of the command, not of libseer: the library has no download function (a program using it
+   brings its own downloader), so only the seer binary links libcurl and libcrypto.
 
    Divisions: the name table; the metadata parser (fuzzed: tests/fuzz/fuzz_hub.c); checksums;
    HTTP transfers; the pull. Protocol: GET {endpoint}/api/models/{repo}/revision/main?blobs=true
@@ -9,7 +11,7 @@
    {endpoint}/{repo}/resolve/{commit}/{file} (fetched at the commit the metadata names, so a
    release updated mid-pull cannot mix two revisions). */
 #define _GNU_SOURCE
-#include "api/hub.h"
+#include "cli/hub.h"
 
 #include <ctype.h>
 #include <curl/curl.h>
@@ -29,16 +31,13 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "core/error.h"
-#include "core/io.h"
-#include "core/log.h"
-#include "core/util.h"
+#include "cli/util.h"
 
 /* Paths and URLs: hub_pull refuses a home or endpoint longer than 2000 bytes, names are at most
    200 and repositories and revisions shorter still, so every path and URL fits PATH_BYTES
    (-Wformat-truncation cannot see those limits; pathf is snprintf without its warning). */
 #define PATH_BYTES 4096
-static void pathf(char *out, const char *fmt, ...) SEER_PRINTF(2, 3);
+static void pathf(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void pathf(char *out, const char *fmt, ...)
 {
     va_list ap;
@@ -85,7 +84,7 @@ int hub_model_dir(const char *home, const char *name, char *buf, size_t size)
 {
     int n = snprintf(buf, size, "%s/models/%s", home, name);
     if (n < 0 || (size_t)n >= size)
-        return seer_err(SEER_EINVAL, "%s: the model directory path is too long", home);
+        return cli_err(SEER_EINVAL, "%s: the model directory path is too long", home);
     return SEER_OK;
 }
 
@@ -148,24 +147,24 @@ static int parse_sibling(const json_t *s, const char *name, const char *what, st
     const json_t *size = json_object_get(s, "size"), *lfs = json_object_get(s, "lfs");
     if (lfs && !json_is_null(lfs)) {
         if (!json_is_object(lfs))
-            return seer_err(SEER_EFORMAT, "%s: '%s': lfs is not an object", what, name);
+            return cli_err(SEER_EFORMAT, "%s: '%s': lfs is not an object", what, name);
         if (!copy_hex(json_string_value(json_object_get(lfs, "sha256")), 64, f->sha256))
-            return seer_err(SEER_EFORMAT, "%s: '%s': lfs.sha256 is not 64 hex digits", what, name);
+            return cli_err(SEER_EFORMAT, "%s: '%s': lfs.sha256 is not 64 hex digits", what, name);
         /* lfs.size is the content's size; the sibling's own size, when present, must agree */
         const json_t *ls = json_object_get(lfs, "size");
         if (ls && size && json_is_integer(ls) && json_is_integer(size) &&
             json_integer_value(ls) != json_integer_value(size))
-            return seer_err(SEER_EFORMAT, "%s: '%s': size %" JSON_INTEGER_FORMAT " and lfs.size %" JSON_INTEGER_FORMAT " differ",
+            return cli_err(SEER_EFORMAT, "%s: '%s': size %" JSON_INTEGER_FORMAT " and lfs.size %" JSON_INTEGER_FORMAT " differ",
                             what, name, json_integer_value(size), json_integer_value(ls));
         if (ls)
             size = ls;
     } else if (!copy_hex(json_string_value(json_object_get(s, "blobId")), 40, f->git_sha1))
-        return seer_err(SEER_EFORMAT, "%s: '%s' has no checksum (neither lfs.sha256 nor a 40-digit blobId)", what, name);
+        return cli_err(SEER_EFORMAT, "%s: '%s' has no checksum (neither lfs.sha256 nor a 40-digit blobId)", what, name);
     if (!json_is_integer(size))
-        return seer_err(SEER_EFORMAT, "%s: '%s' has no integer size (was the metadata asked with ?blobs=true?)", what, name);
+        return cli_err(SEER_EFORMAT, "%s: '%s' has no integer size (was the metadata asked with ?blobs=true?)", what, name);
     json_int_t v = json_integer_value(size);
     if (v < 0 || (uint64_t)v > MAX_FILE_BYTES)
-        return seer_err(SEER_EFORMAT, "%s: '%s': size %" JSON_INTEGER_FORMAT " is outside [0, 1 TiB]", what, name, v);
+        return cli_err(SEER_EFORMAT, "%s: '%s': size %" JSON_INTEGER_FORMAT " is outside [0, 1 TiB]", what, name, v);
     f->size = (uint64_t)v;
     return SEER_OK;
 }
@@ -183,25 +182,25 @@ void hub_manifest_free(struct hub_manifest *m)
 int hub_parse_metadata(const char *json, size_t len, const char *what, struct hub_manifest *out)
 {
     if (len > MAX_META_BYTES)
-        return seer_err(SEER_EFORMAT, "%s: the metadata is larger than %zu bytes", what, MAX_META_BYTES);
+        return cli_err(SEER_EFORMAT, "%s: the metadata is larger than %zu bytes", what, MAX_META_BYTES);
     json_error_t jerr;
     json_t *root = json_loadb(json, len, 0, &jerr);
     if (!root)
-        return seer_err(SEER_EFORMAT, "%s: the metadata is not JSON (line %d: %s)", what, jerr.line, jerr.text);
+        return cli_err(SEER_EFORMAT, "%s: the metadata is not JSON (line %d: %s)", what, jerr.line, jerr.text);
     struct hub_manifest m = {0};
     size_t cap = 0;
     bool has_config = false, has_tok = false, has_weights = false;
     int rc = SEER_OK;
     const json_t *sib = json_object_get(root, "siblings");
     if (!json_is_object(root) || !json_is_array(sib)) {
-        rc = seer_err(SEER_EFORMAT, "%s: the metadata has no 'siblings' list of files", what);
+        rc = cli_err(SEER_EFORMAT, "%s: the metadata has no 'siblings' list of files", what);
         goto fail;
     }
     const char *sha = json_string_value(json_object_get(root, "sha"));
     if (!sha)
         snprintf(m.revision, sizeof m.revision, "main");
     else if (!copy_hex(sha, 40, m.revision)) {
-        rc = seer_err(SEER_EFORMAT, "%s: 'sha' is not a 40-digit commit id", what);
+        rc = cli_err(SEER_EFORMAT, "%s: 'sha' is not a 40-digit commit id", what);
         goto fail;
     }
     size_t i;
@@ -209,26 +208,26 @@ int hub_parse_metadata(const char *json, size_t len, const char *what, struct hu
     json_array_foreach(sib, i, s) {
         const char *name = json_string_value(json_object_get(s, "rfilename"));
         if (!json_is_object(s) || !name) {
-            rc = seer_err(SEER_EFORMAT, "%s: sibling %zu has no 'rfilename' string", what, i);
+            rc = cli_err(SEER_EFORMAT, "%s: sibling %zu has no 'rfilename' string", what, i);
             goto fail;
         }
         if (!wanted(name))
             continue; /* checked only if kept: other files' names never reach the disk */
         if (!plain_name(name)) {
-            rc = seer_err(SEER_EFORMAT, "%s: refusing file name '%.80s' (a path, hidden or unusual characters)", what, name);
+            rc = cli_err(SEER_EFORMAT, "%s: refusing file name '%.80s' (a path, hidden or unusual characters)", what, name);
             goto fail;
         }
         for (size_t k = 0; k < m.n_files; k++)
             if (!strcmp(m.files[k].name, name)) {
-                rc = seer_err(SEER_EFORMAT, "%s: '%s' is listed twice", what, name);
+                rc = cli_err(SEER_EFORMAT, "%s: '%s' is listed twice", what, name);
                 goto fail;
             }
         if (m.n_files == MAX_FILES) {
-            rc = seer_err(SEER_EFORMAT, "%s: more than %d model files listed", what, MAX_FILES);
+            rc = cli_err(SEER_EFORMAT, "%s: more than %d model files listed", what, MAX_FILES);
             goto fail;
         }
-        if (!seer_grow(&m.files, &cap, m.n_files + 1, sizeof *m.files, 16)) {
-            rc = seer_err(SEER_ENOMEM, "%s: out of memory", what);
+        if (!cli_grow(&m.files, &cap, m.n_files + 1, sizeof *m.files, 16)) {
+            rc = cli_err(SEER_ENOMEM, "%s: out of memory", what);
             goto fail;
         }
         struct hub_file *f = &m.files[m.n_files];
@@ -236,7 +235,7 @@ int hub_parse_metadata(const char *json, size_t len, const char *what, struct hu
         if ((rc = parse_sibling(s, name, what, f)))
             goto fail;
         if (!(f->name = strdup(name))) {
-            rc = seer_err(SEER_ENOMEM, "%s: out of memory", what);
+            rc = cli_err(SEER_ENOMEM, "%s: out of memory", what);
             goto fail;
         }
         m.n_files++;
@@ -246,7 +245,7 @@ int hub_parse_metadata(const char *json, size_t len, const char *what, struct hu
         has_weights |= has_suffix(name, ".safetensors");
     }
     if (!has_config || !has_tok || !has_weights) {
-        rc = seer_err(SEER_EFORMAT, "%s: the repository has no %s", what,
+        rc = cli_err(SEER_EFORMAT, "%s: the repository has no %s", what,
                       !has_config ? "config.json" : !has_tok ? "tokenizer.json" : ".safetensors weights");
         goto fail;
     }
@@ -271,10 +270,10 @@ struct digest {
 static int digest_begin(struct digest *d)
 {
     if (!d->ctx && !(d->ctx = EVP_MD_CTX_new()))
-        return seer_err(SEER_ENOMEM, "%s: out of memory for a digest", d->f->name);
+        return cli_err(SEER_ENOMEM, "%s: out of memory for a digest", d->f->name);
     bool git = d->f->sha256[0] == '\0';
     if (EVP_DigestInit_ex(d->ctx, git ? EVP_sha1() : EVP_sha256(), NULL) != 1)
-        return seer_err(SEER_EIO, "%s: libcrypto cannot start a %s digest", d->f->name, git ? "SHA-1" : "SHA-256");
+        return cli_err(SEER_EIO, "%s: libcrypto cannot start a %s digest", d->f->name, git ? "SHA-1" : "SHA-256");
     if (git) {
         char hdr[40];
         int n = snprintf(hdr, sizeof hdr, "blob %" PRIu64, d->f->size);
@@ -300,13 +299,13 @@ static int digest_file(struct digest *d, int fd, uint64_t bytes, const char *pat
     enum { CHUNK = 1 << 20 };
     unsigned char *buf = bytes ? malloc(CHUNK) : NULL;
     if (bytes && !buf)
-        return seer_err(SEER_ENOMEM, "%s: out of memory", path);
+        return cli_err(SEER_ENOMEM, "%s: out of memory", path);
     int rc = SEER_OK;
     for (uint64_t at = 0; at < bytes;) {
         size_t want = bytes - at < CHUNK ? (size_t)(bytes - at) : CHUNK;
         ssize_t got = pread(fd, buf, want, (off_t)at);
         if (got <= 0) {
-            rc = seer_err(SEER_EIO, "%s: cannot read back (%s)", path, got < 0 ? strerror(errno) : "file shrank");
+            rc = cli_err(SEER_EIO, "%s: cannot read back (%s)", path, got < 0 ? strerror(errno) : "file shrank");
             break;
         }
         EVP_DigestUpdate(d->ctx, buf, (size_t)got);
@@ -355,11 +354,11 @@ static size_t on_memory(char *data, size_t size, size_t n, void *user)
     struct xfer *x = user;
     size_t len = size * n;
     if (x->len + len > x->max) {
-        x->err = seer_err(SEER_EFORMAT, "the hub's metadata is larger than %zu bytes", x->max);
+        x->err = cli_err(SEER_EFORMAT, "the hub's metadata is larger than %zu bytes", x->max);
         return 0;
     }
-    if (!seer_grow(&x->buf, &x->cap, x->len + len + 1, 1, 4096)) {
-        x->err = seer_err(SEER_ENOMEM, "out of memory reading the hub's metadata");
+    if (!cli_grow(&x->buf, &x->cap, x->len + len + 1, 1, 4096)) {
+        x->err = cli_err(SEER_ENOMEM, "out of memory reading the hub's metadata");
         return 0;
     }
     memcpy(x->buf + x->len, data, len);
@@ -377,20 +376,20 @@ static size_t on_file(char *data, size_t size, size_t n, void *user)
         if (x->have > 0 && x->range_start < 0) {
             /* the server ignored Range and sends the whole file: start the .part again */
             if (ftruncate(x->fd, 0) != 0 || lseek(x->fd, 0, SEEK_SET) != 0) {
-                x->err = seer_err(SEER_EIO, "%s.part: cannot truncate (%s)", x->f->name, strerror(errno));
+                x->err = cli_err(SEER_EIO, "%s.part: cannot truncate (%s)", x->f->name, strerror(errno));
                 return 0;
             }
             x->have = 0;
             if ((x->err = digest_begin(x->d)))
                 return 0;
         } else if (x->range_start >= 0 && (uint64_t)x->range_start != x->have) {
-            x->err = seer_err(SEER_EFORMAT, "%s: asked for bytes from %" PRIu64 ", the server sent from %" PRId64,
+            x->err = cli_err(SEER_EFORMAT, "%s: asked for bytes from %" PRIu64 ", the server sent from %" PRId64,
                               x->f->name, x->have, x->range_start);
             return 0;
         }
     }
     if (len > x->f->size - x->have) {
-        x->err = seer_err(SEER_EFORMAT, "%s: the server sends more than the %" PRIu64 " bytes the hub's metadata lists",
+        x->err = cli_err(SEER_EFORMAT, "%s: the server sends more than the %" PRIu64 " bytes the hub's metadata lists",
                           x->f->name, x->f->size);
         return 0;
     }
@@ -399,7 +398,7 @@ static size_t on_file(char *data, size_t size, size_t n, void *user)
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            x->err = seer_err(SEER_EIO, "%s.part: cannot write (%s)", x->f->name, w < 0 ? strerror(errno) : "no progress");
+            x->err = cli_err(SEER_EIO, "%s.part: cannot write (%s)", x->f->name, w < 0 ? strerror(errno) : "no progress");
             return 0;
         }
         done += (size_t)w;
@@ -425,7 +424,9 @@ static CURL *xfer_handle(struct xfer *x, const char *url)
     x->range_start = -1;
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, x->errbuf);
-    curl_easy_setopt(c, CURLOPT_USERAGENT, "seer/" SEER_VERSION);
+    char agent[64];
+    snprintf(agent, sizeof agent, "seer/%s", seer_version());
+    curl_easy_setopt(c, CURLOPT_USERAGENT, agent); /* libcurl copies it */
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L); /* LFS files redirect to a CDN */
     curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
     /* only the web: a hostile redirect to file://, ftp:// or smb:// is refused by libcurl */
@@ -457,17 +458,17 @@ static int xfer_error(CURL *c, CURLcode cc, struct xfer *x, const char *what, co
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
     curl_easy_getinfo(c, CURLINFO_CONNECT_TIME, &connect);
     if (cc == CURLE_ABORTED_BY_CALLBACK)
-        return seer_err(SEER_ECANCELED, "%s: download cancelled", what);
+        return cli_err(SEER_ECANCELED, "%s: download cancelled", what);
     if (cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_RESOLVE_PROXY || cc == CURLE_COULDNT_CONNECT ||
         (cc == CURLE_OPERATION_TIMEDOUT && connect == 0 && code == 0))
-        return seer_err(SEER_EIO, "cannot reach the model hub at %s (%s); without network, pass -m a local "
+        return cli_err(SEER_EIO, "cannot reach the model hub at %s (%s); without network, pass -m a local "
                         "Hugging Face model directory or GGUF file", x->p->endpoint, detail);
     if (cc == CURLE_HTTP_RETURNED_ERROR)
-        return seer_err(SEER_EIO, "%s: the hub answered HTTP %ld for %s", what, code, url);
+        return cli_err(SEER_EIO, "%s: the hub answered HTTP %ld for %s", what, code, url);
     if (cc == CURLE_OPERATION_TIMEDOUT)
-        return seer_err(SEER_EIO, "%s: no data from the server for %ld s (%s); run the pull again to resume",
+        return cli_err(SEER_EIO, "%s: no data from the server for %ld s (%s); run the pull again to resume",
                         what, x->p->stall_timeout_s > 0 ? x->p->stall_timeout_s : 60L, url);
-    return seer_err(SEER_EIO, "%s: download failed (%s; %s)", what, detail, url);
+    return cli_err(SEER_EIO, "%s: download failed (%s; %s)", what, detail, url);
 }
 
 /* A cut connection: worth resuming from where the .part ends. */
@@ -483,7 +484,7 @@ static int fetch_metadata(const struct hub_params *p, const char *repo, struct h
     struct xfer x = {.p = p, .max = MAX_META_BYTES, .fd = -1};
     CURL *c = xfer_handle(&x, url);
     if (!c)
-        return seer_err(SEER_ENOMEM, "cannot start libcurl");
+        return cli_err(SEER_ENOMEM, "cannot start libcurl");
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_memory);
     CURLcode cc = curl_easy_perform(c);
     int rc = cc == CURLE_OK ? SEER_OK : xfer_error(c, cc, &x, repo, url);
@@ -511,17 +512,17 @@ static int fetch_file(const struct hub_params *p, const char *repo, const char *
     CURL *c = NULL;
     int rc = SEER_OK;
     if ((x.fd = open(part, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
-        return seer_err(SEER_EIO, "%s: cannot create (%s)", part, strerror(errno));
+        return cli_err(SEER_EIO, "%s: cannot create (%s)", part, strerror(errno));
     for (int attempt = 0;; attempt++) {
         struct stat st;
         if (fstat(x.fd, &st) != 0) {
-            rc = seer_err(SEER_EIO, "%s: %s", part, strerror(errno));
+            rc = cli_err(SEER_EIO, "%s: %s", part, strerror(errno));
             goto done;
         }
         x.have = (uint64_t)st.st_size;
         if (x.have > f->size) { /* longer than the file: not ours to resume */
             if (ftruncate(x.fd, 0) != 0) {
-                rc = seer_err(SEER_EIO, "%s: cannot truncate (%s)", part, strerror(errno));
+                rc = cli_err(SEER_EIO, "%s: cannot truncate (%s)", part, strerror(errno));
                 goto done;
             }
             x.have = 0;
@@ -531,7 +532,7 @@ static int fetch_file(const struct hub_params *p, const char *repo, const char *
         if (x.have == f->size)
             break;
         if (lseek(x.fd, (off_t)x.have, SEEK_SET) < 0) {
-            rc = seer_err(SEER_EIO, "%s: %s", part, strerror(errno));
+            rc = cli_err(SEER_EIO, "%s: %s", part, strerror(errno));
             goto done;
         }
         char range[64];
@@ -539,7 +540,7 @@ static int fetch_file(const struct hub_params *p, const char *repo, const char *
         x.started = false;
         x.err = SEER_OK;
         if (!(c = xfer_handle(&x, url))) {
-            rc = seer_err(SEER_ENOMEM, "cannot start libcurl");
+            rc = cli_err(SEER_ENOMEM, "cannot start libcurl");
             goto done;
         }
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_file);
@@ -549,7 +550,7 @@ static int fetch_file(const struct hub_params *p, const char *repo, const char *
         if (cc == CURLE_OK)
             break;
         if (!x.err && transient(cc) && attempt < p->retries) {
-            seer_log(SEER_LOG_INFO, "hub", "%s: connection cut at %" PRIu64 " of %" PRIu64 " bytes, resuming",
+            cli_log(SEER_LOG_INFO, "hub", "%s: connection cut at %" PRIu64 " of %" PRIu64 " bytes, resuming",
                      f->name, x.have, f->size);
             curl_easy_cleanup(c);
             c = NULL;
@@ -559,18 +560,18 @@ static int fetch_file(const struct hub_params *p, const char *repo, const char *
         goto done;
     }
     if (x.have != f->size) {
-        rc = seer_err(SEER_EFORMAT, "%s: the server sent %" PRIu64 " bytes, the hub's metadata lists %" PRIu64,
+        rc = cli_err(SEER_EFORMAT, "%s: the server sent %" PRIu64 " bytes, the hub's metadata lists %" PRIu64,
                       f->name, x.have, f->size);
         goto done;
     }
     if (!digest_matches(&d, got)) {
         unlink(part);
-        rc = seer_err(SEER_EFORMAT, "%s: %s mismatch: the hub lists %s, the download has %s (removed; pull again)",
+        rc = cli_err(SEER_EFORMAT, "%s: %s mismatch: the hub lists %s, the download has %s (removed; pull again)",
                       f->name, f->sha256[0] ? "SHA-256" : "Git blob SHA-1", f->sha256[0] ? f->sha256 : f->git_sha1, got);
         goto done;
     }
     if (fsync(x.fd) != 0 || rename(part, dst) != 0)
-        rc = seer_err(SEER_EIO, "%s: cannot finish (%s)", dst, strerror(errno));
+        rc = cli_err(SEER_EIO, "%s: cannot finish (%s)", dst, strerror(errno));
 done:
     if (c)
         curl_easy_cleanup(c);
@@ -596,7 +597,7 @@ static bool staged_ok(const char *dir, const struct hub_file *f)
     if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size == f->size && !digest_begin(&d) &&
         !digest_file(&d, fd, f->size, path))
         ok = digest_matches(&d, got);
-    seer_err_clear();
+    (void)cli_last_error(); /* consumes a digest failure's message: the file is fetched again */
     if (fd >= 0)
         close(fd);
     EVP_MD_CTX_free(d.ctx);
@@ -620,7 +621,7 @@ static int write_record(const char *dir, const char *repo, const struct hub_mani
     json_t *j = json_pack("{s:s, s:s, s:o}", "repo", repo, "revision", m->revision, "files", files);
     int rc = j && json_dump_file(j, tmp, JSON_INDENT(1)) == 0 && rename(tmp, path) == 0
                  ? SEER_OK
-                 : seer_err(SEER_EIO, "%s: cannot write", path);
+                 : cli_err(SEER_EIO, "%s: cannot write", path);
     json_decref(j);
     return rc;
 }
@@ -637,14 +638,14 @@ static int check_present(const char *dir)
     json_t *j = json_load_file(path, 0, NULL);
     const json_t *files = json_object_get(j, "files"), *f;
     size_t i;
-    int rc = json_is_array(files) ? SEER_OK : seer_err(SEER_EFORMAT, "%s: unreadable pull record", path);
+    int rc = json_is_array(files) ? SEER_OK : cli_err(SEER_EFORMAT, "%s: unreadable pull record", path);
     json_array_foreach(files, i, f) {
         const char *name = json_string_value(json_object_get(f, "name"));
         struct stat st;
         pathf(path, "%s/%s", dir, name ? name : "");
         if (!name || !plain_name(name) || stat(path, &st) != 0 ||
             st.st_size != json_integer_value(json_object_get(f, "size"))) {
-            rc = seer_err(SEER_EFORMAT, "%s is missing or changed since it was pulled; remove %s and pull again",
+            rc = cli_err(SEER_EFORMAT, "%s is missing or changed since it was pulled; remove %s and pull again",
                           path, dir);
             break;
         }
@@ -669,17 +670,35 @@ static int check_space(const char *staging, const struct hub_manifest *m)
     }
     struct statvfs vfs;
     uint64_t avail;
-    if (statvfs(staging, &vfs) != 0 || !u64_mul(vfs.f_bavail, vfs.f_frsize, &avail) || avail >= need)
+    if (statvfs(staging, &vfs) != 0 || __builtin_mul_overflow((uint64_t)vfs.f_bavail, (uint64_t)vfs.f_frsize, &avail) || avail >= need)
         return SEER_OK;
-    return seer_err(SEER_EIO, "%s: the download needs %.1f MB more, the disk has %.1f MB free", staging,
+    return cli_err(SEER_EIO, "%s: the download needs %.1f MB more, the disk has %.1f MB free", staging,
                     (double)need / 1e6, (double)avail / 1e6);
 }
 
 static int make_dir(const char *path)
 {
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        return seer_err(SEER_EIO, "%s: cannot create (%s)", path, strerror(errno));
+        return cli_err(SEER_EIO, "%s: cannot create (%s)", path, strerror(errno));
     return SEER_OK;
+}
+
+/* The data directory with its missing parents (mkdir -p): a fresh container or CI runner may
+   have no ~/.cache yet. Parents made here get 0700, what the XDG base-directory rules ask of
+   ~/.cache; the data directory itself 0755, as models/ under it. */
+static int make_home(const char *path)
+{
+    char buf[PATH_BYTES];
+    pathf(buf, "%s", path);
+    for (char *s = buf + 1; *s; s++) {
+        if (*s != '/' || s[-1] == '/')
+            continue;
+        *s = '\0';
+        if (cli_path_kind(buf) != CLI_PATH_DIR && mkdir(buf, 0700) != 0 && errno != EEXIST)
+            return cli_err(SEER_EIO, "%s: cannot create (%s)", buf, strerror(errno));
+        *s = '/';
+    }
+    return make_dir(path);
 }
 
 static void sync_dir(const char *path)
@@ -695,9 +714,9 @@ int hub_pull(const struct hub_params *p, const char *name, bool *already)
 {
     const char *canon = hub_canonical_name(name), *repo = hub_repo_for(name);
     if (!canon)
-        return seer_err(SEER_EINVAL, "unknown model name '%s' (known: qwen3.5-0.8b, qwen3.5-2b, qwen3.5-4b, qwen3.5-9b)", name);
+        return cli_err(SEER_EINVAL, "unknown model name '%s' (known: qwen3.5-0.8b, qwen3.5-2b, qwen3.5-4b, qwen3.5-9b)", name);
     if (!p->home || !p->endpoint || strlen(p->home) > 2000 || strlen(p->endpoint) > 2000)
-        return seer_err(SEER_EINVAL, "seer pull: the data directory and the hub URL must be set and under 2000 bytes");
+        return cli_err(SEER_EINVAL, "seer pull: the data directory and the hub URL must be set and under 2000 bytes");
     char models_dir[PATH_BYTES], final[PATH_BYTES], staging[PATH_BYTES], lock[PATH_BYTES];
     int rc;
     pathf(models_dir, "%s/models", p->home);
@@ -705,17 +724,17 @@ int hub_pull(const struct hub_params *p, const char *name, bool *already)
         return rc;
     pathf(staging, "%s/.%s.partial", models_dir, canon);
     pathf(lock, "%s/.%s.lock", models_dir, canon);
-    if ((rc = make_dir(p->home)) || (rc = make_dir(models_dir)))
+    if ((rc = make_home(p->home)) || (rc = make_dir(models_dir)))
         return rc;
     int lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (lock_fd < 0)
-        return seer_err(SEER_EIO, "%s: cannot create (%s)", lock, strerror(errno));
+        return cli_err(SEER_EIO, "%s: cannot create (%s)", lock, strerror(errno));
     if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
         close(lock_fd);
-        return seer_err(SEER_EIO, "%s: another seer pull of %s is running", final, canon);
+        return cli_err(SEER_EIO, "%s: another seer pull of %s is running", final, canon);
     }
     struct hub_manifest m = {0};
-    *already = io_path_kind(final) == IO_DIR;
+    *already = cli_path_kind(final) == CLI_PATH_DIR;
     if (*already) {
         rc = check_present(final);
         goto done;
@@ -723,7 +742,7 @@ int hub_pull(const struct hub_params *p, const char *name, bool *already)
     pthread_once(&curl_once, curl_init_once);
     if ((rc = fetch_metadata(p, repo, &m)) || (rc = make_dir(staging)))
         goto done;
-    seer_log(SEER_LOG_INFO, "hub", "%s: %zu files, %" PRIu64 " bytes at revision %s", repo, m.n_files, m.total_bytes,
+    cli_log(SEER_LOG_INFO, "hub", "%s: %zu files, %" PRIu64 " bytes at revision %s", repo, m.n_files, m.total_bytes,
              m.revision);
     if ((rc = check_space(staging, &m)))
         goto done;
@@ -737,7 +756,7 @@ int hub_pull(const struct hub_params *p, const char *name, bool *already)
         goto done;
     sync_dir(staging);
     if (rename(staging, final) != 0)
-        rc = seer_err(SEER_EIO, "%s: cannot move into place (%s)", final, strerror(errno));
+        rc = cli_err(SEER_EIO, "%s: cannot move into place (%s)", final, strerror(errno));
     else
         sync_dir(models_dir);
 done:
