@@ -368,6 +368,12 @@ int gguf_writer_add_tensor(gguf_writer *w, const char *name, enum dtype type, in
     return SEER_OK;
 }
 
+const uint8_t *gguf_writer_kv_bytes(const gguf_writer *w, size_t *len)
+{
+    *len = w->kv.len;
+    return w->kv.p;
+}
+
 int64_t gguf_writer_n_tensors(const gguf_writer *w) { return w->n_t; }
 size_t gguf_writer_tensor_nbytes(const gguf_writer *w, int64_t i) { return w->t[i].nbytes; }
 int64_t gguf_writer_current(const gguf_writer *w) { return w->cur; }

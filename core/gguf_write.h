@@ -59,6 +59,12 @@ int gguf_writer_add_array(gguf_writer *w, const char *key, enum gguf_type elem_t
 int gguf_writer_add_str_array(gguf_writer *w, const char *key, uint64_t n, const char *const *s,
                               const size_t *len);
 
+/* The metadata entries declared so far, encoded as the file stores them (each key as a GGUF
+   string, its type id, its value), in call order; valid until the next call on w. Test fixtures
+   that assemble (and corrupt) files byte by byte take their values from here, so the encoding is
+   written once. */
+const uint8_t *gguf_writer_kv_bytes(const gguf_writer *w, size_t *len);
+
 /* ---- tensors ------------------------------------------------------------------------------- */
 /* Declares a tensor: name, dtype (F32 F16 BF16 Q8_0 Q4_0 Q4_K Q5_K Q6_K; not I32), n_dims ne
    values in ggml order. Its data offset is the previous tensor's end rounded up to the alignment. */

@@ -5,7 +5,8 @@
    contract: a failing write(2) at every step, failed allocations, an unwritable directory,
    finishing early, writing past a tensor, and freeing an unfinished writer all leave no output
    file and no temporary file, and an existing file keeps its old contents until finish. Misuse
-   (duplicate keys/tensors, bad shapes and alignments) is refused without breaking the writer. */
+   (duplicate keys/tensors, bad shapes and alignments) is refused without breaking the writer.
+   gguf_writer_kv_bytes (what the tests' own GGUF builder takes its values from) byte for byte. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <math.h>
@@ -443,6 +444,28 @@ static void test_misuse(void)
     gguf_free(g);
 }
 
+/* gguf_writer_kv_bytes gives the entries exactly as the file stores them: key as a GGUF string
+   (u64 length, bytes), type id, value; a refused key adds nothing. */
+static void test_kv_bytes(void)
+{
+    gguf_writer *w;
+    size_t len;
+    if (gguf_writer_create(&w)) {
+        ok(0, "kv_bytes: writer created");
+        return;
+    }
+    gguf_writer_kv_bytes(w, &len);
+    ok(len == 0, "kv_bytes: none before any metadata");
+    gguf_writer_add_u32(w, "ab", 0x01020304);
+    gguf_writer_add_str(w, "ab", "refused: a duplicate");
+    gguf_writer_add_bool(w, "c", true);
+    static const uint8_t want[] = {2, 0, 0, 0, 0, 0, 0, 0, 'a', 'b', GGUF_TYPE_UINT32, 0, 0, 0, 4, 3, 2, 1,
+                                   1, 0, 0, 0, 0, 0, 0, 0, 'c', GGUF_TYPE_BOOL, 0, 0, 0, 1};
+    const uint8_t *p = gguf_writer_kv_bytes(w, &len);
+    ok(len == sizeof want && !memcmp(p, want, len), "kv_bytes: two entries byte for byte (%zu bytes)", len);
+    gguf_writer_free(w);
+}
+
 int main(void)
 {
     plan_no_plan();
@@ -452,5 +475,6 @@ int main(void)
     test_round_trip(64);
     test_write_faults();
     test_misuse();
+    test_kv_bytes();
     return done_testing();
 }

@@ -1,10 +1,15 @@
-/* gguf_write.c — test-only GGUF and safetensors writers (see gguf_write.h). */
+/* gguf_write.c — test-only GGUF and safetensors writers (see gguf_write.h). Metadata values are
+   encoded by the library's writer (core/gguf_write.c); this file only assembles them, with tensor
+   infos and data, into files that may be invalid on purpose, recording where each field lies. */
 #define _POSIX_C_SOURCE 200809L
 #include "support/gguf_write.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/gguf_write.h"
+#include "seer.h"
 
 static void die(const char *what)
 {
@@ -135,27 +140,35 @@ static struct bbuf *new_kv(struct gw_file *f, const char *key)
     return &kv->val;
 }
 
-static size_t scalar_size(enum gguf_type t)
+/* Adds key with the value the library's writer encoded into w (gguf_writer_add_* returned rc): its
+   entry less the key, which new_kv stores apart. */
+static void add_from(struct gw_file *f, const char *key, gguf_writer *w, int rc)
 {
-    switch (t) {
-    case GGUF_TYPE_UINT8: case GGUF_TYPE_INT8: case GGUF_TYPE_BOOL: return 1;
-    case GGUF_TYPE_UINT16: case GGUF_TYPE_INT16: return 2;
-    case GGUF_TYPE_UINT32: case GGUF_TYPE_INT32: case GGUF_TYPE_FLOAT32: return 4;
-    case GGUF_TYPE_UINT64: case GGUF_TYPE_INT64: case GGUF_TYPE_FLOAT64: return 8;
-    default: die("not a scalar type"); return 0;
-    }
+    size_t len, key_bytes = 8 + strlen(key);
+    const uint8_t *p = rc == SEER_OK ? gguf_writer_kv_bytes(w, &len) : NULL;
+    if (!p || len < key_bytes)
+        die("the library's GGUF writer refused a metadata value");
+    bb_bytes(new_kv(f, key), p + key_bytes, len - key_bytes);
+    gguf_writer_free(w);
+}
+
+static gguf_writer *writer(void)
+{
+    gguf_writer *w;
+    if (gguf_writer_create(&w))
+        die("out of memory");
+    return w;
 }
 
 void gw_add_scalar(struct gw_file *f, const char *key, enum gguf_type type, const void *value)
 {
-    struct bbuf *b = new_kv(f, key);
-    bb_u32(b, type);
-    bb_bytes(b, value, scalar_size(type));
+    bool b = type == GGUF_TYPE_BOOL && *(const uint8_t *)value; /* our bools are bytes, the library's bool */
+    gguf_writer *w = writer();
+    add_from(f, key, w, gguf_writer_add_scalar(w, key, type, type == GGUF_TYPE_BOOL ? &b : value));
 }
 
 void gw_add_u32(struct gw_file *f, const char *key, uint32_t v) { gw_add_scalar(f, key, GGUF_TYPE_UINT32, &v); }
 void gw_add_f32(struct gw_file *f, const char *key, float v) { gw_add_scalar(f, key, GGUF_TYPE_FLOAT32, &v); }
-
 void gw_add_bool(struct gw_file *f, const char *key, bool v)
 {
     uint8_t x = v;
@@ -164,28 +177,24 @@ void gw_add_bool(struct gw_file *f, const char *key, bool v)
 
 void gw_add_str(struct gw_file *f, const char *key, const char *s)
 {
-    struct bbuf *b = new_kv(f, key);
-    bb_u32(b, GGUF_TYPE_STRING);
-    bb_gstr(b, s);
+    gguf_writer *w = writer();
+    add_from(f, key, w, gguf_writer_add_str(w, key, s));
 }
 
 void gw_add_arr(struct gw_file *f, const char *key, enum gguf_type elem, uint64_t n, const void *data)
 {
-    struct bbuf *b = new_kv(f, key);
-    bb_u32(b, GGUF_TYPE_ARRAY);
-    bb_u32(b, elem);
-    bb_u64(b, n);
-    bb_bytes(b, data, (size_t)n * scalar_size(elem));
+    bool *b = elem == GGUF_TYPE_BOOL ? xrealloc(NULL, (size_t)n * sizeof *b) : NULL;
+    for (uint64_t i = 0; b && i < n; i++)
+        b[i] = ((const uint8_t *)data)[i];
+    gguf_writer *w = writer();
+    add_from(f, key, w, gguf_writer_add_array(w, key, elem, n, b ? b : data));
+    free(b);
 }
 
 void gw_add_arr_str(struct gw_file *f, const char *key, uint64_t n, const char *const *s)
 {
-    struct bbuf *b = new_kv(f, key);
-    bb_u32(b, GGUF_TYPE_ARRAY);
-    bb_u32(b, GGUF_TYPE_STRING);
-    bb_u64(b, n);
-    for (uint64_t i = 0; i < n; i++)
-        bb_gstr(b, s[i]);
+    gguf_writer *w = writer();
+    add_from(f, key, w, gguf_writer_add_str_array(w, key, n, s, NULL));
 }
 
 void gw_add_raw(struct gw_file *f, const char *key, uint32_t type, const void *bytes, size_t n)

@@ -4,8 +4,10 @@
      - gw_*: a GGUF v3 builder (metadata of every type, tensor infos, aligned data) that records
        where each field landed (gw_layout) so a test can patch a count, a length or an offset;
      - st_*: safetensors files (from a tensor list, or raw header text) and shard index files.
-   Written from the format descriptions (ggml's GGUF spec, the safetensors README). Failures to
-   allocate or write abort the test program (exit 2): these are test fixtures, not library code. */
+   Metadata values are encoded by the library's writer (core/gguf_write.h); the rest is written
+   from the format descriptions (ggml's GGUF spec, the safetensors README), because these files
+   must be able to break the rules the library's writer enforces. Failures to allocate or write
+   abort the test program (exit 2): these are test fixtures, not library code. */
 #ifndef SEER_TESTS_GGUF_WRITE_H
 #define SEER_TESTS_GGUF_WRITE_H
 
