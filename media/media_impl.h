@@ -1,6 +1,7 @@
 /* media_impl.h — what the decoders in media/ share: the document struct, the size check every
-   decoder makes before allocating, the pixel conversions that must match PIL bit for bit, and
-   one entry point per library (jpeg.c, av_image.c, tiff.c, pdf.c). Not part of the API. */
+   decoder makes before allocating (image.c, as are the allocation and orientation), the pixel
+   conversions that must match PIL bit for bit, and one entry point per library (jpeg.c,
+   av_image.c, tiff.c, pdf.c). Not part of the API. */
 #ifndef SEER_MEDIA_IMPL_H
 #define SEER_MEDIA_IMPL_H
 
