@@ -5,13 +5,12 @@
    digit-range rules (the ranges split by digit count, then by leading digit); number bounds add
    fractions only where k.xxx or −k.xxx stays inside the bounds. Patterns are translated from the
    regex subset to grammar expressions over the string's JSON-escaped text (lm/json_schema_regex.c).
-   Divisions: text buffer · common rules · numbers · schemas · entry points. */
+   The grammar text itself is written by lm/json_schema_text.c.
+   Divisions: common rules · numbers · schemas · entry points. */
 #include "lm/json_schema.h"
-#include "lm/json_schema_internal.h"
 
 #include <jansson.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,49 +19,10 @@
 
 #include "core/error.h"
 #include "core/util.h"
+#include "lm/json_schema_regex.h"
+#include "lm/json_schema_text.h"
 
 #define NUM_MAX 999999999999999.0     /* 15 digits: exact in a double, and a finite number of tokens */
-
-/* ---- text buffer -------------------------------------------------------------------------------- */
-
-void js_printf(struct sb *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (k < 0 || b->oom || !seer_grow(&b->s, &b->cap, b->n + (size_t)k + 1, 1, 256)) {
-        b->oom = true;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->n, (size_t)k + 1, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)k;
-}
-
-/* Appends bytes[n] as a GBNF string literal. */
-void js_lit(struct sb *b, const char *bytes, size_t n)
-{
-    js_printf(b, "\"");
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)bytes[i];
-        if (c == '"' || c == '\\')
-            js_printf(b, "\\%c", c);
-        else if (c < 0x20 || c == 0x7F)
-            js_printf(b, "\\x%02X", c);
-        else
-            js_printf(b, "%c", c);
-    }
-    js_printf(b, "\" ");
-}
-
-int js_refuse(struct js *j, const char *path, const char *what)
-{
-    if (!j->rc)
-        j->rc = seer_err(SEER_EUNSUPPORTED, "the JSON schema at %s: %s", path, what);
-    return j->rc;
-}
 
 /* ---- common rules ------------------------------------------------------------------------------- */
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/utf8.h"
-#include "lm/json_schema_internal.h"
+#include "lm/json_schema_regex.h"
 
 /* ---- classes ------------------------------------------------------------------------------------ */
 

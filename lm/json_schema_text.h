@@ -1,7 +1,8 @@
-/* json_schema_internal.h — what lm/json_schema.c (schemas, numbers) and lm/json_schema_regex.c
-   (patterns) share: the grammar text being written and the translation's state. */
-#ifndef SEER_LM_JSON_SCHEMA_INTERNAL_H
-#define SEER_LM_JSON_SCHEMA_INTERNAL_H
+/* json_schema_text.h — what lm/json_schema.c (schemas, numbers) and lm/json_schema_regex.c
+   (patterns) share: the grammar text being written and the translation's state. Its functions
+   (lm/json_schema_text.c) sit below both, so the two call each other only one way. */
+#ifndef SEER_LM_JSON_SCHEMA_TEXT_H
+#define SEER_LM_JSON_SCHEMA_TEXT_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -37,8 +38,5 @@ void js_printf(struct sb *b, const char *fmt, ...) SEER_PRINTF(2, 3);
 void js_lit(struct sb *b, const char *bytes, size_t n);
 /* Records SEER_EUNSUPPORTED "the JSON schema at PATH: WHAT" as j's first error; returns it. */
 int js_refuse(struct js *j, const char *path, const char *what);
-/* Appends the expression of a JSON string (quotes included) matching `pattern` (lm/json_schema_regex.c);
-   a refusal goes to j->rc. */
-void js_pattern(struct js *j, const char *path, const char *pattern, struct sb *e);
 
 #endif
