@@ -15,14 +15,14 @@
        dmin·m × the exact sum of the activations; Q6_K (q − 32, a scale per 16 values) takes each
        half of a block on its own: 32 × the half's sum of rounded activations out, then its scale.
    Compiled for AVX-512 F/BW/VL/VNNI by target attribute; matmul.c calls it only after
-   mm_avx512_available(). Divisions: CPU check · activation rounding · packing · kernels · tiles */
+   mm_avx512_available() (matmul_x86.c, with the other CPU checks, below this file and qdot_q4r.c
+   which both use it). Divisions: weight types · activation rounding · packing · kernels · tiles */
 #include "core/cpu/matmul_x86.h"
 #include "core/cpu/qdot_amx.h"
 #include "core/cpu/qdot_q4r.h"
 
 #ifdef SEER_MM_X86
 #include <immintrin.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #include "core/fp16.h"
@@ -40,21 +40,7 @@
 #define NR_I16 6
 _Static_assert(MM512_TILE == 32 && MM512_KC % QK_K == 0, "tile shape");
 
-/* ---- CPU check ---------------------------------------------------------------------------- */
-
-bool mm_avx512_available(void)
-{
-    static atomic_int state; /* 0 unknown, 1 no, 2 yes */
-    int s = atomic_load_explicit(&state, memory_order_relaxed);
-    if (s == 0) {
-        s = mm_x86_available() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni")
-                ? 2
-                : 1;
-        atomic_store_explicit(&state, s, memory_order_relaxed);
-    }
-    return s == 2;
-}
+/* ---- weight types ------------------------------------------------------------------------- */
 
 bool mm_avx512_int16_type(enum dtype t) { return t == DT_Q8_0 || t == DT_Q4_K; }
 bool mm_avx512_u8_type(enum dtype t) { return mm_avx512_int16_type(t) || t == DT_Q5_K || t == DT_Q6_K; }

@@ -38,6 +38,20 @@ bool mm_x86_available(void)
     return s == 2;
 }
 
+bool mm_avx512_available(void)
+{
+    static atomic_int state; /* 0 unknown, 1 no, 2 yes */
+    int s = atomic_load_explicit(&state, memory_order_relaxed);
+    if (s == 0) {
+        s = mm_x86_available() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni")
+                ? 2
+                : 1;
+        atomic_store_explicit(&state, s, memory_order_relaxed);
+    }
+    return s == 2;
+}
+
 bool mm_x86_type(enum dtype t)
 {
     return t == DT_F32 || t == DT_F16 || t == DT_BF16 || t == DT_Q8_0 || t == DT_Q4_K;
