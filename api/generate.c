@@ -49,6 +49,15 @@ int seer_context_create(seer_model *m, const seer_context_params *params, seer_c
         kv_type = !strcmp(p.cache_type, "f32") ? DT_F32 : !strcmp(p.cache_type, "q8_0") ? DT_Q8_0 : DT_COUNT;
     if (kv_type == DT_COUNT)
         return seer_err(SEER_EINVAL, "seer_context_create: cache type '%s' is not f16, f32 or q8_0", p.cache_type);
+    if (m->vocab_only) {
+        /* a measuring context (seer_chat_measure): the history and the queued media, no state */
+        seer_context *c = seer_calloc(1, sizeof *c);
+        if (!c)
+            return seer_err(SEER_ENOMEM, "no memory for a context");
+        c->m = m;
+        *out = c;
+        return SEER_OK;
+    }
     if (p.n_ctx == 0 && p.n_batch >= 1)
         p.n_ctx = context_auto(m, p.n_batch, kv_type);
     /* checked before anything n_ctx-sized is allocated, so a bad value is EINVAL, not ENOMEM
@@ -113,7 +122,13 @@ int seer_context_reset(seer_context *c)
     api_videos_clear(&c->videos);
     c->n_pending = 0;
     c->n_fed = 0;
-    return qwen35_state_reset(c->m->lm, c->st);
+    return c->st ? qwen35_state_reset(c->m->lm, c->st) : SEER_OK;
+}
+
+/* A measuring context (of a vocab_only model) has no state to generate with. */
+static int can_generate(const seer_context *c)
+{
+    return c->st ? SEER_OK : api_model_weights(c->m, "generating");
 }
 
 /* ---- history -------------------------------------------------------------------------------- */
@@ -155,9 +170,8 @@ int seer_chat_add_images(seer_context *c, const char *role, const seer_image_inp
     int rc = SEER_OK;
     if (n_images && !images)
         return seer_err(SEER_EINVAL, "seer_chat_add_images: %zu images but no array", n_images);
-    if (n_images && !c->m->vit)
-        return seer_err(SEER_EUNSUPPORTED, "this model has no vision tower: pass its mmproj GGUF with --mmproj "
-                        "(or use the Hugging Face model directory)");
+    if (n_images && !c->m->vision_src)
+        return api_no_vision(c->m);
     for (size_t i = 0; i < n_images && !rc; i++) {
         struct image_rgb8 im;
         if (!(rc = api_image_decode(&c->m->limits, &images[i], &im)) && (rc = api_images_push(&c->images, &im)))
@@ -170,7 +184,8 @@ int seer_chat_add_images(seer_context *c, const char *role, const seer_image_inp
     return rc;
 }
 
-/* Images are decoded now, videos when the prompt is fed (api/video.c streams them pair by pair). */
+/* Images are decoded now, videos when the prompt is fed (api/video.c streams them pair by pair);
+   an opened video is only referred to. */
 int seer_chat_add_media(seer_context *c, const char *role, const seer_image_input *images, size_t n_images,
                         const seer_video_input *videos, size_t n_videos, const char *text)
 {
@@ -178,14 +193,12 @@ int seer_chat_add_media(seer_context *c, const char *role, const seer_image_inpu
     int rc = SEER_OK;
     if (n_videos && !videos)
         return seer_err(SEER_EINVAL, "seer_chat_add_media: %zu videos but no array", n_videos);
-    if (n_videos && !c->m->vit)
-        return seer_err(SEER_EUNSUPPORTED, "this model has no vision tower: pass its mmproj GGUF with --mmproj "
-                        "(or use the Hugging Face model directory)");
-    for (size_t i = 0; i < n_videos && !rc; i++) {
-        struct video_settings s = api_video_settings(&c->m->video_defaults, &videos[i]);
-        rc = videos[i].path ? api_videos_push(&c->videos, videos[i].path, &s)
-                            : seer_err(SEER_EINVAL, "seer_chat_add_media: video %zu has no path", i + 1);
-    }
+    if (n_videos && !c->m->vision_src)
+        return api_no_vision(c->m);
+    for (size_t i = 0; i < n_videos && !rc; i++)
+        rc = videos[i].path || videos[i].video
+                 ? api_videos_push(&c->videos, c->m, &videos[i])
+                 : seer_err(SEER_EINVAL, "seer_chat_add_media: video %zu has no path and no opened video", i + 1);
     if (!rc && !(rc = seer_chat_add_images(c, role, images, n_images, text)))
         c->hist[c->n_hist - 1].n_videos = n_videos;
     while (rc && c->videos.n > before)
@@ -288,6 +301,11 @@ int seer_generate_tokens(seer_context *c, const int32_t *ids, size_t n_ids, cons
                          seer_result *r)
 {
     seer_generate_params p = params ? *params : seer_generate_params_default();
+    int rc = can_generate(c);
+    if (rc) {
+        memset(r, 0, sizeof *r);
+        return rc;
+    }
     /* raw continuation: the chat rendering no longer describes the state */
     history_clear(c);
     api_images_clear(&c->images);
@@ -302,8 +320,8 @@ int api_text_begin(seer_context *c, const char *prompt, const seer_generate_para
     int32_t *ids;
     size_t n;
     reply_init(rp);
-    int rc = seer_tokenize(c->m, prompt, strlen(prompt), 1, &ids, &n);
-    if (rc)
+    int rc = can_generate(c);
+    if (rc || (rc = seer_tokenize(c->m, prompt, strlen(prompt), 1, &ids, &n)))
         return rc;
     history_clear(c);
     api_images_clear(&c->images);
@@ -321,40 +339,62 @@ int seer_generate_text(seer_context *c, const char *prompt, const seer_generate_
     return reply_end(&rp, reply_alone(&rp, rc), r);
 }
 
+/* A raw prompt with its images (decoded into q), expanded into *fused: encoded, or only measured. */
+static int text_images(seer_model *m, const char *prompt, const seer_image_input *images, size_t n_images, bool measure,
+                       struct api_images *q, struct api_fused *fused)
+{
+    int32_t *ids = NULL;
+    size_t n;
+    int rc = SEER_OK;
+    if (n_images && !images)
+        return seer_err(SEER_EINVAL, "%zu images but no array", n_images);
+    for (size_t i = 0; i < n_images && !rc; i++) {
+        struct image_rgb8 im = {0};
+        if ((rc = api_image_decode(&m->limits, &images[i], &im)) || (rc = api_images_push(q, &im)))
+            image_rgb8_free(&im);
+    }
+    if (!rc && !(rc = seer_tokenize(m, prompt, strlen(prompt), 1, &ids, &n)))
+        rc = api_fuse(m, ids, n, q, measure, fused);
+    free(ids);
+    return rc;
+}
+
 int seer_generate_text_images(seer_context *c, const char *prompt, const seer_image_input *images, size_t n_images,
                               const seer_generate_params *params, seer_result *r)
 {
     seer_generate_params p = params ? *params : seer_generate_params_default();
     struct api_fused fused = {0};
-    int32_t *ids = NULL;
-    size_t n;
-    int rc;
     memset(r, 0, sizeof *r);
+    int rc = can_generate(c);
+    if (rc)
+        return rc;
     history_clear(c);
     api_images_clear(&c->images);
-    if (n_images && !images)
-        return seer_err(SEER_EINVAL, "seer_generate_text_images: %zu images but no array", n_images);
-    for (size_t i = 0; i < n_images; i++) {
-        struct image_rgb8 im = {0};
-        if ((rc = api_image_decode(&c->m->limits, &images[i], &im)) || (rc = api_images_push(&c->images, &im))) {
-            image_rgb8_free(&im);
-            api_images_clear(&c->images);
-            return rc;
-        }
-    }
-    if (!(rc = seer_tokenize(c->m, prompt, strlen(prompt), 1, &ids, &n)) &&
-        !(rc = api_fuse(c->m, ids, n, &c->images, &fused)))
+    if (!(rc = text_images(c->m, prompt, images, n_images, false, &c->images, &fused)))
         rc = generate(c, fused.ids, fused.n_ids, &p, false, &fused, r);
     api_images_clear(&c->images);
     api_fused_clear(&fused);
-    free(ids);
+    return rc;
+}
+
+int seer_text_measure(seer_context *c, const char *prompt, const seer_image_input *images, size_t n_images,
+                      int64_t *prompt_tokens)
+{
+    struct api_images q = {0};
+    struct api_fused fused = {0};
+    int rc = text_images(c->m, prompt, images, n_images, true, &q, &fused);
+    if (!rc)
+        *prompt_tokens = (int64_t)(c->n_pending + fused.n_ids);
+    api_images_clear(&q);
+    free(q.img);
+    api_fused_clear(&fused);
     return rc;
 }
 
 int seer_image_measure(const seer_model *m, const seer_image_input *image, seer_image_info *info)
 {
     struct image_rgb8 im;
-    int rc = api_image_decode(&m->limits, image, &im);
+    int rc = m->vision_src ? api_image_decode(&m->limits, image, &im) : api_no_vision(m);
     if (rc)
         return rc;
     rc = api_image_measure_rgb(m->img_min_pixels, m->img_max_pixels, im.width, im.height, info);
@@ -367,21 +407,19 @@ int seer_image_measure(const seer_model *m, const seer_image_input *image, seer_
     return rc;
 }
 
-/* The first half of seer_chat_generate: renders the conversation, feeds what the context has not
-   seen yet and begins the reply (rp). *full (the whole rendering, for api_chat_end) is set even on
-   failure (maybe NULL). */
-int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply *rp, char **full,
-                   size_t *full_len)
+/* The prompt the next reply feeds: renders the conversation and expands what the context has not
+   seen yet into *fused — encoding its media, or (measure) only counting them. *full (the whole
+   rendering, for api_chat_end) is set even on failure (maybe NULL). Leaves the queues alone. */
+static int chat_prompt(seer_context *c, const seer_generate_params *p, bool measure, char **full, size_t *full_len,
+                       struct api_fused *fused)
 {
     char *prev = NULL;
     size_t prev_len;
     int32_t *ids = NULL;
     size_t n_ids = 0;
-    struct api_fused fused = {0};
     chat_range *ranges = NULL;
     size_t n_ranges = 0;
     int rc;
-    reply_init(rp);
     *full = NULL;
     if ((rc = render(c, c->n_hist, true, p->think != 0, full, full_len, &ranges, &n_ranges)))
         return rc;
@@ -407,16 +445,43 @@ int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply 
     }
     if ((rc = tokenize_markup(c->m->tok, *full, *full_len, (size_t)(suffix - *full), ranges, n_ranges, &ids, &n_ids)))
         goto done;
-    /* the new turns' image placeholders take the queued images, in order */
-    rc = api_fuse(c->m, ids, n_ids, &c->images, &fused);
+    /* the new turns' image placeholders take the queued images, in order, then the videos theirs */
+    rc = api_fuse(c->m, ids, n_ids, &c->images, measure, fused);
     if (!rc)
-        rc = api_fuse_videos(c->m, &fused, &c->videos);
+        rc = api_fuse_videos(c->m, fused, &c->videos, p, measure);
+done:
+    free(prev), free(ids), free(ranges);
+    return rc;
+}
+
+/* The first half of seer_chat_generate: the prompt (chat_prompt), fed, and the reply (rp) begun. */
+int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply *rp, char **full,
+                   size_t *full_len)
+{
+    struct api_fused fused = {0};
+    reply_init(rp);
+    *full = NULL;
+    int rc = can_generate(c);
+    if (!rc)
+        rc = chat_prompt(c, p, false, full, full_len, &fused);
     api_images_clear(&c->images);
     api_videos_clear(&c->videos);
     if (!rc)
         rc = reply_begin(rp, c, fused.ids, fused.n_ids, p, p->think != 0, &fused);
-done:
-    free(prev), free(ids), free(ranges);
+    api_fused_clear(&fused);
+    return rc;
+}
+
+int seer_chat_measure(seer_context *c, const seer_generate_params *params, int64_t *prompt_tokens)
+{
+    const seer_generate_params p = params ? *params : seer_generate_params_default();
+    struct api_fused fused = {0};
+    char *full = NULL;
+    size_t full_len = 0;
+    int rc = chat_prompt(c, &p, true, &full, &full_len, &fused);
+    if (!rc)
+        *prompt_tokens = (int64_t)(c->n_pending + fused.n_ids);
+    free(full);
     api_fused_clear(&fused);
     return rc;
 }

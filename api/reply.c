@@ -263,6 +263,14 @@ int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t
     else
         rc = prefill_text(c, feed, n_feed, p, &n_done);
     r->vision_seconds = fused ? fused->seconds : 0;
+    if (fused) {
+        const struct api_video_timings *vt = &fused->video;
+        r->video_demux_seconds = vt->demux, r->video_decode_seconds = vt->decode;
+        r->video_resize_seconds = vt->convert, r->video_patchify_seconds = vt->patchify;
+        r->video_encode_seconds = vt->encode;
+        r->video_frames = vt->frames, r->video_pairs = vt->pairs, r->video_tokens = vt->tokens;
+        r->video_frames_decoded = vt->frames_decoded, r->video_seeks = vt->seeks;
+    }
     r->prefill_seconds = seer_time_now() - t0 + r->vision_seconds;
     r->prompt_tokens = (int64_t)n_done;
     if (rc < 0)

@@ -8,10 +8,18 @@
 
    THREADING
      The error message is per thread. The log callback may be called from any thread and must be
-     thread-safe. Handles (model, context) are not thread-safe: use one from one thread at a time.
-     The one thing a model changes after loading is its vision tower, whose weights are loaded by
-     the first image or video that needs them (a text-only run never reads them); that load is
-     guarded by a lock inside the model, so contexts of one model may reach it from several threads.
+     thread-safe. Contexts, batches and opened videos are not thread-safe: use each from one thread
+     at a time. A model may be shared: contexts of one model may run on several threads at once
+     (tests/api/threads.c). The one thing a model changes after loading is its vision tower, whose
+     weights are loaded by the first image or video that needs them (a text-only run never reads
+     them); that load is guarded by a lock inside the model.
+     Progress and timings travel with each call (seer_generate_params' callbacks, seer_result). The
+     only process-wide state is set once or by you: the log level and callback; the CPU features,
+     detected on first use; FFmpeg's and Poppler's log hooks, installed once (their messages are
+     kept per thread); and the table of mapped model files that seer_fault_describe reads (locked).
+     Beyond these, only the tests' fault injectors (seer_alloc_fail_after, io_fail_after,
+     gguf_writer_fail_after, io_copy_on_load_always, device_set_test_hooks: internal, not in this
+     header, never set by the library or the command) are process-wide.
 
    OWNERSHIP
      Whoever creates an object frees it with the matching _free; _free(NULL) does nothing.
@@ -472,6 +480,85 @@ SEER_API void seer_document_close(seer_document *doc);
    the default action). Async-signal-safe. The lost pages cannot be read again, so the handler
    should write the line and _exit (docs/RELIABILITY.md). */
 SEER_API size_t seer_fault_describe(const void *addr, char *buf, size_t size);
+/* Whether every file the library has mapped still has the size and modification time it had when
+   mapped: SEER_OK, or SEER_EIO with "PATH: the file changed size while in use (was N bytes, now M)"
+   or "PATH: the file was modified while in use (same size, new modification time)". Call it after
+   writing a result computed from a mapped model, so an answer from changed weights is not reported
+   as a success. Any thread. */
+SEER_API int seer_fault_check(void);
+
+/* ---- devices and model files --------------------------------------------------------------- */
+/* What `--device` can name, as seer_device_list finds it. The CPU backend is always there; each
+   Vulkan device is one entry (a CPU-type one such as Mesa's lavapipe too). */
+typedef enum seer_device_type {
+    SEER_DEVICE_CPU = 0,            /* the CPU backend */
+    SEER_DEVICE_GPU_DISCRETE = 1,
+    SEER_DEVICE_GPU_INTEGRATED = 2,
+    SEER_DEVICE_GPU_VIRTUAL = 3,
+    SEER_DEVICE_VULKAN_CPU = 4,     /* a Vulkan driver computing on the CPU (lavapipe) */
+    SEER_DEVICE_OTHER = 5
+} seer_device_type;
+
+/* seer_device_info.features, or-ed */
+enum {
+    SEER_DEVICE_USABLE = 1 << 0,         /* seer can run on it (Vulkan 1.1 and a compute queue) */
+    SEER_DEVICE_FP16 = 1 << 1,           /* 16-bit float arithmetic in shaders */
+    SEER_DEVICE_STORAGE16 = 1 << 2,      /* 16-bit values in storage buffers */
+    SEER_DEVICE_INT_DOT = 1 << 3,        /* int8 dot products */
+    SEER_DEVICE_COOPMAT = 1 << 4,        /* cooperative matrices */
+    SEER_DEVICE_SUBGROUP_ARITH = 1 << 5  /* subgroup arithmetic (subgroupAdd …) */
+};
+
+/* seer_device_info.picked: which choice runs on this device. */
+enum {
+    SEER_DEVICE_PICKED_AUTO = 1,   /* --device auto */
+    SEER_DEVICE_PICKED_VULKAN = 2  /* plain --device vulkan, where auto prefers the CPU backend to it */
+};
+
+#define SEER_DEVICE_MAX_HEAPS 16
+
+typedef struct seer_device_info {
+    char spec[16];                 /* what seer_model_params.device takes for it: "cpu", "vulkan:0" … */
+    char name[256];                /* the driver's device name; "CPU" for the CPU backend */
+    seer_device_type type;
+    int32_t picked;                /* SEER_DEVICE_PICKED_*, or 0 */
+    int32_t n_threads;             /* the CPU backend: threads it runs by default (online cores); else 0 */
+    uint32_t features;             /* SEER_DEVICE_* flags; 0 for the CPU backend */
+    /* Vulkan devices only (zero or "" for the CPU backend): */
+    uint32_t vendor_id, device_id; /* PCI ids */
+    char api_version[16];          /* "1.3.255" */
+    char driver[400];              /* the driver's name, its description and version, as it reports them */
+    uint64_t memory_bytes;         /* device-local memory: its heaps added up */
+    int32_t n_heaps;
+    struct { uint64_t bytes; int32_t device_local; } heaps[SEER_DEVICE_MAX_HEAPS];
+    uint32_t subgroup_size;
+    uint64_t max_storage_bytes;    /* the largest buffer a shader may bind */
+    uint64_t max_allocation_bytes;
+    uint32_t max_workgroup_size[3], max_workgroup_invocations;
+    uint32_t shared_memory_bytes;  /* a workgroup's shared memory */
+} seer_device_info;
+
+/* The devices this build can run on, without opening any: the CPU backend first, then every
+   Vulkan device in the loader's order. *devices (released with seer_free) holds *n_devices
+   entries. Where no Vulkan device is listed (no driver or device, or Vulkan not built) `note`
+   (may be NULL; note_size bytes) says why in one line; else it is "". Touches no process state;
+   any thread. */
+SEER_API int seer_device_list(seer_device_info **devices, size_t *n_devices, char *note, size_t note_size);
+
+/* The CPU features the library detected and uses, as one line (like llama.cpp's system info):
+   "x86-64 | AVX2 = 1 | AVX512F = 0 | … | int8 kernels = avx2", then whether Vulkan is built.
+   Detected once; a static string. */
+SEER_API const char *seer_system_info(void);
+
+/* Describes a model file without loading its weights, as `seer info` prints it: *json (released
+   with seer_free) is one JSON object with "path", "kind" (GGUF text model, mmproj, HF directory,
+   safetensors file or index), "format", "architecture", the "text" and/or "vision" hyperparameters
+   under their Hugging Face config names, and the tensors ("tensors", "dtypes": count and bytes by
+   dtype, "total_bytes"). The hyperparameters are checked against the tensors when the file is a
+   whole checkpoint. `device` non-NULL ("auto", "cpu", "vulkan:N") adds "plan" for a text model:
+   the memory a context of the model's default size needs there (weights, KV cache per 1K tokens,
+   recurrent state, scratch) and whether it fits. Errors name the file. */
+SEER_API int seer_model_file_info(const char *path, const char *device, char **json);
 
 /* ---- memory ------------------------------------------------------------------------------ */
 /* Frees memory that the API documents as "release with seer_free". NULL is fine. */

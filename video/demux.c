@@ -24,10 +24,6 @@
 #include "media/av_log.h"
 #include "video/video.h"
 
-/* Largest decoded frame accepted by default (PIL's bomb limit, as media/ uses for images): checked
-   by libavcodec itself (AVCodecContext.max_pixels) before it allocates a frame. */
-#define MAX_FRAME_PIXELS INT64_C(178956970)
-
 struct video_file {
     char *name;
     AVFormatContext *fmt;
@@ -53,12 +49,10 @@ struct video_file {
     size_t last_bytes;
     int64_t last_ts;
     struct video_stats stats;
+    int threads;                /* libavcodec's threads (0: one per core) */
+    int64_t max_pixels;         /* largest frame accepted: checked by libavcodec itself
+                                   (AVCodecContext.max_pixels) before it allocates one */
 };
-
-static int g_threads;
-static int64_t g_max_pixels = MAX_FRAME_PIXELS;
-void video_set_threads(int n) { g_threads = n < 0 ? 0 : n; }
-void video_set_max_frame_pixels(int64_t n) { g_max_pixels = n > 0 && n <= MAX_FRAME_PIXELS ? n : MAX_FRAME_PIXELS; }
 
 /* ---- FFmpeg's log: media/av_log.h captures it for all of seer (one process-wide callback) ----- */
 
@@ -182,17 +176,17 @@ static int open_common(video_file *v, const char *path)
         return seer_err(SEER_EUNSUPPORTED, "%s: no decoder for its %s video in this FFmpeg", v->name,
                         avcodec_get_name(st->codecpar->codec_id));
     if (st->codecpar->width < 1 || st->codecpar->height < 1 ||
-        (int64_t)st->codecpar->width * st->codecpar->height > g_max_pixels)
+        (int64_t)st->codecpar->width * st->codecpar->height > v->max_pixels)
         return seer_err(SEER_EDECODE, "%s: frames of %dx%d (at most %lld pixels are decoded)", v->name,
-                        st->codecpar->width, st->codecpar->height, (long long)g_max_pixels);
+                        st->codecpar->width, st->codecpar->height, (long long)v->max_pixels);
     if (!(v->dec = avcodec_alloc_context3(codec)) || !(v->pkt = av_packet_alloc()) || !(v->frame = av_frame_alloc()))
         return seer_err(SEER_ENOMEM, "%s: no memory for a decoder", v->name);
     if ((err = avcodec_parameters_to_context(v->dec, st->codecpar)) < 0)
         return av_fail(v, SEER_EDECODE, "decoder parameters", err);
     v->dec->pkt_timebase = st->time_base;
-    v->dec->thread_count = g_threads;  /* 0: libavcodec picks one thread per core */
+    v->dec->thread_count = v->threads;  /* 0: libavcodec picks one thread per core */
     v->dec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
-    v->dec->max_pixels = g_max_pixels;
+    v->dec->max_pixels = v->max_pixels;
     if ((err = avcodec_open2(v->dec, codec, NULL)) < 0)
         return av_fail(v, SEER_EDECODE, "cannot open its decoder", err);
     v->info.codec = codec->name;
@@ -203,21 +197,24 @@ static int open_common(video_file *v, const char *path)
     return demux_pass(v);
 }
 
-static int make(const char *name, video_file **out)
+static int make(const char *name, const struct video_limits *lim, video_file **out)
 {
     video_file *v = seer_calloc(1, sizeof *v);
     if (!v || !(v->name = seer_strdup(name ? name : "(video)"))) {
         free(v);
         return seer_err(SEER_ENOMEM, "%s: no memory", name ? name : "video");
     }
+    v->threads = lim && lim->threads > 0 ? lim->threads : 0;
+    v->max_pixels = lim && lim->max_pixels > 0 && lim->max_pixels < VIDEO_MAX_FRAME_PIXELS ? lim->max_pixels
+                                                                                            : VIDEO_MAX_FRAME_PIXELS;
     *out = v;
     return SEER_OK;
 }
 
-int video_open(const char *path, video_file **out)
+int video_open(const char *path, const struct video_limits *lim, video_file **out)
 {
     video_file *v;
-    int rc = make(path, &v);
+    int rc = make(path, lim, &v);
     if (rc)
         return rc;
     if ((rc = open_common(v, path))) {
@@ -228,11 +225,12 @@ int video_open(const char *path, video_file **out)
     return SEER_OK;
 }
 
-int video_open_memory(const void *buf, size_t n, const char *name, video_file **out)
+int video_open_memory(const void *buf, size_t n, const char *name, const struct video_limits *lim,
+                      video_file **out)
 {
     enum { IO_BYTES = 1 << 16 };
     video_file *v;
-    int rc = make(name, &v);
+    int rc = make(name, lim, &v);
     if (rc)
         return rc;
     v->mem = buf, v->mem_size = n;
@@ -496,9 +494,9 @@ static int convert(video_file *v, const struct video_plan *p, uint8_t *dst)
     /* libswscale's SIMD paths write whole vectors: a row stride padded to 64 bytes (as ffmpeg's own
        frame buffers have) keeps the last pixels of an odd-width row right; packed afterwards */
     const size_t row = (size_t)w * 3, stride = (row + 63) & ~(size_t)63;
-    const size_t bytes = stride * (size_t)h + 64; /* ≤ MAX_FRAME_PIXELS · 3 + padding: libavcodec checked */
+    const size_t bytes = stride * (size_t)h + 64; /* ≤ max_pixels · 3 + padding: libavcodec checked */
     int rc;
-    if (w < 1 || h < 1 || (int64_t)w * h > g_max_pixels)
+    if (w < 1 || h < 1 || (int64_t)w * h > v->max_pixels)
         return seer_err(SEER_EDECODE, "%s: a decoded frame of %dx%d", v->name, w, h);
     if ((rc = ensure(&v->native, &v->native_bytes, bytes, v->name)) ||
         (rot && (rc = ensure(&v->turned, &v->turned_bytes, bytes, v->name))))

@@ -60,24 +60,6 @@ int video_settings_load(const char *hf_dir, struct video_settings *s)
     return rc;
 }
 
-double video_parse_time(const char *s)
-{
-    double t = 0;
-    int fields = 0;
-    if (!s || !*s)
-        return -1;
-    for (;;) {
-        char *end;
-        double x = strtod(s, &end);
-        if (end == s || !(x >= 0) || x > 1e9 || (*end && *end != ':') || ++fields > 3)
-            return -1;
-        t = t * 60 + x;
-        if (!*end)
-            return t;
-        s = end + 1;
-    }
-}
-
 /* ---- frame sampling (spec §5.3) ---------------------------------------------------------------- */
 
 int video_sample_indices(int64_t n_src, double fps_src, double fps, int64_t min_frames, int64_t max_frames,

@@ -41,8 +41,6 @@ struct video_settings video_settings_default(void);
 /* Overrides the defaults with `hf_dir`/video_preprocessor_config.json when it exists (fps,
    min_frames, max_frames, size.{shortest,longest}_edge, min_pixels, max_pixels). NULL is fine. */
 int video_settings_load(const char *hf_dir, struct video_settings *s);
-/* "90", "1:30", "01:02:03.5" → seconds; -1 on a malformed or negative time. */
-double video_parse_time(const char *s);
 
 /* ---- the container --------------------------------------------------------------------------------- */
 
@@ -62,12 +60,23 @@ struct video_info {
                                 stream's first frame; owned by the video_file */
 };
 
+/* What decoding one file may use, fixed when it is opened (the model's settings, never the
+   process's): threads libavcodec may use (0 = one per core), and the largest frame (width ×
+   height) accepted, checked before libavcodec allocates one (0 = VIDEO_MAX_FRAME_PIXELS). */
+struct video_limits {
+    int threads;
+    int64_t max_pixels;
+};
+/* PIL's bomb limit, as media/ uses for images. */
+#define VIDEO_MAX_FRAME_PIXELS INT64_C(178956970)
+
 /* Opens `path` and makes the demux pass (packets are read, not decoded). SEER_EDECODE for what
-   FFmpeg cannot open or a file with no video stream. On failure *out is untouched. */
-int video_open(const char *path, video_file **out);
+   FFmpeg cannot open or a file with no video stream. lim NULL = the defaults. On failure *out is
+   untouched. */
+int video_open(const char *path, const struct video_limits *lim, video_file **out);
 /* The same over bytes in memory (borrowed until video_close; read through a custom AVIOContext).
    `name` appears in messages. */
-int video_open_memory(const void *buf, size_t n, const char *name, video_file **out);
+int video_open_memory(const void *buf, size_t n, const char *name, const struct video_limits *lim, video_file **out);
 const struct video_info *video_file_info(const video_file *v);
 const char *video_file_name(const video_file *v);
 void video_close(video_file *v); /* NULL is fine */
@@ -116,11 +125,5 @@ struct video_stats {
     double demux_seconds, decode_seconds, scale_seconds;
 };
 struct video_stats video_file_stats(const video_file *v);
-
-/* Process-wide decoder settings, read by video_open*: threads libavcodec may use per video (0 =
-   one per core), and the largest frame (width × height) accepted, checked before libavcodec
-   allocates one (default 178956970, PIL's bomb limit; the fuzz target lowers it). */
-void video_set_threads(int n);
-void video_set_max_frame_pixels(int64_t n);
 
 #endif

@@ -116,6 +116,11 @@ static void chunks(const char *hf, const char *d)
     r = test_seer(args);
     ok(r.status == 0 && strstr(r.out, "<8.") && !strstr(r.out, "<0."), "--start 8: stamps from 8 s on");
     test_run_free(&r);
+    /* the same part as MM:SS and HH:MM:SS.s (cli_parse_time) */
+    snprintf(args, sizeof args, "describe -m '%s' --dry-run --start 0:08 --end 00:00:10.0 '%s/long10.mkv'", hf, d);
+    r = test_seer(args);
+    ok(r.status == 0 && strstr(r.out, "<8.") && !strstr(r.out, "<0."), "--start 0:08 --end 00:00:10.0: the same part");
+    test_run_free(&r);
 }
 
 static void several(const char *hf, const char *d)
@@ -133,9 +138,13 @@ static void several(const char *hf, const char *d)
     r = test_seer("describe --dry-run --chunk 0s x.mp4");
     ok(r.status == 2 && strstr(r.err, "--chunk"), "--chunk 0s: usage error");
     test_run_free(&r);
-    r = test_seer("describe --dry-run --start 1:2:3:4 x.mp4");
-    ok(r.status == 2 && strstr(r.err, "--start"), "a malformed --start: usage error");
-    test_run_free(&r);
+    static const char *const bad_times[] = {"1:2:3:4", "-3", "x", "1:", ""};
+    for (size_t k = 0; k < sizeof bad_times / sizeof *bad_times; k++) {
+        snprintf(args, sizeof args, "describe --dry-run --start '%s' x.mp4", bad_times[k]);
+        r = test_seer(args);
+        ok(r.status == 2 && strstr(r.err, "--start"), "--start '%s': usage error", bad_times[k]);
+        test_run_free(&r);
+    }
     snprintf(args, sizeof args, "ask -m '%s' -p 'What?' --dry-run --json '%s/a.mp4'", hf, d);
     r = test_seer(args);
     json_t *dry = json_loads(r.out, JSON_ALLOW_NUL, NULL);

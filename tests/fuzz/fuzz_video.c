@@ -15,10 +15,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    video_set_threads(1);                 /* one thread: findings replay deterministically */
-    video_set_max_frame_pixels(1 << 20);
+    /* one thread: findings replay deterministically */
+    const struct video_limits lim = {.threads = 1, .max_pixels = 1 << 20};
     video_file *v = NULL;
-    if (video_open_memory(data, size, "fuzz", &v) != 0)
+    if (video_open_memory(data, size, "fuzz", &lim, &v) != 0)
         return 0;
     struct video_settings s = video_settings_default();
     s.max_frames = 4;

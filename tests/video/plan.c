@@ -197,9 +197,6 @@ int main(void)
     if (!vt_python() || vt_sh("command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null"))
         return plan_skip_all("ffmpeg, ffprobe, numpy or Pillow missing (scripts/install-deps.sh)");
     check_sampler();
-    ok(video_parse_time("90") == 90 && video_parse_time("1:30") == 90 && video_parse_time("01:02:03.5") == 3723.5 &&
-           video_parse_time("1:2:3:4") < 0 && video_parse_time("-3") < 0 && video_parse_time("x") < 0,
-       "times: seconds, MM:SS and HH:MM:SS.s; malformed ones refused");
     struct video_settings s = video_settings_default();
     for (size_t c = 0; c < sizeof clips / sizeof *clips; c++) {
         if (!ok(make_clip(&clips[c]), "%s made with ffmpeg", clips[c].name))
@@ -207,7 +204,7 @@ int main(void)
         char path[600];
         snprintf(path, sizeof path, "%s/%s", test_tmp_dir(), clips[c].name);
         video_file *v = NULL;
-        int rc = video_open(path, &v);
+        int rc = video_open(path, NULL, &v);
         if (!ok(rc == SEER_OK, "%s: opens (%s)", clips[c].name, rc ? seer_last_error() : "ok"))
             continue;
         struct video_plan p = {0};
@@ -259,7 +256,7 @@ int main(void)
     if (vt_sh("head -c $(( $(stat -c %%s '%s') * 6 / 10 )) '%s' > '%s'", src, src, dst) == 0) {
         video_file *v = NULL;
         struct video_plan p = {0};
-        int rc = video_open(dst, &v);
+        int rc = video_open(dst, NULL, &v);
         if (!rc)
             rc = video_plan_make(video_file_info(v), "trunc.mkv", &s, &p);
         uint8_t *buf = rc ? NULL : malloc((size_t)p.width * p.height * 3);
@@ -274,7 +271,7 @@ int main(void)
     snprintf(dst, sizeof dst, "%s/noise.mp4", test_tmp_dir());
     if (vt_sh("head -c 5000 /dev/urandom > '%s'", dst) == 0) {
         video_file *v = NULL;
-        int rc = video_open(dst, &v);
+        int rc = video_open(dst, NULL, &v);
         ok(rc == SEER_EDECODE && strstr(seer_last_error(), "noise.mp4") && !v, "noise: %s", seer_last_error());
         video_close(v);
     }
