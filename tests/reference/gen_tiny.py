@@ -9,7 +9,7 @@
   DIR/mmproj-f16.gguf   vision tower + merger in llama.cpp mmproj naming (spec §11.6); --mmproj-types
                         f32,f16,bf16,q8_0 writes DIR/mmproj-{type}.gguf for each type listed
 
-Usage: gen_tiny.py --out DIR [--preset tiny|tiny-gqa|tiny-untied] [--seed N] [--vision hd64|hd72]
+Usage: gen_tiny.py --out DIR [--preset tiny|tiny-gqa|tiny-untied] [--seed N] [--vision hd64|hd72|big]
                    [--mmproj-types f16]
 The presets' own vision towers have head dim 16; --vision swaps in a tower with the real models' head dim
 (hd64: 0.8B/2B/4B, hd72: 9B) at tiny depth and width. Text weights are drawn before vision weights, so they are
@@ -54,6 +54,9 @@ PRESETS = {
 VISION_PRESETS = {
     "hd64": dict(depth=2, hidden=128, heads=2, inter=320, model_type="qwen3_5_vision"),
     "hd72": dict(depth=2, hidden=288, heads=4, inter=272, model_type="qwen3_5_vision"),
+    # a tower far larger than the tiny text model (about 67M weights, 134 MB in bf16), so that whether a run
+    # loaded it shows in the process's peak memory (tests/cli/lazy_tower.c)
+    "big": dict(depth=4, hidden=1024, heads=16, inter=4096, model_type="qwen3_5_vision"),
 }
 
 ROPE_THETA = 10000000.0          # spec §1.1
@@ -319,7 +322,7 @@ def main():
     ap.add_argument("--preset", default="tiny", choices=sorted(PRESETS))
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--no-gguf", action="store_true", help="write only the HF directory")
-    ap.add_argument("--vision", choices=sorted(VISION_PRESETS), help="vision tower with head dim 64 or 72")
+    ap.add_argument("--vision", choices=sorted(VISION_PRESETS), help="vision tower with head dim 64 or 72, or a big one")
     ap.add_argument("--mmproj-types", default="f16", help="comma-separated: " + ",".join(hf2gguf.MMPROJ_FTYPES))
     a = ap.parse_args()
     types = [t for t in a.mmproj_types.split(",") if t]
