@@ -3,7 +3,8 @@
    file and both sizes, exit 1), a reader that closes the pipe (SIGPIPE's default: a quiet end,
    status 141 in the shell), and an answer that could not be written or was computed from a file
    that changed meanwhile (exit 1, never a success). The library installs no signal handlers; it
-   only keeps the table of mapped files this handler asks (seer_fault_describe, core/io.h). */
+   only keeps the table of mapped files this handler asks (seer_fault_describe) and checks them
+   after the output (seer_fault_check). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <signal.h>
@@ -13,7 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "core/io.h"
+#include "seer.h"
 
 /* A weight page of a truncated model file faulted, maybe in a worker thread: nothing can be
    recovered (the pages are gone), so say which file and exit. A bus error outside any mapped
@@ -64,7 +65,7 @@ void cli_stdout_failed(int e)
 
 int cli_faults_after_output(void)
 {
-    int rc = io_check_all();
+    int rc = seer_fault_check();
     if (rc)
         return cli_fail(rc);
     errno = 0;

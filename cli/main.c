@@ -9,8 +9,6 @@
 #include "cli/util.h"
 #include "seer.h"
 
-seer_log_level cli_log_level = SEER_LOG_WARN;
-
 static const struct cli_command commands[] = {
     {"run", cli_run, "answer one prompt, streaming to stdout (-m MODEL -p PROMPT; --json, --raw, ...)"},
     {"describe", cli_describe, "describe what happens in videos, with times (-m MODEL VIDEO...; --chunk, --srt, --dry-run)"},
@@ -38,19 +36,6 @@ static void usage(FILE *f)
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\nglobal flags:\n%s\nseer <command> --help lists a command's options.\n", global_help);
-}
-
-const char *cli_default_device(void)
-{
-    const char *d = getenv("SEER_DEVICE");
-    return d && *d ? d : "auto";
-}
-
-int cli_fail(int rc)
-{
-    const char *msg = cli_last_error();
-    fprintf(stderr, "seer: %s\n", *msg ? msg : seer_strerror(rc));
-    return CLI_FAIL;
 }
 
 static int log_flag(const char *a, seer_log_level *level)

@@ -1,4 +1,6 @@
-/* util.c — the command's own helpers (cli/util.h). */
+/* util.c — the command's own helpers (cli/util.h), and the few pieces of cli/cli.h that every
+   file below main.c calls (the log level, cli_fail, the default device): they live here, not in
+   main.c, so calls between the command's files go one way (main.c → subcommands → util.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "cli/util.h"
 
@@ -10,6 +12,8 @@
 #include <time.h>
 
 #include "cli/cli.h"
+
+seer_log_level cli_log_level = SEER_LOG_WARN;
 
 /* Per thread, like the library's own message: a batch may fail items on several threads. */
 static _Thread_local char cli_msg[1024];
@@ -94,4 +98,17 @@ void cli_log(seer_log_level level, const char *component, const char *fmt, ...)
     va_end(ap);
     /* one fprintf per line, as the library's sink, so threads' lines do not interleave */
     fprintf(stderr, "seer: %s: %s: %s\n", names[level > SEER_LOG_TRACE ? SEER_LOG_TRACE : level], component, line);
+}
+
+int cli_fail(int rc)
+{
+    const char *msg = cli_last_error();
+    fprintf(stderr, "seer: %s\n", *msg ? msg : seer_strerror(rc));
+    return CLI_FAIL;
+}
+
+const char *cli_default_device(void)
+{
+    const char *d = getenv("SEER_DEVICE");
+    return d && *d ? d : "auto";
 }
