@@ -12,19 +12,12 @@
 
 #include "api/internal.h"
 #include "seer.h"
+#include "support/image_files.h"
 #include "support/testutil.h"
 #include "tap.h"
 
 #define N_GEN 8
 #define N_THREADS 8
-
-static int run(const char *cmd)
-{
-    int rc = system(cmd);
-    if (rc)
-        diag("command failed (%d): %s", rc, cmd);
-    return rc;
-}
 
 static seer_model *load(const char *path)
 {
@@ -146,11 +139,9 @@ int main(void)
     plan_no_plan();
     uint64_t seed = test_seed();
     seer_set_log_level(SEER_LOG_ERROR);
-    char dir[600], cmd[2048], hf[700], gguf_file[700];
+    char dir[600], hf[700], gguf_file[700];
     snprintf(dir, sizeof dir, "%s/tiny", test_tmp_dir());
-    snprintf(cmd, sizeof cmd, "python3 %s --out %s --preset tiny --seed %llu >/dev/null",
-             test_src_path("tests/reference/gen_tiny.py"), dir, (unsigned long long)seed);
-    if (!ok(run(cmd) == 0, "tiny model generated"))
+    if (!ok(if_gen_tiny(dir, "tiny", seed, "", "f16") == 0, "tiny model generated"))
         return done_testing();
     snprintf(hf, sizeof hf, "%s/hf", dir);
     snprintf(gguf_file, sizeof gguf_file, "%s/model-f32.gguf", dir);

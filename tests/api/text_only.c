@@ -10,18 +10,11 @@
 #include <string.h>
 
 #include "seer.h"
+#include "support/image_files.h"
 #include "support/testutil.h"
 #include "tap.h"
 
 #define N_GEN 16
-
-static int run(const char *cmd)
-{
-    int rc = system(cmd);
-    if (rc)
-        diag("command failed (%d): %s", rc, cmd);
-    return rc;
-}
 
 static seer_model *load(const char *path, int vocab_only)
 {
@@ -100,11 +93,10 @@ int main(void)
     snprintf(gguf_file, sizeof gguf_file, "%s/model-f32.gguf", dir);
     /* tiny-untied: an lm_head of its own, which the text-only form keeps at the top level */
     const char *preset = seed % 2 ? "tiny-untied" : "tiny-gqa";
-    int n = snprintf(cmd, sizeof cmd, "python3 %s --out %s --preset %s --seed %llu >/dev/null",
-                     test_src_path("tests/reference/gen_tiny.py"), dir, preset, (unsigned long long)seed);
-    snprintf(cmd + n, sizeof cmd - (size_t)n, " && python3 %s %s %s", test_src_path("tests/reference/hf_text_only.py"),
-             hf, text); /* test_src_path's buffer is static: one call per snprintf */
-    if (!ok(run(cmd) == 0, "tiny model (%s) and its text-only checkpoint written", preset))
+    int rc = if_gen_tiny(dir, preset, seed, "", "f16");
+    if (!rc)
+        rc = if_sh("python3 %s %s %s", test_src_path("tests/reference/hf_text_only.py"), hf, text);
+    if (!ok(rc == 0, "tiny model (%s) and its text-only checkpoint written", preset))
         return done_testing();
     char *cfg = test_slurp(strcat(strcpy(cmd, text), "/config.json"));
     ok(cfg && strstr(cfg, "\"Qwen3_5ForCausalLM\"") && !strstr(cfg, "vision_config") && !strstr(cfg, "text_config"),
@@ -114,7 +106,7 @@ int main(void)
     int32_t prompt[20], want[N_GEN], got[N_GEN], comp[N_GEN];
     for (size_t i = 0; i < 20; i++)
         prompt[i] = (int32_t)(test_rand_u64() % 200); /* ordinary tokens of every tiny vocabulary */
-    int rc = greedy(text, prompt, 20, got);
+    rc = greedy(text, prompt, 20, got);
     ok(rc == SEER_OK && got[0] >= 0, "the text-only checkpoint loads and generates: %s",
        rc ? seer_last_error() : "ok");
     ok(greedy(gguf_file, prompt, 20, want) == SEER_OK && !memcmp(got, want, sizeof got),

@@ -10,16 +10,9 @@
 #include <string.h>
 
 #include "seer.h"
+#include "support/image_files.h"
 #include "support/testutil.h"
 #include "tap.h"
-
-static int run(const char *cmd)
-{
-    int rc = system(cmd);
-    if (rc)
-        diag("command failed (%d): %s", rc, cmd);
-    return rc;
-}
 
 static seer_model *load(const char *path, int vocab_only, const char *device)
 {
@@ -131,11 +124,9 @@ int main(void)
     plan_no_plan();
     uint64_t seed = test_seed();
     seer_set_log_level(SEER_LOG_ERROR);
-    char dir[600], cmd[4096], hf[700], gguf[700], bare[700], text_dir[700], text_gguf[800];
+    char dir[600], hf[700], gguf[700], bare[700], text_dir[700], text_gguf[800];
     snprintf(dir, sizeof dir, "%s/tiny", test_tmp_dir());
-    snprintf(cmd, sizeof cmd, "python3 %s --out %s --preset tiny-gqa --seed %llu >/dev/null",
-             test_src_path("tests/reference/gen_tiny.py"), dir, (unsigned long long)seed);
-    if (!ok(run(cmd) == 0, "tiny model generated"))
+    if (!ok(if_gen_tiny(dir, "tiny-gqa", seed, "", "f16") == 0, "tiny model generated"))
         return done_testing();
     snprintf(hf, sizeof hf, "%s/hf", dir);
     snprintf(gguf, sizeof gguf, "%s/model-f32.gguf", dir); /* mmproj-f16.gguf beside it */
@@ -145,8 +136,7 @@ int main(void)
     /* a GGUF without an mmproj: vocab_only refuses the image as the full model does */
     snprintf(text_dir, sizeof text_dir, "%s/text", dir);
     snprintf(text_gguf, sizeof text_gguf, "%s/model.gguf", text_dir);
-    snprintf(cmd, sizeof cmd, "mkdir -p %s && ln -s %s %s", text_dir, gguf, text_gguf);
-    if (ok(run(cmd) == 0, "text-only GGUF made")) {
+    if (ok(if_sh("mkdir -p %s && ln -s %s %s", text_dir, gguf, text_gguf) == 0, "text-only GGUF made")) {
         seer_model *voc = load(text_gguf, 1, "cpu");
         uint8_t px[3 * 64 * 64] = {0};
         seer_image_input in = {.rgb = px, .width = 64, .height = 64};
@@ -158,8 +148,8 @@ int main(void)
 
     /* no weight is read: the HF directory without its weight files */
     snprintf(bare, sizeof bare, "%s/bare", dir);
-    snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s/*.json %s/ && ls %s/*.safetensors >/dev/null", bare, hf, bare, hf);
-    if (ok(run(cmd) == 0, "HF directory copied without its safetensors")) {
+    if (ok(if_sh("mkdir -p %s && cp %s/*.json %s/ && ls %s/*.safetensors", bare, hf, bare, hf) == 0,
+           "HF directory copied without its safetensors")) {
         seer_model *voc = load(bare, 1, "cpu"), *full = NULL;
         ok(voc != NULL, "vocab_only loads a directory that has no weight file");
         seer_model_params mp = seer_model_params_default();
