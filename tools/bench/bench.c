@@ -27,6 +27,7 @@
 #include "core/util.h"
 #include "lm/qwen35.h"
 #include "lm/randmodel.h"
+#include "cli/gen.h"
 #include "seer.h"
 #include "tools/bench/bench.h"
 #include "vulkan/vulkan.h"
@@ -36,33 +37,47 @@
    for the 0.8B shape), and a batch this wide is long past where the weight read stops dominating. */
 #define MAX_PARALLEL 64
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+enum {
+    B_MODEL, B_PRESET, B_DTYPE, B_OUT, B_SEED, B_THREADS, B_PROMPTS, B_DECODE, B_REPS, B_WARMUP, B_UBATCH,
+    B_DEVICE, B_EXACT, B_CACHE, B_WEIGHTS, B_DEPTH, B_PARALLEL, B_JSON, B_HELP
+};
+static const struct cli_opt bench_opts[] = {
+    {{"-m"}, "MODEL", "GGUF text model or Hugging Face model directory", B_MODEL},
+    {{"--preset"}, "SIZE", "generate a random-weight model of a released size first", B_PRESET},
+    {{"--dtype"}, "T", "its matrix dtype: f32, f16, bf16, q8_0, q4_k, or q4_k_m (llama.cpp's mix of Q4_K, Q5_K "
+                       "and Q6_K) (default q8_0)", B_DTYPE},
+    {{"-o"}, "FILE", "keep the generated model at FILE (default: a temporary file, removed)", B_OUT},
+    {{"--seed"}, "N", "its random seed (default 1)", B_SEED},
+    {{"-t"}, "N", "CPU threads (default: all online CPUs)", B_THREADS},
+    {{"-p"}, "N[,N...]", "prompt lengths to time prefill on (default 512,2048; 0: none)", B_PROMPTS},
+    {{"-n"}, "N", "decode steps to time (default 128; 0: none)", B_DECODE},
+    {{"--reps"}, "N", "repetitions of each test (default 3)", B_REPS},
+    {{"--warmup"}, "N", "untimed decode steps before each decode test (default 2)", B_WARMUP},
+    {{"-ub"}, "N", "tokens per forward micro-batch in prefill (default 512)", B_UBATCH},
+    {{"--device"}, "D", "auto (default; or $SEER_DEVICE), cpu, vulkan or vulkan:N", B_DEVICE},
+    {{"--exact"}, NULL, "f32 activations in every matmul (default: 8-bit as llama.cpp on the CPU; int8 dot or "
+                        "fp16 on GPUs with them)", B_EXACT},
+    {{"--cache-type"}, "T", "KV cache f16 (default), f32 or q8_0", B_CACHE},
+    {{"--weights"}, "W", "CPU: auto (default), copy (into memory, large pages) or map (read in place)", B_WEIGHTS},
+    {{"-d"}, "N", "decode tests start after N prompt tokens (untimed; default 0)", B_DEPTH},
+    {{"--parallel"}, "N", "N sequences decode together, 1.." STR(MAX_PARALLEL) " (default 1); tg counts all their "
+                          "tokens", B_PARALLEL},
+    {{"--json"}, NULL, "print one JSON object instead of the table", B_JSON},
+    {{"-h", "--help"}, NULL, "this help", B_HELP},
+};
+
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: seer bench (-m MODEL | --preset %s [--dtype T] [-o FILE] [--seed N]) [options]\n"
-            "  -m MODEL        GGUF text model or Hugging Face model directory\n"
-            "  --preset SIZE   generate a random-weight model of a released size first\n"
-            "  --dtype T       its matrix dtype: f32, f16, bf16, q8_0, q4_k, or q4_k_m (llama.cpp's mix of\n"
-            "                  Q4_K, Q5_K and Q6_K) (default q8_0)\n"
-            "  -o FILE         keep the generated model at FILE (default: a temporary file, removed)\n"
-            "  --seed N        its random seed (default 1)\n"
-            "  -t N            CPU threads (default: all online CPUs)\n"
-            "  -p N[,N...]     prompt lengths to time prefill on (default 512,2048; 0: none)\n"
-            "  -n N            decode steps to time (default 128; 0: none)\n"
-            "  --reps N        repetitions of each test (default 3)\n"
-            "  --warmup N      untimed decode steps before each decode test (default 2)\n"
-            "  -ub N           tokens per forward micro-batch in prefill (default 512)\n"
-            "  --device D      auto (default; or $SEER_DEVICE), cpu, vulkan or vulkan:N\n"
-            "  --exact         f32 activations in every matmul (default: 8-bit as llama.cpp on the CPU; int8 dot or fp16 on GPUs with them)\n"
-            "  --cache-type T  KV cache f16 (default), f32 or q8_0\n"
-            "  --weights W     CPU: auto (default), copy (into memory, large pages) or map (read in place)\n"
-            "  -d N            decode tests start after N prompt tokens (untimed; default 0)\n"
-            "  --parallel N    N sequences decode together, 1..%d (default 1); tg counts all their tokens\n"
-            "  --json          print one JSON object instead of the table\n"
-            "  seer bench --tokenizer -m MODEL [-f FILE]: encoding speed instead (--help there)\n"
-            "  seer bench --video FILE -m MODEL: one video's time by stage instead (--help there)\n"
-            "  seer bench --image WxH (-m MMPROJ | --preset 0.8b): the vision tower by image size (--help there)\n",
-            randmodel_preset_names(), MAX_PARALLEL);
+    fprintf(f, "usage: seer bench (-m MODEL | --preset %s [--dtype T] [-o FILE] [--seed N]) [options]\n",
+            randmodel_preset_names());
+    cli_opt_help(f, bench_opts, ARRAY_LEN(bench_opts));
+    fputs("  seer bench --tokenizer -m MODEL [-f FILE]: encoding speed instead (--help there)\n"
+          "  seer bench --video FILE -m MODEL: one video's time by stage instead (--help there)\n"
+          "  seer bench --image WxH (-m MMPROJ | --preset 0.8b): the vision tower by image size (--help there)\n",
+          f);
 }
 
 struct opts {
@@ -147,71 +162,50 @@ static int parse_args(int argc, char **argv, struct opts *o)
         .cache_type = DT_F16, .device = cli_default_device(), .parallel = 1,
     };
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *a = argv[i], *v;
+        const struct cli_opt *opt = cli_opt_find(bench_opts, ARRAY_LEN(bench_opts), argc, argv, &i, &v);
         int64_t x;
-        bool ok = true, takes = true;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return CLI_OK;
-        } else if (!strcmp(a, "--json")) {
-            o->json = true;
-            takes = false;
-        } else if (!strcmp(a, "--exact")) {
-            o->exact = true;
-            takes = false;
-        } else if (!v) {
-            ok = false;
-        } else if (!strcmp(a, "-m")) {
-            o->model = v;
-        } else if (!strcmp(a, "--preset")) {
-            o->preset = v;
-        } else if (!strcmp(a, "-o")) {
-            o->out = v;
-        } else if (!strcmp(a, "--dtype")) {
-            const bool km = !strcmp(v, "q4_k_m") || !strcmp(v, "Q4_K_M");
-            o->mix = km ? RANDMODEL_Q4_K_M : RANDMODEL_UNIFORM;
-            ok = km ? (o->dtype = DT_Q4_K, true) : parse_dtype(v, &o->dtype);
-        } else if (!strcmp(a, "--seed")) {
-            ok = parse_i64(v, 0, INT64_MAX, &x);
-            o->seed = (uint64_t)x;
-        } else if (!strcmp(a, "-t")) {
-            ok = parse_i64(v, 1, 1024, &x);
-            o->threads = (int)x;
-        } else if (!strcmp(a, "-p")) {
-            ok = parse_prompts(v, o);
-        } else if (!strcmp(a, "-n")) {
-            ok = parse_i64(v, 0, 1 << 20, &o->n_decode);
-        } else if (!strcmp(a, "--reps")) {
-            ok = parse_i64(v, 1, 1000, &x);
-            o->reps = (int)x;
-        } else if (!strcmp(a, "--warmup")) {
-            ok = parse_i64(v, 0, 1000, &x);
-            o->warmup = (int)x;
-        } else if (!strcmp(a, "-d")) {
-            ok = parse_i64(v, 0, 1 << 24, &o->depth);
-        } else if (!strcmp(a, "--parallel")) {
-            ok = parse_i64(v, 1, MAX_PARALLEL, &x);
-            o->parallel = (int)x;
-        } else if (!strcmp(a, "-ub")) {
-            ok = parse_i64(v, 1, 1 << 16, &o->n_ubatch);
-        } else if (!strcmp(a, "--device")) {
-            o->device = v;
-        } else if (!strcmp(a, "--weights")) {
-            ok = cpu_weights_parse(v, &o->weights);
-        } else if (!strcmp(a, "--cache-type")) {
-            ok = parse_dtype(v, &o->cache_type) &&
-                 (o->cache_type == DT_F16 || o->cache_type == DT_F32 || o->cache_type == DT_Q8_0);
-        } else {
+        bool ok = !opt || !opt->arg || v;
+        if (!opt) {
             fprintf(stderr, "seer bench: unknown option '%s'\n", a);
             usage(stderr);
             return CLI_USAGE;
+        }
+        switch (ok ? opt->key : -1) {
+        case B_HELP: usage(stdout); return CLI_OK;
+        case B_JSON: o->json = true; break;
+        case B_EXACT: o->exact = true; break;
+        case B_MODEL: o->model = v; break;
+        case B_PRESET: o->preset = v; break;
+        case B_OUT: o->out = v; break;
+        case B_DTYPE: {
+            const bool km = !strcmp(v, "q4_k_m") || !strcmp(v, "Q4_K_M");
+            o->mix = km ? RANDMODEL_Q4_K_M : RANDMODEL_UNIFORM;
+            ok = km ? (o->dtype = DT_Q4_K, true) : parse_dtype(v, &o->dtype);
+            break;
+        }
+        case B_SEED: ok = parse_i64(v, 0, INT64_MAX, &x), o->seed = (uint64_t)x; break;
+        case B_THREADS: ok = parse_i64(v, 1, 1024, &x), o->threads = (int)x; break;
+        case B_PROMPTS: ok = parse_prompts(v, o); break;
+        case B_DECODE: ok = parse_i64(v, 0, 1 << 20, &o->n_decode); break;
+        case B_REPS: ok = parse_i64(v, 1, 1000, &x), o->reps = (int)x; break;
+        case B_WARMUP: ok = parse_i64(v, 0, 1000, &x), o->warmup = (int)x; break;
+        case B_DEPTH: ok = parse_i64(v, 0, 1 << 24, &o->depth); break;
+        case B_PARALLEL: ok = parse_i64(v, 1, MAX_PARALLEL, &x), o->parallel = (int)x; break;
+        case B_UBATCH: ok = parse_i64(v, 1, 1 << 16, &o->n_ubatch); break;
+        case B_DEVICE: o->device = v; break;
+        case B_WEIGHTS: ok = cpu_weights_parse(v, &o->weights); break;
+        case B_CACHE:
+            ok = parse_dtype(v, &o->cache_type) &&
+                 (o->cache_type == DT_F16 || o->cache_type == DT_F32 || o->cache_type == DT_Q8_0);
+            break;
+        default: break;
         }
         if (!ok) {
             fprintf(stderr, "seer bench: bad or missing value for %s\n", a);
             usage(stderr);
             return CLI_USAGE;
         }
-        i += takes;
     }
     if (!!o->model == !!o->preset) {
         fprintf(stderr, "seer bench: give exactly one of -m MODEL and --preset SIZE\n");

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "api/device.h"
+#include "cli/gen.h"
 #include "core/error.h"
 #include "core/util.h"
 #include "vision/preprocess.h"
@@ -52,52 +53,71 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+enum { BI_IMAGE, BI_MODEL, BI_PRESET, BI_DTYPE, BI_DEVICE, BI_THREADS, BI_REPS, BI_JSON, BI_HELP };
+static const struct cli_opt image_opts[] = {
+    {{"--image"}, "WxH", "an image size to time (1..65536 each; repeat for more, at most 16)", BI_IMAGE},
+    {{"-m", "--mmproj"}, "MMPROJ|HF_DIR", "the vision tower: an mmproj GGUF or a Hugging Face directory", BI_MODEL},
+    {{"--preset"}, "SIZE", "a random tower of a released size instead (0.8b, 2b, 4b, 9b)", BI_PRESET},
+    {{"--dtype"}, "T", "its weights: f32, f16 (default), bf16 or q8_0", BI_DTYPE},
+    {{"--device"}, "D", "auto (default; or $SEER_DEVICE), cpu, vulkan or vulkan:N", BI_DEVICE},
+    {{"-t"}, "N", "CPU threads (default: all online CPUs)", BI_THREADS},
+    {{"--reps"}, "N", "timed encodes per size, the median reported (default 3)", BI_REPS},
+    {{"--json"}, NULL, "one JSON object instead of the table", BI_JSON},
+    {{"-h", "--help"}, NULL, "this help", BI_HELP},
+};
+#define N_IMAGE_OPTS (sizeof image_opts / sizeof image_opts[0])
+
 static int parse(int argc, char **argv, struct img_opts *o)
 {
     *o = (struct img_opts){.device = cli_default_device(), .dtype = DT_F16, .reps = 3};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *a = argv[i], *v;
+        const struct cli_opt *opt = cli_opt_find(image_opts, N_IMAGE_OPTS, argc, argv, &i, &v);
         char *end;
-        if (!strcmp(a, "--image") && v) {
+        if (!opt || (opt->arg && !v)) {
+            fprintf(stderr, "seer bench --image: unknown or incomplete option '%s'\n", a);
+            return CLI_USAGE;
+        }
+        switch (opt->key) {
+        case BI_IMAGE: {
             long w = strtol(v, &end, 10), h = *end == 'x' ? strtol(end + 1, &end, 10) : 0;
             if (*end || w < 1 || h < 1 || w > 65536 || h > 65536 || o->n_sizes == MAX_SIZES) {
                 fprintf(stderr, "seer bench: --image needs WxH (1..65536 each, at most %d sizes), got '%s'\n",
                         MAX_SIZES, v);
                 return CLI_USAGE;
             }
-            o->w[o->n_sizes] = (int32_t)w, o->h[o->n_sizes++] = (int32_t)h, i++;
-        } else if ((!strcmp(a, "-m") || !strcmp(a, "--mmproj")) && v)
-            o->model = v, i++;
-        else if (!strcmp(a, "--preset") && v)
-            o->preset = v, i++;
-        else if (!strcmp(a, "--device") && v)
-            o->device = v, i++;
-        else if (!strcmp(a, "--dtype") && v) {
+            o->w[o->n_sizes] = (int32_t)w, o->h[o->n_sizes++] = (int32_t)h;
+            break;
+        }
+        case BI_MODEL: o->model = v; break;
+        case BI_PRESET: o->preset = v; break;
+        case BI_DEVICE: o->device = v; break;
+        case BI_DTYPE:
             o->dtype = !strcmp(v, "f32") ? DT_F32 : !strcmp(v, "f16") ? DT_F16 : !strcmp(v, "bf16") ? DT_BF16
                        : !strcmp(v, "q8_0") ? DT_Q8_0 : DT_COUNT;
             if (o->dtype == DT_COUNT) {
                 fprintf(stderr, "seer bench: --dtype for a vision tower is f32, f16, bf16 or q8_0, got '%s'\n", v);
                 return CLI_USAGE;
             }
-            i++;
-        } else if ((!strcmp(a, "-t") || !strcmp(a, "--reps")) && v) {
+            break;
+        case BI_THREADS:
+        case BI_REPS: {
             long n = strtol(v, &end, 10);
             if (*end || n < 1 || n > 1024) {
                 fprintf(stderr, "seer bench: %s needs a number in [1, 1024], got '%s'\n", a, v);
                 return CLI_USAGE;
             }
-            *(a[1] == 't' ? &o->threads : &o->reps) = (int)n, i++;
-        } else if (!strcmp(a, "--json"))
-            o->json = true;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            *(opt->key == BI_THREADS ? &o->threads : &o->reps) = (int)n;
+            break;
+        }
+        case BI_JSON: o->json = true; break;
+        default:
             printf("usage: seer bench --image WxH [--image WxH ...] (-m MMPROJ|HF_DIR | --preset 0.8b|2b|4b|9b "
                    "[--dtype f32|f16|bf16|q8_0])\n"
                    "                  [--device D] [-t N] [--reps N] [--json]\n"
                    "  preprocessing and encoding time per image size, and the tower's tokens/s\n");
+            cli_opt_help(stdout, image_opts, N_IMAGE_OPTS);
             return CLI_OK;
-        } else {
-            fprintf(stderr, "seer bench --image: unknown or incomplete option '%s'\n", a);
-            return CLI_USAGE;
         }
     }
     if (!o->n_sizes || !!o->model == !!o->preset) {

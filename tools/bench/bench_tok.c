@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli/gen.h"
 #include "core/error.h"
 #include "core/gguf.h"
 #include "core/util.h"
@@ -99,14 +100,22 @@ static int load_tokenizer(const char *model, tokenizer **tok)
     return tok_load_hf_json(model, tok);
 }
 
+enum { BT_TOKENIZER, BT_MODEL, BT_FILE, BT_SIZE, BT_REPS, BT_JSON, BT_HELP };
+static const struct cli_opt tok_opts[] = {
+    {{"--tokenizer"}, NULL, "time the tokenizer (this mode)", BT_TOKENIZER},
+    {{"-m"}, "MODEL", "HF model directory, tokenizer.json or GGUF", BT_MODEL},
+    {{"-f"}, "FILE", "encode this text (default: a built-in mix of scripts, code and emoji)", BT_FILE},
+    {{"--size"}, "BYTES", "length of the built-in text (default 1048576)", BT_SIZE},
+    {{"--reps"}, "N", "timed encodes (default 5)", BT_REPS},
+    {{"--json"}, NULL, "one JSON object instead of the table", BT_JSON},
+    {{"-h", "--help"}, NULL, "this help", BT_HELP},
+};
+#define N_TOK_OPTS (sizeof tok_opts / sizeof tok_opts[0])
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: seer bench --tokenizer -m MODEL [-f FILE] [--size BYTES] [--reps N] [--json]\n"
-               "  -m MODEL      HF model directory, tokenizer.json or GGUF\n"
-               "  -f FILE       encode this text (default: a built-in mix of scripts, code and emoji)\n"
-               "  --size BYTES  length of the built-in text (default 1048576)\n"
-               "  --reps N      timed encodes (default 5)\n"
-               "  --json        one JSON object instead of the table\n");
+    fprintf(f, "usage: seer bench --tokenizer -m MODEL [-f FILE] [--size BYTES] [--reps N] [--json]\n");
+    cli_opt_help(f, tok_opts, N_TOK_OPTS);
 }
 
 int cli_bench_tokenizer(int argc, char **argv)
@@ -115,25 +124,23 @@ int cli_bench_tokenizer(int argc, char **argv)
     long long size = 1 << 20, reps = 5;
     bool json = false;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--tokenizer"))
-            continue;
-        if (!strcmp(a, "--json")) {
-            json = true;
-            continue;
+        const char *a = argv[i], *v;
+        const struct cli_opt *opt = cli_opt_find(tok_opts, N_TOK_OPTS, argc, argv, &i, &v);
+        bool ok = opt && (!opt->arg || v);
+        switch (ok ? opt->key : -1) {
+        case BT_TOKENIZER: break;
+        case BT_JSON: json = true; break;
+        case BT_HELP: return usage(stdout), CLI_OK;
+        case BT_MODEL: model = v; break;
+        case BT_FILE: file = v; break;
+        case BT_SIZE: ok = number(v, 1, 1 << 30, &size); break;
+        case BT_REPS: ok = number(v, 1, 1000, &reps); break;
+        default: break;
         }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-            return usage(stdout), CLI_OK;
-        if (v && !strcmp(a, "-m"))
-            model = v;
-        else if (v && !strcmp(a, "-f"))
-            file = v;
-        else if (!(v && !strcmp(a, "--size") && number(v, 1, 1 << 30, &size)) &&
-                 !(v && !strcmp(a, "--reps") && number(v, 1, 1000, &reps))) {
+        if (!ok) {
             fprintf(stderr, "seer bench: bad or unknown option '%s'\n", a);
             return usage(stderr), CLI_USAGE;
         }
-        i++;
     }
     if (!model) {
         fprintf(stderr, "seer bench --tokenizer: -m MODEL is required\n");
