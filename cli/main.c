@@ -1,5 +1,6 @@
 /* main.c — the `seer` command: global flags (-v, -vv, -q, anywhere on the line; --version,
    --help-man, --completion SHELL) then a subcommand. */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,29 +24,47 @@ static const struct cli_command commands[] = {
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
-static const char global_help[] =
-    "  -v                  more logging (the seed, progress); -vv debug\n"
-    "  -q                  errors only\n"
-    "  --version           print the version\n"
-    "  --help-man          print the man page (roff)\n"
-    "  --completion SHELL  print the bash or zsh completion script\n";
+enum { M_VERBOSE, M_DEBUG, M_QUIET, M_VERSION, M_HELP, M_HELP_MAN, M_COMPLETION };
+static const struct cli_opt global_opts[] = {
+    {{"-v"}, NULL, "more logging (the seed, progress)", M_VERBOSE},
+    {{"-vv"}, NULL, "debug logging", M_DEBUG},
+    {{"-q"}, NULL, "errors only", M_QUIET},
+    {{"--version"}, NULL, "print the version", M_VERSION},
+    {{"-h", "--help"}, NULL, "this help", M_HELP},
+    {{"--help-man"}, NULL, "print the man page (roff)", M_HELP_MAN},
+    {{"--completion"}, "SHELL", "print the bash or zsh completion script", M_COMPLETION},
+};
+#define N_GLOBAL_OPTS (sizeof global_opts / sizeof global_opts[0])
+
+/* The global flags' help lines, for usage and the man page: built once from the table. */
+static const char *global_help(void)
+{
+    static char *text;
+    size_t len;
+    FILE *f = text ? NULL : open_memstream(&text, &len);
+    if (f) {
+        cli_opt_help(f, global_opts, N_GLOBAL_OPTS);
+        fclose(f);
+    }
+    return text ? text : "";
+}
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: seer [-v|-vv|-q] <command> [args]   (-v/-q may also follow the command)\n\ncommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-    fprintf(f, "\nglobal flags:\n%s\nseer <command> --help lists a command's options.\n", global_help);
+    fprintf(f, "\nglobal flags:\n%s\nseer <command> --help lists a command's options.\n", global_help());
 }
 
+/* -v, -vv, -q: 1 and the level, else 0. Exact words only: after the command, "-vfoo" is not ours. */
 static int log_flag(const char *a, seer_log_level *level)
 {
-    if (!strcmp(a, "-v"))
-        return *level = SEER_LOG_INFO, 1;
-    if (!strcmp(a, "-vv"))
-        return *level = SEER_LOG_DEBUG, 1;
-    if (!strcmp(a, "-q"))
-        return *level = SEER_LOG_ERROR, 1;
+    static const seer_log_level levels[] = {[M_VERBOSE] = SEER_LOG_INFO, [M_DEBUG] = SEER_LOG_DEBUG,
+                                            [M_QUIET] = SEER_LOG_ERROR};
+    for (size_t r = 0; r < N_GLOBAL_OPTS; r++)
+        if (global_opts[r].key <= M_QUIET && !strcmp(a, global_opts[r].name[0]))
+            return *level = levels[global_opts[r].key], 1;
     return 0;
 }
 
@@ -98,21 +117,20 @@ int main(int argc, char **argv)
     seer_log_level level = SEER_LOG_WARN;
     cli_faults_install();
     for (; i < argc && argv[i][0] == '-'; i++) {
-        if (log_flag(argv[i], &level))
-            continue;
-        if (!strcmp(argv[i], "--version")) {
-            printf("seer %s\n", seer_version());
-            return CLI_OK;
-        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return CLI_OK;
-        } else if (!strcmp(argv[i], "--help-man")) {
-            return cli_print_shell("man", commands, N_COMMANDS, global_help);
-        } else if (!strcmp(argv[i], "--completion")) {
-            if (i + 1 >= argc)
+        const char *v;
+        const struct cli_opt *opt = cli_opt_find(global_opts, N_GLOBAL_OPTS, argc, argv, &i, &v);
+        switch (opt ? opt->key : -1) {
+        case M_VERBOSE:
+        case M_DEBUG:
+        case M_QUIET: log_flag(opt->name[0], &level); break;
+        case M_VERSION: printf("seer %s\n", seer_version()); return CLI_OK;
+        case M_HELP: usage(stdout); return CLI_OK;
+        case M_HELP_MAN: return cli_print_shell("man", commands, N_COMMANDS, global_help());
+        case M_COMPLETION:
+            if (!v)
                 return fprintf(stderr, "seer: --completion needs bash or zsh\n"), CLI_USAGE;
-            return cli_print_shell(argv[i + 1], commands, N_COMMANDS, global_help);
-        } else {
+            return cli_print_shell(v, commands, N_COMMANDS, global_help());
+        default:
             fprintf(stderr, "seer: unknown option '%s'\n", argv[i]);
             usage(stderr);
             return CLI_USAGE;
@@ -129,11 +147,14 @@ int main(int argc, char **argv)
     int n = global_flags(argc - i, argv + i, args, &level);
     seer_set_log_level(level);
     cli_log_level = level;
-    int status = -1;
-    for (size_t c = 0; c < N_COMMANDS && status < 0; c++)
+    const struct cli_command *cmd = NULL;
+    for (size_t c = 0; c < N_COMMANDS && !cmd; c++)
         if (!strcmp(args[0], commands[c].name))
-            status = commands[c].run(n, args);
-    if (status < 0) {
+            cmd = &commands[c];
+    int status;
+    if (cmd) {
+        status = cmd->run(n, args);
+    } else {
         fprintf(stderr, "seer: unknown command '%s'\n", args[0]);
         usage(stderr);
         status = CLI_USAGE;
