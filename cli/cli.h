@@ -4,6 +4,7 @@
 #ifndef SEER_CLI_H
 #define SEER_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* Exit statuses: 0 ok, 1 runtime failure (bad file, device), 2 usage error, 130 stopped by
@@ -44,6 +45,9 @@ int cli_read_file(const char *path, char **out, size_t *len);
 /* `seer pull NAME...` and `seer list`: models by name in $SEER_HOME (cli/pull.c). */
 int cli_pull(int argc, char **argv);
 int cli_list(int argc, char **argv);
+/* Models by name (cli/models.c). cli_seer_home: $SEER_HOME, else ~/.cache/seer, into buf[size];
+   false when neither is set or it does not fit. */
+bool cli_seer_home(char *buf, size_t size);
 /* -m's value → a model path: an existing path as it is, a known name (qwen3.5-0.8b …) as its
    directory in $SEER_HOME/models; 0, or -1 after one line on stderr when the name is not pulled.
    cli_default_model() is qwen3.5-0.8b's directory when it is there, else NULL (-m required). */

@@ -1,7 +1,6 @@
-/* pull.c — models by name: `seer pull NAME...` (download from the Hugging Face hub, cli/hub.c),
-   `seer list` (what is downloaded), and how -m turns a name into a directory (cli_model_arg,
-   cli_default_model, cli_no_model; used by the generation commands). The library reads no
-   environment, so $SEER_HOME and $SEER_HF_ENDPOINT are read here. */
+/* pull.c — models by name: `seer pull NAME...` (download from the Hugging Face hub, cli/hub.c)
+   and `seer list` (what is downloaded, in cli_seer_home's models/). The library reads no
+   environment, so $SEER_HF_ENDPOINT is read here. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <inttypes.h>
@@ -16,7 +15,6 @@
 #include "cli/hub.h"
 #include "cli/util.h"
 
-#define DEFAULT_MODEL "qwen3.5-0.8b"
 #define PATH_BYTES 4096
 
 static const char pull_help[] =
@@ -41,54 +39,6 @@ static void pull_usage(FILE *f)
     fputs(pull_help, f);
     cli_opt_help(f, pull_opts, N_PULL_OPTS);
     fputs(pull_env, f);
-}
-
-/* $SEER_HOME, else ~/.cache/seer, into buf[PATH_BYTES]; false when neither can be made. */
-static bool seer_home(char *buf)
-{
-    const char *h = getenv("SEER_HOME"), *home = getenv("HOME");
-    int n = h && *h ? snprintf(buf, PATH_BYTES, "%s", h)
-            : home && *home ? snprintf(buf, PATH_BYTES, "%s/.cache/seer", home)
-                            : -1;
-    return n > 0 && n < PATH_BYTES;
-}
-
-/* models/NAME under seer's home when that directory exists, into a static buffer; NULL if not. */
-static const char *present_dir(const char *name)
-{
-    static char dir[PATH_BYTES];
-    char home[PATH_BYTES];
-    if (!seer_home(home) || hub_model_dir(home, name, dir, sizeof dir) != SEER_OK)
-        return NULL;
-    return cli_path_kind(dir) == CLI_PATH_DIR ? dir : NULL;
-}
-
-int cli_model_arg(const char *arg, const char **path)
-{
-    const char *canon = hub_canonical_name(arg);
-    /* a file or directory of that name wins: `-m qwen3.5-0.8b` inside a models folder still works */
-    if (!canon || cli_path_kind(arg) != CLI_PATH_MISSING) {
-        *path = arg;
-        return 0;
-    }
-    const char *dir = present_dir(canon);
-    if (!dir) {
-        fprintf(stderr, "seer: model '%s' is not downloaded: run `seer pull %s`, or pass -m a local Hugging Face "
-                        "model directory or GGUF file\n", arg, canon);
-        return -1;
-    }
-    *path = dir;
-    return 0;
-}
-
-const char *cli_default_model(void) { return present_dir(DEFAULT_MODEL); }
-
-int cli_no_model(const char *command)
-{
-    fprintf(stderr, "seer %s: no model given and none pulled: run `seer pull " DEFAULT_MODEL "` to download the "
-                    "default model, or pass -m MODEL (a Hugging Face model directory, a GGUF file or a pulled name)\n",
-            command);
-    return CLI_USAGE;
 }
 
 /* ---- seer pull ---------------------------------------------------------------------------- */
@@ -150,7 +100,7 @@ int cli_pull(int argc, char **argv)
         return CLI_USAGE;
     }
     char home[PATH_BYTES], endpoint[2048];
-    if (!seer_home(home)) {
+    if (!cli_seer_home(home, sizeof home)) {
         fprintf(stderr, "seer pull: set SEER_HOME (or HOME) to where models should go\n");
         return CLI_FAIL;
     }
@@ -226,7 +176,7 @@ int cli_list(int argc, char **argv)
         return help && argc == 2 ? CLI_OK : CLI_USAGE;
     }
     char home[PATH_BYTES], models_dir[PATH_BYTES];
-    if (!seer_home(home) || snprintf(models_dir, sizeof models_dir, "%s/models", home) >= PATH_BYTES) {
+    if (!cli_seer_home(home, sizeof home) || snprintf(models_dir, sizeof models_dir, "%s/models", home) >= PATH_BYTES) {
         fprintf(stderr, "seer list: set SEER_HOME (or HOME)\n");
         return CLI_FAIL;
     }
