@@ -5,6 +5,7 @@
    vision, lm/config.h and vision/config.h, under their Hugging Face names), the tensor count and
    bytes by dtype, and on request the memory plan on a device. */
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "core/io.h"
 #include "core/printable.h"
 #include "core/safetensors.h"
+#include "core/util.h"
 #include "core/weights.h"
 #include "lm/config.h"
 #include "lm/plan.h"
@@ -26,6 +28,19 @@
 #define REAL_DIGITS 7 /* f32 values keep 7 significant digits: enough to read them back */
 
 /* ---- hyperparameters as JSON ------------------------------------------------------------------ */
+
+/* Integer hyperparameters under their Hugging Face names, in this order. */
+struct int_field {
+    const char *key;
+    int64_t v;
+};
+
+static void set_ints(json_t *o, const struct int_field *f, size_t n, bool skip_negative)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!skip_negative || f[i].v >= 0)
+            json_object_set_new(o, f[i].key, json_integer(f[i].v));
+}
 
 static json_t *text_json(const struct qwen35_config *c)
 {
@@ -41,19 +56,16 @@ static json_t *text_json(const struct qwen35_config *c)
             json_array_append_new(full, json_integer(i));
     for (int i = 0; i < 4; i++)
         json_array_append_new(sec, json_integer(c->mrope_sections[i]));
-    json_object_set_new(o, "num_hidden_layers", json_integer(c->n_layer));
-    json_object_set_new(o, "hidden_size", json_integer(c->n_embd));
-    json_object_set_new(o, "intermediate_size", json_integer(c->n_ff));
-    json_object_set_new(o, "vocab_size", json_integer(c->n_vocab));
-    json_object_set_new(o, "num_attention_heads", json_integer(c->n_head));
-    json_object_set_new(o, "num_key_value_heads", json_integer(c->n_head_kv));
-    json_object_set_new(o, "head_dim", json_integer(c->head_dim));
-    json_object_set_new(o, "linear_num_key_heads", json_integer(c->ssm_n_k_heads));
-    json_object_set_new(o, "linear_num_value_heads", json_integer(c->ssm_n_v_heads));
-    json_object_set_new(o, "linear_key_head_dim", json_integer(c->ssm_d_k));
-    json_object_set_new(o, "linear_value_head_dim", json_integer(c->ssm_d_v));
-    json_object_set_new(o, "linear_conv_kernel_dim", json_integer(c->ssm_conv_kernel));
-    json_object_set_new(o, "linear_conv_dim", json_integer(qwen35_conv_dim(c)));
+    const struct int_field sizes[] = {
+        {"num_hidden_layers", c->n_layer},          {"hidden_size", c->n_embd},
+        {"intermediate_size", c->n_ff},             {"vocab_size", c->n_vocab},
+        {"num_attention_heads", c->n_head},         {"num_key_value_heads", c->n_head_kv},
+        {"head_dim", c->head_dim},                  {"linear_num_key_heads", c->ssm_n_k_heads},
+        {"linear_num_value_heads", c->ssm_n_v_heads}, {"linear_key_head_dim", c->ssm_d_k},
+        {"linear_value_head_dim", c->ssm_d_v},      {"linear_conv_kernel_dim", c->ssm_conv_kernel},
+        {"linear_conv_dim", qwen35_conv_dim(c)},
+    };
+    set_ints(o, sizes, ARRAY_LEN(sizes), false);
     json_object_set_new(o, "rms_norm_eps", json_real(c->rms_eps));
     json_object_set_new(o, "rope_theta", json_real(c->rope_theta));
     json_object_set_new(o, "rotary_dim", json_integer(c->n_rot));
@@ -68,15 +80,13 @@ static json_t *text_json(const struct qwen35_config *c)
     json_object_set_new(o, "mtp_num_hidden_layers", json_integer(c->n_mtp));
     if (c->n_ctx_train > 0)
         json_object_set_new(o, "max_position_embeddings", json_integer(c->n_ctx_train));
-    const struct { const char *k; int64_t v; } ids[] = {
+    const struct int_field ids[] = {
         {"bos_token_id", c->bos_id},          {"eos_token_id", c->eos_id},
         {"pad_token_id", c->pad_id},          {"image_token_id", c->image_token_id},
         {"video_token_id", c->video_token_id}, {"vision_start_token_id", c->vision_start_id},
         {"vision_end_token_id", c->vision_end_id},
     };
-    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
-        if (ids[i].v >= 0)
-            json_object_set_new(o, ids[i].k, json_integer(ids[i].v));
+    set_ints(o, ids, ARRAY_LEN(ids), true); /* -1: the model has no such token */
     return o;
 }
 
@@ -93,17 +103,20 @@ static json_t *vision_json(const struct vit_config *c)
     json_t *o = json_object();
     if (!o)
         return NULL;
-    json_object_set_new(o, "depth", json_integer(c->depth));
-    json_object_set_new(o, "hidden_size", json_integer(c->n_embd));
-    json_object_set_new(o, "num_heads", json_integer(c->n_head));
-    json_object_set_new(o, "head_dim", json_integer(vit_head_dim(c)));
-    json_object_set_new(o, "intermediate_size", json_integer(c->n_ff));
-    json_object_set_new(o, "out_hidden_size", json_integer(c->out_dim));
-    json_object_set_new(o, "patch_size", json_integer(c->patch_size));
-    json_object_set_new(o, "temporal_patch_size", json_integer(c->temporal_patch_size));
-    json_object_set_new(o, "spatial_merge_size", json_integer(c->merge_size));
-    json_object_set_new(o, "in_channels", json_integer(c->in_channels));
-    json_object_set_new(o, "num_position_embeddings", json_integer(c->n_pos));
+    const struct int_field sizes[] = {
+        {"depth", c->depth},
+        {"hidden_size", c->n_embd},
+        {"num_heads", c->n_head},
+        {"head_dim", vit_head_dim(c)},
+        {"intermediate_size", c->n_ff},
+        {"out_hidden_size", c->out_dim},
+        {"patch_size", c->patch_size},
+        {"temporal_patch_size", c->temporal_patch_size},
+        {"spatial_merge_size", c->merge_size},
+        {"in_channels", c->in_channels},
+        {"num_position_embeddings", c->n_pos},
+    };
+    set_ints(o, sizes, ARRAY_LEN(sizes), false);
     if (c->image_size > 0)
         json_object_set_new(o, "image_size", json_integer(c->image_size));
     json_object_set_new(o, "layer_norm_eps", json_real(c->eps));
