@@ -7,7 +7,7 @@
 
    Each backend fills a struct backend_i. Slots marked (optional) may be NULL; an op slot that is
    NULL makes op_* fail with SEER_EUNSUPPORTED naming the backend and op. The op slots come from
-   the one list of ops in core/ops.h (SEER_OPS). */
+   the one list of ops in core/backend_ops.h (SEER_OPS). */
 #ifndef SEER_CORE_BACKEND_H
 #define SEER_CORE_BACKEND_H
 
@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/backend_ops.h"
 #include "core/ops.h"
 #include "core/tensor.h"
 
