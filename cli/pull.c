@@ -168,12 +168,14 @@ int cli_list(int argc, char **argv)
     if (argc > 1) {
         int i = 1;
         const char *v;
-        bool help = cli_opt_find(list_opts, 1, argc, argv, &i, &v) != NULL;
+        bool first_is_help = cli_opt_find(list_opts, 1, argc, argv, &i, &v) != NULL, help = first_is_help && argc == 2;
         FILE *f = help ? stdout : stderr;
+        if (!help) /* the first word that is not -h */
+            fprintf(stderr, "seer list: takes no arguments, got '%s'\n", argv[first_is_help ? 2 : 1]);
         fputs("usage: seer list\nLists the models in $SEER_HOME/models (default ~/.cache/seer): name, size, "
               "path; downloads in progress are marked.\n", f);
         cli_opt_help(f, list_opts, 1);
-        return help && argc == 2 ? CLI_OK : CLI_USAGE;
+        return help ? CLI_OK : CLI_USAGE;
     }
     char home[PATH_BYTES], models_dir[PATH_BYTES];
     if (!cli_seer_home(home, sizeof home) || snprintf(models_dir, sizeof models_dir, "%s/models", home) >= PATH_BYTES) {

@@ -161,6 +161,10 @@ static void download_and_use(void)
     ok(r.status == 0 && strstr(r.out, "qwen3.5-0.8b") && strstr(r.out, "MB") && strstr(r.out, "/h1/models/qwen3.5-0.8b"),
        "list: name, size and path (%s)", r.out);
     test_run_free(&r);
+    r = seer_in("h1", NULL, "list extra");
+    ok(r.status == 2 && !r.out[0] && strstr(r.err, "seer list: takes no arguments, got 'extra'\n"),
+       "list with an argument: a usage error naming it (%d: %s)", r.status, r.err);
+    test_run_free(&r);
 
     r = seer_in("h1", NULL, "run -m qwen3.5-0.8b --device cpu -t 2 -p hello -n 2 --temp 0");
     ok(r.status == 0, "run -m qwen3.5-0.8b loads the pulled model (%s)", r.err);
