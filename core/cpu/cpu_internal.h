@@ -59,6 +59,34 @@ static inline char *cpu_row_at(const tensor *t, int64_t r)
     return (char *)t->data + i1 * t->nb[1] + (i23 % t->ne[2]) * t->nb[2] + (i23 / t->ne[2]) * t->nb[3];
 }
 
+/* ---- row-wise ops (norms, softmax): one function per ne[0]-long row ---- */
+
+/* Row r of the op: x its input row, y its output row (may be x), n = ne[0]. */
+typedef void (*cpu_row_fn)(const void *ctx, int64_t r, const float *x, float *y, int64_t n);
+
+struct cpu_rows_job {
+    tensor *out;
+    const tensor *x;
+    cpu_row_fn row;
+    const void *ctx;
+};
+
+static inline void cpu_rows_worker(void *p, int ith, int nth)
+{
+    const struct cpu_rows_job *j = p;
+    long long lo, hi;
+    threadpool_range(tensor_nrows(j->x), ith, nth, &lo, &hi);
+    for (int64_t r = lo; r < hi; r++)
+        j->row(j->ctx, r, (const float *)cpu_row_at(j->x, r), (float *)cpu_row_at(j->out, r), j->x->ne[0]);
+}
+
+/* Calls row for every row of x (f32) and out, split over the pool when the op is large enough. */
+static inline void cpu_run_rows(backend *be, tensor *out, const tensor *x, cpu_row_fn row, const void *ctx)
+{
+    struct cpu_rows_job j = {out, x, row, ctx};
+    cpu_run(be, cpu_rows_worker, &j, cpu_parallel(be, (double)tensor_nelements(x), CPU_PAR_MIN_ELEMS));
+}
+
 int cpu_matmul(backend *be, tensor *out, const tensor *w, const tensor *x);
 int cpu_matmul_n(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x);
 int cpu_get_rows(backend *be, tensor *out, const tensor *table, const tensor *ids);

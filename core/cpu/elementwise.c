@@ -245,46 +245,33 @@ int cpu_cpy(backend *be, tensor *dst, const tensor *src)
 
 /* ---- softmax ---------------------------------------------------------------------------------- */
 
-struct softmax_ctx {
-    tensor *out;
-    const tensor *x;
-    float scale;
-};
-
-static void softmax_worker(void *p, int ith, int nth)
+static void softmax_row(const void *p, int64_t r, const float *x, float *y, int64_t n)
 {
-    const struct softmax_ctx *c = p;
-    int64_t n = c->x->ne[0];
-    long long lo, hi;
-    threadpool_range(tensor_nrows(c->x), ith, nth, &lo, &hi);
-    for (int64_t r = lo; r < hi; r++) {
-        const float *x = (const float *)cpu_row_at(c->x, r);
-        float *y = (float *)cpu_row_at(c->out, r);
-        float m = -INFINITY;
-        for (int64_t j = 0; j < n; j++)
-            m = fmaxf(m, c->scale * x[j]);
-        if (m == -INFINITY) {
-            /* every entry masked: no distribution exists; zeros keep NaN out of later sums */
-            memset(y, 0, (size_t)n * sizeof *y);
-            continue;
-        }
-        /* subtracting the max keeps every exponent ≤ 0, so nothing overflows; the sum is kept in
-           double so long rows (thousands of keys) lose nothing to accumulation order */
-        double sum = 0;
-        for (int64_t j = 0; j < n; j++) {
-            float e = expf(c->scale * x[j] - m);
-            y[j] = e;
-            sum += e;
-        }
-        float inv = (float)(1.0 / sum);
-        for (int64_t j = 0; j < n; j++)
-            y[j] *= inv;
+    const float scale = *(const float *)p;
+    (void)r;
+    float m = -INFINITY;
+    for (int64_t j = 0; j < n; j++)
+        m = fmaxf(m, scale * x[j]);
+    if (m == -INFINITY) {
+        /* every entry masked: no distribution exists; zeros keep NaN out of later sums */
+        memset(y, 0, (size_t)n * sizeof *y);
+        return;
     }
+    /* subtracting the max keeps every exponent ≤ 0, so nothing overflows; the sum is kept in
+       double so long rows (thousands of keys) lose nothing to accumulation order */
+    double sum = 0;
+    for (int64_t j = 0; j < n; j++) {
+        float e = expf(scale * x[j] - m);
+        y[j] = e;
+        sum += e;
+    }
+    float inv = (float)(1.0 / sum);
+    for (int64_t j = 0; j < n; j++)
+        y[j] *= inv;
 }
 
 int cpu_softmax(backend *be, tensor *out, const tensor *x, float scale)
 {
-    struct softmax_ctx c = {out, x, scale};
-    cpu_run(be, softmax_worker, &c, cpu_parallel(be, (double)(tensor_nelements(x)), CPU_PAR_MIN_ELEMS));
+    cpu_run_rows(be, out, x, softmax_row, &scale);
     return SEER_OK;
 }

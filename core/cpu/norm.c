@@ -29,123 +29,97 @@ static double sum_sq(const float *x, int64_t n)
 
 /* One context serves all four ops; each leaves the fields it does not use NULL/0. */
 struct norm_ctx {
-    tensor *out;
-    const tensor *x, *z;   /* z: gate of rmsnorm_gated */
+    const tensor *z;       /* gate of rmsnorm_gated */
     const float *w, *b;    /* scale and bias vectors {ne0}; w NULL = 1 */
     float w_shift, eps;
 };
 
-static void rmsnorm_worker(void *p, int ith, int nth)
+static void rmsnorm_row(const void *p, int64_t r, const float *x, float *y, int64_t n)
 {
     const struct norm_ctx *c = p;
-    int64_t n = c->x->ne[0];
-    long long lo, hi;
-    threadpool_range(tensor_nrows(c->x), ith, nth, &lo, &hi);
-    for (int64_t r = lo; r < hi; r++) {
-        const float *x = (const float *)cpu_row_at(c->x, r);
-        float *y = (float *)cpu_row_at(c->out, r);
-        /* spec §2.3: x · rsqrt(mean(x²) + eps), then the weight (1 + w for HF's zero-centred
-           weights, which the caller asks for with w_shift = 1) */
-        float rs = (float)(1.0 / sqrt(sum_sq(x, n) / (double)n + (double)c->eps));
-        if (c->w) {
-            for (int64_t j = 0; j < n; j++)
-                y[j] = (x[j] * rs) * (c->w[j] + c->w_shift);
-        } else {
-            for (int64_t j = 0; j < n; j++)
-                y[j] = x[j] * rs;
-        }
-    }
-}
-
-int cpu_rmsnorm(backend *be, tensor *out, const tensor *x, const tensor *w, float w_shift, float eps)
-{
-    struct norm_ctx c = {.out = out, .x = x, .w = w ? (const float *)w->data : NULL, .w_shift = w_shift, .eps = eps};
-    cpu_run(be, rmsnorm_worker, &c, cpu_parallel(be, (double)(tensor_nelements(x)), CPU_PAR_MIN_ELEMS));
-    return SEER_OK;
-}
-
-static void rmsnorm_gated_worker(void *p, int ith, int nth)
-{
-    const struct norm_ctx *c = p;
-    int64_t n = c->x->ne[0];
-    long long lo, hi;
-    threadpool_range(tensor_nrows(c->x), ith, nth, &lo, &hi);
-    for (int64_t r = lo; r < hi; r++) {
-        const float *x = (const float *)cpu_row_at(c->x, r);
-        const float *z = (const float *)cpu_row_at(c->z, r);
-        float *y = (float *)cpu_row_at(c->out, r);
-        /* spec §2.3 gated form: w is a plain scale (not 1 + w), the gate is silu(z) */
-        float rs = (float)(1.0 / sqrt(sum_sq(x, n) / (double)n + (double)c->eps));
-        float g[256]; /* silu(z) a piece at a time: y may be x, so it cannot hold the gate */
-        for (int64_t j0 = 0; j0 < n; j0 += 256) {
-            const int64_t m = MIN(256, n - j0);
-            vm_silu(g, z + j0, m);
-            for (int64_t j = 0; j < m; j++)
-                y[j0 + j] = (x[j0 + j] * rs) * c->w[j0 + j] * g[j];
-        }
-    }
-}
-
-int cpu_rmsnorm_gated(backend *be, tensor *out, const tensor *x, const tensor *z, const tensor *w, float eps)
-{
-    struct norm_ctx c = {.out = out, .x = x, .z = z, .w = (const float *)w->data, .eps = eps};
-    cpu_run(be, rmsnorm_gated_worker, &c, cpu_parallel(be, (double)(tensor_nelements(x)), CPU_PAR_MIN_ELEMS));
-    return SEER_OK;
-}
-
-static void layernorm_worker(void *p, int ith, int nth)
-{
-    const struct norm_ctx *c = p;
-    int64_t n = c->x->ne[0];
-    long long lo, hi;
-    threadpool_range(tensor_nrows(c->x), ith, nth, &lo, &hi);
-    for (int64_t r = lo; r < hi; r++) {
-        const float *x = (const float *)cpu_row_at(c->x, r);
-        float *y = (float *)cpu_row_at(c->out, r);
-        double mean = 0;
+    (void)r;
+    /* spec §2.3: x · rsqrt(mean(x²) + eps), then the weight (1 + w for HF's zero-centred
+       weights, which the caller asks for with w_shift = 1) */
+    float rs = (float)(1.0 / sqrt(sum_sq(x, n) / (double)n + (double)c->eps));
+    if (c->w) {
         for (int64_t j = 0; j < n; j++)
-            mean += x[j];
-        mean /= (double)n;
-        /* two passes: the variance of centred values does not cancel catastrophically the way
-           E[x²] − mean² does when |mean| ≫ std (vision activations carry large offsets) */
-        double var = 0;
-        for (int64_t j = 0; j < n; j++) {
-            double d = (double)x[j] - mean;
-            var += d * d;
-        }
-        var /= (double)n; /* biased variance, as torch.nn.LayerNorm (spec §4.5) */
-        double rs = 1.0 / sqrt(var + (double)c->eps);
-        for (int64_t j = 0; j < n; j++)
-            y[j] = (float)(((double)x[j] - mean) * rs) * c->w[j] + c->b[j];
-    }
-}
-
-int cpu_layernorm(backend *be, tensor *out, const tensor *x, const tensor *w, const tensor *b, float eps)
-{
-    struct norm_ctx c = {.out = out, .x = x, .w = (const float *)w->data, .b = (const float *)b->data, .eps = eps};
-    cpu_run(be, layernorm_worker, &c, cpu_parallel(be, (double)(tensor_nelements(x)), CPU_PAR_MIN_ELEMS));
-    return SEER_OK;
-}
-
-static void l2norm_worker(void *p, int ith, int nth)
-{
-    const struct norm_ctx *c = p;
-    int64_t n = c->x->ne[0];
-    long long lo, hi;
-    threadpool_range(tensor_nrows(c->x), ith, nth, &lo, &hi);
-    for (int64_t r = lo; r < hi; r++) {
-        const float *x = (const float *)cpu_row_at(c->x, r);
-        float *y = (float *)cpu_row_at(c->out, r);
-        /* spec §2.5 step 6: eps goes inside the rsqrt, added to the sum (not the mean) */
-        float rs = (float)(1.0 / sqrt(sum_sq(x, n) + (double)c->eps));
+            y[j] = (x[j] * rs) * (c->w[j] + c->w_shift);
+    } else {
         for (int64_t j = 0; j < n; j++)
             y[j] = x[j] * rs;
     }
 }
 
+int cpu_rmsnorm(backend *be, tensor *out, const tensor *x, const tensor *w, float w_shift, float eps)
+{
+    struct norm_ctx c = {.w = w ? (const float *)w->data : NULL, .w_shift = w_shift, .eps = eps};
+    cpu_run_rows(be, out, x, rmsnorm_row, &c);
+    return SEER_OK;
+}
+
+static void rmsnorm_gated_row(const void *p, int64_t r, const float *x, float *y, int64_t n)
+{
+    const struct norm_ctx *c = p;
+    const float *z = (const float *)cpu_row_at(c->z, r);
+    /* spec §2.3 gated form: w is a plain scale (not 1 + w), the gate is silu(z) */
+    float rs = (float)(1.0 / sqrt(sum_sq(x, n) / (double)n + (double)c->eps));
+    float g[256]; /* silu(z) a piece at a time: y may be x, so it cannot hold the gate */
+    for (int64_t j0 = 0; j0 < n; j0 += 256) {
+        const int64_t m = MIN(256, n - j0);
+        vm_silu(g, z + j0, m);
+        for (int64_t j = 0; j < m; j++)
+            y[j0 + j] = (x[j0 + j] * rs) * c->w[j0 + j] * g[j];
+    }
+}
+
+int cpu_rmsnorm_gated(backend *be, tensor *out, const tensor *x, const tensor *z, const tensor *w, float eps)
+{
+    struct norm_ctx c = {.z = z, .w = (const float *)w->data, .eps = eps};
+    cpu_run_rows(be, out, x, rmsnorm_gated_row, &c);
+    return SEER_OK;
+}
+
+static void layernorm_row(const void *p, int64_t r, const float *x, float *y, int64_t n)
+{
+    const struct norm_ctx *c = p;
+    (void)r;
+    double mean = 0;
+    for (int64_t j = 0; j < n; j++)
+        mean += x[j];
+    mean /= (double)n;
+    /* two passes: the variance of centred values does not cancel catastrophically the way
+       E[x²] − mean² does when |mean| ≫ std (vision activations carry large offsets) */
+    double var = 0;
+    for (int64_t j = 0; j < n; j++) {
+        double d = (double)x[j] - mean;
+        var += d * d;
+    }
+    var /= (double)n; /* biased variance, as torch.nn.LayerNorm (spec §4.5) */
+    double rs = 1.0 / sqrt(var + (double)c->eps);
+    for (int64_t j = 0; j < n; j++)
+        y[j] = (float)(((double)x[j] - mean) * rs) * c->w[j] + c->b[j];
+}
+
+int cpu_layernorm(backend *be, tensor *out, const tensor *x, const tensor *w, const tensor *b, float eps)
+{
+    struct norm_ctx c = {.w = (const float *)w->data, .b = (const float *)b->data, .eps = eps};
+    cpu_run_rows(be, out, x, layernorm_row, &c);
+    return SEER_OK;
+}
+
+static void l2norm_row(const void *p, int64_t r, const float *x, float *y, int64_t n)
+{
+    const struct norm_ctx *c = p;
+    (void)r;
+    /* spec §2.5 step 6: eps goes inside the rsqrt, added to the sum (not the mean) */
+    float rs = (float)(1.0 / sqrt(sum_sq(x, n) + (double)c->eps));
+    for (int64_t j = 0; j < n; j++)
+        y[j] = x[j] * rs;
+}
+
 int cpu_l2norm(backend *be, tensor *out, const tensor *x, float eps)
 {
-    struct norm_ctx c = {.out = out, .x = x, .eps = eps};
-    cpu_run(be, l2norm_worker, &c, cpu_parallel(be, (double)(tensor_nelements(x)), CPU_PAR_MIN_ELEMS));
+    struct norm_ctx c = {.eps = eps};
+    cpu_run_rows(be, out, x, l2norm_row, &c);
     return SEER_OK;
 }
