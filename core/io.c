@@ -45,6 +45,25 @@ static void *sys_mmap(size_t n, int fd)
 }
 static ssize_t sys_read(int fd, void *buf, size_t n) { return inject() ? -1 : read(fd, buf, n); }
 
+/* Reads n bytes into buf, retrying interrupted reads; returns how many it got, n unless a read
+   failed (*err its errno) or the file ended first (*err 0). */
+static size_t read_full(int fd, void *buf, size_t n, int *err)
+{
+    size_t got = 0;
+    *err = 0;
+    while (got < n) {
+        ssize_t r = sys_read(fd, (char *)buf + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            *err = r < 0 ? errno : 0;
+            break;
+        }
+        got += (size_t)r;
+    }
+    return got;
+}
+
 /* ---- the table of live mappings ----------------------------------------------------------- */
 
 /* One entry per live mapping. A SIGBUS handler may read an entry at any moment, in any thread, so
@@ -195,18 +214,12 @@ static int read_copy(const char *path, int fd, size_t size, struct timespec mtim
     uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return seer_err(SEER_ENOMEM, "%s: no memory to copy its %zu bytes from a network file system", path, size);
-    size_t got = 0;
-    while (got < size) {
-        ssize_t r = sys_read(fd, p + got, size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            int e = r < 0 ? errno : 0;
-            munmap(p, size);
-            return seer_err(SEER_EIO, "%s: read failed at byte %zu of %zu: %s", path, got, size,
-                            e ? strerror(e) : "the file shrank while it was read");
-        }
-        got += (size_t)r;
+    int e;
+    size_t got = read_full(fd, p, size, &e);
+    if (got < size) {
+        munmap(p, size);
+        return seer_err(SEER_EIO, "%s: read failed at byte %zu of %zu: %s", path, got, size,
+                        e ? strerror(e) : "the file shrank while it was read");
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != (uint64_t)size || st.st_mtim.tv_sec != mtime.tv_sec ||
@@ -367,19 +380,12 @@ int io_read_file(const char *path, size_t max_bytes, char **data, size_t *size)
         close(fd);
         return seer_err(SEER_ENOMEM, "%s: out of memory reading %zu bytes", path, n);
     }
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = sys_read(fd, buf + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) { /* 0: the file shrank under us */
-            int e = r < 0 ? errno : 0;
-            close(fd);
-            seer_free(buf);
-            return seer_err(SEER_EIO, "%s: read failed at byte %zu: %s", path, got,
-                            e ? strerror(e) : "unexpected end of file");
-        }
-        got += (size_t)r;
+    int e;
+    size_t got = read_full(fd, buf, n, &e);
+    if (got < n) { /* e 0: the file shrank under us */
+        close(fd);
+        seer_free(buf);
+        return seer_err(SEER_EIO, "%s: read failed at byte %zu: %s", path, got, e ? strerror(e) : "unexpected end of file");
     }
     close(fd);
     buf[n] = '\0';

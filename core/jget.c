@@ -2,6 +2,7 @@
 #include "core/jget.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "core/io.h"
@@ -52,6 +53,20 @@ static int missing(const struct jget_ctx *c, const char *key)
     return seer_err(SEER_EFORMAT, "%s: %s%s is missing", c->path, c->prefix, key);
 }
 
+/* The value of key, or NULL when it is absent or null: then *out takes the `size` bytes of *def,
+   and *rc is SEER_OK, or without a default *rc says the key is missing. */
+static const json_t *get_or_default(const struct jget_ctx *c, const json_t *obj, const char *key, const void *def,
+                                    void *out, size_t size, int *rc)
+{
+    const json_t *v = get(obj, key);
+    *rc = SEER_OK;
+    if (!v && !def)
+        *rc = missing(c, key);
+    else if (!v)
+        memcpy(out, def, size);
+    return v;
+}
+
 static int bad_type(const struct jget_ctx *c, const char *key, const char *what)
 {
     return seer_err(SEER_EFORMAT, "%s: %s%s must be %s", c->path, c->prefix, key, what);
@@ -60,13 +75,10 @@ static int bad_type(const struct jget_ctx *c, const char *key, const char *what)
 int jget_i64(const struct jget_ctx *c, const json_t *obj, const char *key, int64_t lo, int64_t hi,
              const int64_t *def, int64_t *out)
 {
-    const json_t *v = get(obj, key);
-    if (!v) {
-        if (!def)
-            return missing(c, key);
-        *out = *def;
-        return SEER_OK;
-    }
+    int rc;
+    const json_t *v = get_or_default(c, obj, key, def, out, sizeof *out, &rc);
+    if (!v)
+        return rc;
     if (!json_is_integer(v))
         return bad_type(c, key, "an integer");
     int64_t x = (int64_t)json_integer_value(v);
@@ -79,13 +91,10 @@ int jget_i64(const struct jget_ctx *c, const json_t *obj, const char *key, int64
 
 int jget_f64(const struct jget_ctx *c, const json_t *obj, const char *key, const double *def, double *out)
 {
-    const json_t *v = get(obj, key);
-    if (!v) {
-        if (!def)
-            return missing(c, key);
-        *out = *def;
-        return SEER_OK;
-    }
+    int rc;
+    const json_t *v = get_or_default(c, obj, key, def, out, sizeof *out, &rc);
+    if (!v)
+        return rc;
     if (!json_is_number(v) || !isfinite(json_number_value(v)))
         return bad_type(c, key, "a finite number");
     *out = json_number_value(v);
@@ -94,13 +103,10 @@ int jget_f64(const struct jget_ctx *c, const json_t *obj, const char *key, const
 
 int jget_bool(const struct jget_ctx *c, const json_t *obj, const char *key, const bool *def, bool *out)
 {
-    const json_t *v = get(obj, key);
-    if (!v) {
-        if (!def)
-            return missing(c, key);
-        *out = *def;
-        return SEER_OK;
-    }
+    int rc;
+    const json_t *v = get_or_default(c, obj, key, def, out, sizeof *out, &rc);
+    if (!v)
+        return rc;
     if (!json_is_boolean(v))
         return bad_type(c, key, "true or false");
     *out = json_is_true(v);
@@ -109,13 +115,11 @@ int jget_bool(const struct jget_ctx *c, const json_t *obj, const char *key, cons
 
 int jget_str(const struct jget_ctx *c, const json_t *obj, const char *key, bool required, const char **out)
 {
-    const json_t *v = get(obj, key);
-    if (!v) {
-        if (required)
-            return missing(c, key);
-        *out = NULL;
-        return SEER_OK;
-    }
+    static const char *const none = NULL;
+    int rc;
+    const json_t *v = get_or_default(c, obj, key, required ? NULL : &none, out, sizeof *out, &rc);
+    if (!v)
+        return rc;
     if (!json_is_string(v))
         return bad_type(c, key, "a string");
     *out = json_string_value(v);
