@@ -4,9 +4,9 @@
 # object files of the library (seer_obj, seer_randmodel) and of the command (seer, seer_bench), `nm`
 # gives each object's defined and undefined global symbols; an undefined symbol of A defined by B
 # is an edge A -> B. Each strongly connected component of more than one file is a cycle, printed as
-#   cycle library: core/backend.c core/ops.c
-#     core/backend.c -> core/ops.c: op_add op_mul
-#     core/ops.c -> core/backend.c: backend_alloc
+#   cycle library: media/decode.c media/jpeg.c
+#     media/decode.c -> media/jpeg.c: media_jpeg_decode
+#     media/jpeg.c -> media/decode.c: media_image_alloc media_orient
 # ("command" when it holds a file of cli/ or tools/). Objects map to sources by their path under
 # CMakeFiles/<target>.dir/; where one source has objects in two targets the newer one counts.
 # Usage: scripts/call-cycles.sh [BUILD_DIR]   (default $SEER_BUILD_DIR, else build; relative to the
@@ -18,7 +18,7 @@ build=${1:-${SEER_BUILD_DIR:-build}}
 case $build in /*) ;; *) build="$root/$build" ;; esac
 
 objs=$(for t in seer_obj seer_randmodel seer seer_bench; do
-  [ -d "$build/CMakeFiles/$t.dir" ] && find "$build/CMakeFiles/$t.dir" -name '*.c.o'
+  if [ -d "$build/CMakeFiles/$t.dir" ]; then find "$build/CMakeFiles/$t.dir" -name '*.c.o'; fi
 done | sort)
 if [ -z "$objs" ]; then
   echo "call-cycles: no object files under $build/CMakeFiles (build seer first)" >&2
