@@ -261,15 +261,10 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int push_ts(const video_file *v, int64_t **arr, int64_t *n, int64_t *cap, int64_t t)
+static int push_ts(const video_file *v, int64_t **arr, int64_t *n, size_t *cap, int64_t t)
 {
-    if (*n == *cap) {
-        int64_t c = *cap ? 2 * *cap : 1024;
-        int64_t *a = seer_realloc(*arr, (size_t)c * sizeof *a);
-        if (!a)
-            return seer_err(SEER_ENOMEM, "%s: no memory for the frame table", v->name);
-        *arr = a, *cap = c;
-    }
+    if (!seer_grow(arr, cap, (size_t)*n + 1, sizeof **arr, 1024))
+        return seer_err(SEER_ENOMEM, "%s: no memory for the frame table", v->name);
     (*arr)[(*n)++] = t;
     return SEER_OK;
 }
@@ -281,7 +276,8 @@ static bool rate_ok(AVRational r) { return r.num > 0 && r.den > 0 && av_q2d(r) >
 static int demux_pass(video_file *v)
 {
     AVStream *st = v->fmt->streams[v->si];
-    int64_t n = 0, cap = 0, kcap = 0, prev = AV_NOPTS_VALUE;
+    int64_t n = 0, prev = AV_NOPTS_VALUE;
+    size_t cap = 0, kcap = 0;
     int rc = SEER_OK, err;
     const double t0 = seer_time_now();
     while ((err = av_read_frame(v->fmt, v->pkt)) >= 0) {

@@ -25,15 +25,9 @@
 
 static int keep_buffer(vit_model *m, backend_buffer *b)
 {
-    if (m->n_bufs == m->cap_bufs) {
-        int cap = m->cap_bufs ? 2 * m->cap_bufs : 64;
-        backend_buffer **nb = seer_realloc(m->bufs, (size_t)cap * sizeof *nb);
-        if (!nb) {
-            backend_buffer_free(b);
-            return seer_err(SEER_ENOMEM, "vision/load.c: no memory for the tower's buffer list");
-        }
-        m->bufs = nb;
-        m->cap_bufs = cap;
+    if (!seer_grow(&m->bufs, &m->cap_bufs, (size_t)m->n_bufs + 1, sizeof *m->bufs, 64)) {
+        backend_buffer_free(b);
+        return seer_err(SEER_ENOMEM, "vision/load.c: no memory for the tower's buffer list");
     }
     m->bufs[m->n_bufs++] = b;
     return SEER_OK;

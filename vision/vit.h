@@ -76,7 +76,8 @@ struct vit_model {
     tensor merge_fc2_b;    /* f32 {out_dim} */
     /* ownership: buffers holding weights, and the file handle whose mapping they may borrow */
     backend_buffer **bufs;
-    int n_bufs, cap_bufs;
+    int n_bufs;
+    size_t cap_bufs;
     void *gguf_file;       /* gguf * or NULL */
     void *st_file;         /* safetensors * or NULL */
 };
