@@ -1,6 +1,9 @@
 #!/bin/sh
 # Installs seer's build and test dependencies from Debian/Ubuntu packages.
-# Idempotent: packages already present are left alone and named as such.
+# Idempotent: packages already present are left alone, unless SEER_UPGRADE_DEPS=1 (CI sets it):
+# then every package is brought to today's version, as a fresh machine would get it. A suite that
+# passed on old packages and failed on a fresh machine (a Mesa update whose lavapipe leaks in the
+# sanitizer runs) is what this catches.
 # Usage: scripts/install-deps.sh [--no-test]   (--no-test skips what only the tests need)
 set -eu
 
@@ -35,13 +38,21 @@ for p in $pkgs; do
   fi
 done
 
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+if [ "${SEER_UPGRADE_DEPS:-0}" = 1 ]; then
+  # apt-get install of an installed package upgrades it (and what it needs) to the candidate
+  echo "install-deps: installing or upgrading to today's versions: $(echo $pkgs)"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $pkgs
+  dpkg-query -W -f='install-deps: ${Package} ${Version}\n' mesa-vulkan-drivers libvulkan1 2>/dev/null || true
+  exit 0
+fi
 if [ -z "$missing" ]; then
   echo "install-deps: all packages already installed"
   exit 0
 fi
 
-SUDO=""
-[ "$(id -u)" = 0 ] || SUDO="sudo"
 echo "install-deps: installing:$missing"
 $SUDO apt-get update -q
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing

@@ -25,6 +25,16 @@ if [ "$(node_major)" -lt 20 ] && [ -x "$node_bin/node" ]; then
   export PATH
 fi
 
+# The tests' Python is Debian's, whose numpy, Pillow and jsonschema scripts/install-deps.sh
+# installs. A python3 that comes first on PATH (pyenv's, a venv) may lack them: on a fresh machine
+# pyenv's python3 had no PIL and every Pillow reference failed. build/pybin puts Debian's first.
+if [ -x /usr/bin/python3 ]; then
+  mkdir -p build/pybin
+  ln -sf /usr/bin/python3 build/pybin/python3
+  PATH="$PWD/build/pybin:$PATH"
+  export PATH
+fi
+
 if [ "${SEER_SKIP_DEPS:-0}" != 1 ]; then
   if [ -f tests/oracle/package.json ]; then
     echo "test.sh: npm install in tests/oracle (llama.cpp and tokenizers oracles)"

@@ -10,14 +10,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* poppler keeps fonts it looked up through fontconfig in a process-wide cache it never frees
-   (poppler-glib has no shutdown call); LeakSanitizer would report that one-time cache as a leak
-   the first time a PDF uses a font. Only fontconfig's frames are suppressed. */
-const char *__lsan_default_suppressions(void);
-__attribute__((visibility("default"))) const char *__lsan_default_suppressions(void)
-{
-    return "leak:libfontconfig.so\n";
-}
+/* poppler's fontconfig cache is suppressed for LeakSanitizer in cmake/lsan_suppressions.c. */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

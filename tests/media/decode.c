@@ -16,13 +16,8 @@
 
 static const char *dir;
 
-/* LeakSanitizer (the ASan build): poppler looks up vector.pdf's Helvetica through fontconfig and
-   keeps the result in its process-wide GlobalParams, which poppler-glib never frees (there is no
-   shutdown call); fontconfig's allocations from that are reported at exit. They are the
-   library's one-time cache, not a per-page leak (decoding more pages adds nothing), so only
-   fontconfig's frames are suppressed. LSan calls this hook by name. */
-const char *__lsan_default_suppressions(void);
-__attribute__((visibility("default"))) const char *__lsan_default_suppressions(void) { return "leak:libfontconfig.so\n"; }
+/* poppler's fontconfig cache, which LeakSanitizer would report, is suppressed for every sanitizer
+   build in cmake/lsan_suppressions.c. */
 
 /* Files Pillow makes (pil_ref.py make) and the tolerance each is held to. */
 static const struct {
