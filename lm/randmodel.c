@@ -14,6 +14,7 @@
 #include "core/gguf_write.h"
 #include "core/log.h"
 #include "core/randweights.h"
+#include "core/utf8.h"
 #include "core/util.h"
 
 /* ---- 1. presets and checks (spec §1.1) ------------------------------------------------------- */
@@ -126,17 +127,6 @@ static void vocab_free(struct vocab *v)
     memset(v, 0, sizeof *v);
 }
 
-static size_t utf8(uint32_t cp, char *o)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    o[0] = (char)(0xC0 | (cp >> 6));
-    o[1] = (char)(0x80 | (cp & 0x3F));
-    return 2; /* GPT-2's byte characters are all below U+0800 */
-}
-
 /* Token strings: ids 0..255 are GPT-2's printable byte characters in its order (printable ASCII,
    ¡..¬, ®..ÿ, then the remaining bytes mapped to U+0100…), so "Ġ" (space) is 220 and "Ċ" (newline)
    198 as in Qwen. BPE token 256 + i is merge i: pairs of byte characters first (65536 of them),
@@ -173,7 +163,7 @@ static int vocab_build(const struct randmodel_shape *s, struct vocab *v)
     for (int64_t i = 0; i < v->n_vocab; i++) {
         v->tok[i] = p;
         if (i < N_BYTE) {
-            p += utf8(cps[i], p);
+            p += utf8_encode(cps[i], p);
             v->type[i] = TOK_NORMAL;
         } else if (i < s->n_bpe_tokens) {
             const int64_t k = i - N_BYTE;
