@@ -72,15 +72,8 @@ KTGT512 __attribute__((always_inline)) static inline void rows_q4_K_n_zmm(const 
     for (int r = 0; r < nx; r++)
         acc[r] = _mm256_setzero_ps(), accm[r] = _mm_setzero_ps();
     for (int64_t i = 0; i < nb / 8; i++) {
-        /* the 8 six-bit scales into bytes 0..7 and the 8 mins into bytes 8..15, as dot_q4_K */
-        uint32_t u[4];
-        memcpy(u, b[i].scales, 12);
-        u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
-        const uint32_t m_lo = u[1] & 0x3f3f3f3f;
-        u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
-        u[2] = m_lo;
-        u[0] &= 0x3f3f3f3f;
-        const __m256i sm = _mm256_cvtepu8_epi16(_mm_set_epi32((int)u[3], (int)u[2], (int)u[1], (int)u[0]));
+        /* the 8 six-bit scales into int16 lanes 0..7 and the 8 mins into lanes 8..15, as dot_q4_K */
+        const __m256i sm = scales_mins_k4_vnni(b[i].scales);
         const __m128i mins = _mm256_extracti128_si256(sm, 1);
         const __m512i scales = _mm512_broadcast_i32x4(_mm256_castsi256_si128(sm));
         const float d = _cvtsh_ss(b[i].d), dmin = _cvtsh_ss(b[i].dmin);

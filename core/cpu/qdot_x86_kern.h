@@ -24,6 +24,20 @@ KINL __m256i KFN(sum_s8s8)(__m256i a, __m256i b)
 
 KINL __m256i KFN(load32)(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
 
+/* A Q4_K superblock's 8 six-bit scales into int16 lanes 0..7 and its 8 mins into lanes 8..15
+   (get_scale_min_k4 for all sub-blocks at once, on 32-bit words). */
+KINL __m256i KFN(scales_mins_k4)(const uint8_t *scales)
+{
+    uint32_t u[4];
+    memcpy(u, scales, 12);
+    u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
+    const uint32_t m_lo = u[1] & 0x3f3f3f3f;
+    u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
+    u[2] = m_lo;
+    u[0] &= 0x3f3f3f3f;
+    return _mm256_cvtepu8_epi16(_mm_set_epi32((int)u[3], (int)u[2], (int)u[1], (int)u[0]));
+}
+
 /* One 32-block: acc += Σq·xq · a (a already holds the weight scale × the activation scale). */
 KINL __m256 KFN(fma_blk)(__m256i isum, float a, __m256 acc)
 {
@@ -164,16 +178,7 @@ KTGT static float KFN(dot_q4_K)(const void *w, const void *xv, int64_t nb)
     __m256 acc = _mm256_setzero_ps();
     __m128 accm = _mm_setzero_ps();
     for (int64_t i = 0; i < nb / 8; i++) {
-        /* the 8 six-bit scales into bytes 0..7 and the 8 mins into bytes 8..15 (get_scale_min_k4
-           for all sub-blocks at once, on 32-bit words), then widened to int16 */
-        uint32_t u[4];
-        memcpy(u, b[i].scales, 12);
-        u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
-        const uint32_t m_lo = u[1] & 0x3f3f3f3f;
-        u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
-        u[2] = m_lo;
-        u[0] &= 0x3f3f3f3f;
-        const __m256i sm = _mm256_cvtepu8_epi16(_mm_set_epi32((int)u[3], (int)u[2], (int)u[1], (int)u[0]));
+        const __m256i sm = KFN(scales_mins_k4)(b[i].scales);
         const __m128i sc = _mm256_castsi256_si128(sm);
         const __m256i scales = _mm256_set_m128i(sc, sc);
         /* mins: Σ m_j·(Σ of sub-block j's activations) in int32 lanes */
@@ -212,14 +217,7 @@ KINL void KFN(rows_q4_K_n)(const void *w, const char *xv, size_t x_rb, int64_t n
     for (int r = 0; r < nx; r++)
         acc[r] = _mm256_setzero_ps(), accm[r] = _mm_setzero_ps();
     for (int64_t i = 0; i < nb / 8; i++) {
-        uint32_t u[4];
-        memcpy(u, b[i].scales, 12);
-        u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
-        const uint32_t m_lo = u[1] & 0x3f3f3f3f;
-        u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
-        u[2] = m_lo;
-        u[0] &= 0x3f3f3f3f;
-        const __m256i sm = _mm256_cvtepu8_epi16(_mm_set_epi32((int)u[3], (int)u[2], (int)u[1], (int)u[0]));
+        const __m256i sm = KFN(scales_mins_k4)(b[i].scales);
         const __m128i sc = _mm256_castsi256_si128(sm), mins = _mm256_extracti128_si256(sm, 1);
         const __m256i scales = _mm256_set_m128i(sc, sc);
         const float d = _cvtsh_ss(b[i].d), dmin = _cvtsh_ss(b[i].dmin);
