@@ -62,8 +62,11 @@ int seer_batch_create(seer_model *m, int max_replies, seer_batch **out)
                  : SEER_OK;
     /* The workspace holds no sequence, only rows for every reply's token (a state's micro-batch is
        at most its context, hence a context of max_replies tokens: a few KiB of unused cache). */
-    if (rc == SEER_OK)
+    if (rc == SEER_OK) {
+        api_device_lock(m);
         rc = qwen35_state_create(m->lm, max_replies, max_replies, &b->ws);
+        api_device_unlock(m);
+    }
     if (rc) {
         seer_batch_free(b);
         return rc;
@@ -97,7 +100,9 @@ void seer_batch_free(seer_batch *b)
         if (s->state == SLOT_DONE)
             seer_result_clear(&s->res), free(s->error);
     }
+    api_device_lock(b->m);
     qwen35_state_free(b->ws);
+    api_device_unlock(b->m);
     free(b->slots);
     free(b->logits);
     free(b->seqs);
@@ -221,7 +226,9 @@ int seer_batch_step(seer_batch *b)
     }
     if (n == 0)
         return SEER_OK;
+    api_device_lock(b->m);
     rc = qwen35_decode_batch(b->m->lm, b->ws, b->seqs, b->ids, n, b->logits);
+    api_device_unlock(b->m);
     for (int k = 0; k < n; k++) {
         struct slot *s = b->rows[k];
         if (rc) { /* the device failed: every reply of the step ends with the error */

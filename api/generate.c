@@ -78,7 +78,10 @@ int seer_context_create(seer_model *m, const seer_context_params *params, seer_c
         free(c);
         return seer_err(SEER_ENOMEM, "no memory for logits");
     }
-    if ((rc = qwen35_state_create_kv(m->lm, p.n_ctx, p.n_batch, kv_type, &c->st))) {
+    api_device_lock(m);
+    rc = qwen35_state_create_kv(m->lm, p.n_ctx, p.n_batch, kv_type, &c->st);
+    api_device_unlock(m);
+    if (rc) {
         free(c->logits);
         free(c->fed);
         free(c);
@@ -111,7 +114,9 @@ void seer_context_free(seer_context *c)
     free(c->fed);
     free(c->logits);
     grammar_vocab_free(c->gvocab);
+    api_device_lock(c->m);
     qwen35_state_free(c->st);
+    api_device_unlock(c->m);
     free(c);
 }
 
@@ -122,7 +127,12 @@ int seer_context_reset(seer_context *c)
     api_videos_clear(&c->videos);
     c->n_pending = 0;
     c->n_fed = 0;
-    return c->st ? qwen35_state_reset(c->m->lm, c->st) : SEER_OK;
+    if (!c->st)
+        return SEER_OK;
+    api_device_lock(c->m);
+    int rc = qwen35_state_reset(c->m->lm, c->st);
+    api_device_unlock(c->m);
+    return rc;
 }
 
 /* A measuring context (of a vocab_only model) has no state to generate with. */
@@ -280,7 +290,10 @@ static int reply_alone(struct reply *rp, int rc)
 {
     int32_t id;
     while (rc == SEER_OK && (rc = reply_next(rp, &id)) == 0) {
-        if ((rc = qwen35_eval(rp->c->m->lm, rp->c->st, &id, 1, QWEN35_LOGITS_LAST, rp->c->logits, true)))
+        api_device_lock(rp->c->m);
+        rc = qwen35_eval(rp->c->m->lm, rp->c->st, &id, 1, QWEN35_LOGITS_LAST, rp->c->logits, true);
+        api_device_unlock(rp->c->m);
+        if (rc)
             break;
         reply_fed(rp, id);
     }
@@ -499,7 +512,10 @@ int api_chat_end(seer_context *c, int rc, struct reply *rp, char *full, size_t f
         /* cancelled inside the new prompt: the state holds a part of a turn that no rendering
            describes. Forget the state (the next turn feeds the whole conversation again) and the
            unanswered message. */
-        if ((rc = qwen35_state_reset(c->m->lm, c->st)))
+        api_device_lock(c->m);
+        rc = qwen35_state_reset(c->m->lm, c->st);
+        api_device_unlock(c->m);
+        if (rc)
             goto done;
         c->n_fed = 0;
         c->n_pending = 0;

@@ -37,11 +37,26 @@ struct seer_model {
     struct media_limits limits;      /* what an image file may cost to decode */
     struct video_settings video_defaults; /* spec §5.3 sampling (video_preprocessor_config.json) */
     int video_threads;               /* libavcodec threads per video file (seer_model_params.n_threads) */
+    pthread_mutex_t device_lock;     /* work on the device (be), one thread at a time: states made,
+                                        reset and freed, forward passes, tower encodes, the tower
+                                        placed. The backends keep per-device scratch (the CPU's pool
+                                        and rounded activations, Vulkan's command buffers), and
+                                        contexts of one model may run on several threads (seer.h
+                                        THREADING, tests/api/threads.c). Held per forward pass or
+                                        frame pair, so two threads' work interleaves; never held
+                                        while taking vit_lock */
 };
+
+/* Brackets one piece of device work of model m (its device_lock). */
+static inline void api_device_lock(struct seer_model *m) { pthread_mutex_lock(&m->device_lock); }
+static inline void api_device_unlock(struct seer_model *m) { pthread_mutex_unlock(&m->device_lock); }
 
 /* SEER_EINVAL naming `what` (the public function) when m was loaded with vocab_only, else SEER_OK:
    every entry point that needs weights asks first. */
 int api_model_weights(const struct seer_model *m, const char *what);
+/* SEER_EINVAL "PATH: only a tokenizer: `what` needs the model" when m is a tokenizer alone (a
+   vocab_only load of a tokenizer.json: m->lm is NULL), else SEER_OK. */
+int api_model_config(const struct seer_model *m, const char *what);
 
 struct chat_msg {
     char *role, *content;

@@ -54,10 +54,12 @@ static const char *template_text(const char *path, const gguf *g, char **owned)
     return *owned;
 }
 
+/* A template token's id (-1 when absent). A model needs it; a tokenizer alone (no m->lm) not:
+   nothing of it renders a chat or generates. */
 static int32_t required_token(const seer_model *m, const char *s, const char *path, int *rc)
 {
     int32_t id = tok_token_to_id(m->tok, s, strlen(s));
-    if (id < 0 && *rc == SEER_OK)
+    if (id < 0 && *rc == SEER_OK && m->lm)
         *rc = seer_err(SEER_EFORMAT, "%s: the vocabulary has no %s token", path, s);
     return id;
 }
@@ -78,19 +80,36 @@ static void free_parts(seer_model *m)
     m->vision_src = NULL;
 }
 
+/* Whether a vocab_only load of path is of a tokenizer alone (seer.h vocab_only): a .json file (a
+   tokenizer.json), or a directory with tokenizer.json and no config.json, as `seer tokenize -m`
+   has always taken. *tpath: the tokenizer file of path when it is a directory. */
+static bool tokenizer_only(const char *path, char *tpath, size_t size)
+{
+    const size_t len = strlen(path);
+    const int kind = io_path_kind(path);
+    char cfg[4096];
+    snprintf(tpath, size, kind == IO_DIR ? "%s/tokenizer.json" : "%s", path);
+    snprintf(cfg, sizeof cfg, "%s/config.json", path);
+    if (kind == IO_FILE)
+        return len >= 5 && !strcmp(path + len - 5, ".json");
+    return kind == IO_DIR && io_path_kind(cfg) == IO_MISSING && io_path_kind(tpath) == IO_FILE;
+}
+
 /* Everything but the choice of device: weights onto m->be (none when vocab_only), tokenizer,
-   special tokens, vision. */
+   special tokens, vision. A tokenizer alone leaves m->lm NULL (api_model_config). */
 static int load_parts(seer_model *m, const char *path, const seer_model_params *p)
 {
     char tpath[4096];
     int rc;
-    if ((rc = m->vocab_only ? qwen35_load_config(path, &m->lm) : qwen35_load(path, m->be, &m->lm)))
+    const bool tok_only = m->vocab_only && tokenizer_only(path, tpath, sizeof tpath);
+    if (!tok_only && (rc = m->vocab_only ? qwen35_load_config(path, &m->lm) : qwen35_load(path, m->be, &m->lm)))
         return rc;
-    const gguf *g = m->lm->gguf_file;
+    const gguf *g = m->lm ? m->lm->gguf_file : NULL;
     if (g) {
         rc = tok_load_gguf(g, &m->tok);
     } else {
-        snprintf(tpath, sizeof tpath, "%s/tokenizer.json", path);
+        if (!tok_only)
+            snprintf(tpath, sizeof tpath, "%s/tokenizer.json", path);
         rc = tok_load_hf_json(tpath, &m->tok);
     }
     if (rc)
@@ -100,8 +119,10 @@ static int load_parts(seer_model *m, const char *path, const seer_model_params *
     m->id_think_end = required_token(m, "</think>", path, &rc);
     m->id_image_pad = required_token(m, "<|image_pad|>", path, &rc);
     m->id_video_pad = required_token(m, "<|video_pad|>", path, &rc);
-    if (rc || (rc = api_vision_load(m, path, p)))
+    if (rc || (m->lm && (rc = api_vision_load(m, path, p))))
         return rc;
+    if (tok_only) /* images are not measured, but seer_image_decode keeps its limits */
+        m->limits = api_media_limits(p);
     /* Rows of the head past the tokenizer's last real token are padding and never sampled (spec
        §2.7); a GGUF lists them as tokens with no text ([PADn], type unused), tokenizer.json not. */
     m->n_vocab_real = (int64_t)tok_n_vocab(m->tok);
@@ -111,7 +132,7 @@ static int load_parts(seer_model *m, const char *path, const seer_model_params *
             break;
         m->n_vocab_real--;
     }
-    if (m->n_vocab_real > m->lm->cfg.n_vocab)
+    if (m->lm && m->n_vocab_real > m->lm->cfg.n_vocab)
         return seer_err(SEER_EFORMAT, "%s: the tokenizer has %lld tokens but the model only %lld rows", path,
                         (long long)m->n_vocab_real, (long long)m->lm->cfg.n_vocab);
     return SEER_OK;
@@ -146,6 +167,7 @@ int seer_model_load(const char *path, const seer_model_params *params, seer_mode
         return seer_err(SEER_ENOMEM, "no memory for a model");
     m->vocab_only = p.vocab_only != 0;
     pthread_mutex_init(&m->vit_lock, NULL);
+    pthread_mutex_init(&m->device_lock, NULL);
     m->video_threads = p.n_threads; /* decoding a video uses as many threads as the model's CPU work */
     if (!(m->path = seer_strdup(path))) {
         rc = seer_err(SEER_ENOMEM, "no memory for a model");
@@ -169,7 +191,7 @@ int seer_model_load(const char *path, const seer_model_params *params, seer_mode
        truncated meanwhile would give a model that is neither the old nor the new one. */
     if (rc || (rc = io_check_all()))
         goto fail;
-    const gguf *g = m->lm->gguf_file;
+    const gguf *g = m->lm ? m->lm->gguf_file : NULL;
     m->tmpl_info = (chat_template_info){0};
     if (template_text(path, g, &tmpl) && chat_template_check(tmpl, &m->tmpl_info) != SEER_OK)
         /* Reported, never silently ignored: the built-in Qwen3.5 rendering is used instead. */
@@ -188,6 +210,7 @@ void seer_model_free(seer_model *m)
         return;
     free_parts(m);
     pthread_mutex_destroy(&m->vit_lock);
+    pthread_mutex_destroy(&m->device_lock);
     free(m->path);
     free(m);
 }
@@ -198,6 +221,14 @@ int api_model_weights(const seer_model *m, const char *what)
 {
     if (m->vocab_only)
         return seer_err(SEER_EINVAL, "%s: %s was loaded with vocab_only: no weights", what, m->path);
+    return SEER_OK;
+}
+
+int api_model_config(const seer_model *m, const char *what)
+{
+    if (!m->lm)
+        return seer_err(SEER_EINVAL, "%s: only a tokenizer: %s needs the model (a directory with config.json, or a "
+                        "GGUF)", m->path, what);
     return SEER_OK;
 }
 

@@ -258,10 +258,12 @@ int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t
 
     double t0 = seer_time_now();
     size_t n_done = n_feed;
+    api_device_lock(m);
     if (fused && (fused->n_images || fused->n_videos))
         rc = api_prefill_fused(c, feed, n_feed, fused, p, c->logits, &n_done);
     else
         rc = prefill_text(c, feed, n_feed, p, &n_done);
+    api_device_unlock(m);
     r->vision_seconds = fused ? fused->seconds : 0;
     if (fused) {
         const struct api_video_timings *vt = &fused->video;

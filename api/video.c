@@ -151,8 +151,11 @@ static int encode_video(seer_model *m, video_file *v, const struct video_plan *p
             rc = vis_patchify((const uint8_t *const *)frames, (int)count, plan->width, plan->height, vc->image_mean,
                               vc->image_std, rows, &got);
         const double t1 = seer_time_now();
-        if (!rc)
+        if (!rc) {
+            api_device_lock(m);
             rc = vit_encode(vit, rows, &pair, 1, out + (size_t)(g * per_pair) * (size_t)H);
+            api_device_unlock(m);
+        }
         tm->patchify += t1 - t0;
         tm->encode += seer_time_now() - t1;
         if (!rc && p && p->on_video_progress && p->on_video_progress(name, g + 1, plan->n_groups, p->user_data))

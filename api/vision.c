@@ -95,6 +95,9 @@ int api_pixel_window(const char *hf_dir, int64_t min_tokens, int64_t max_tokens,
 
 int api_no_vision(const seer_model *m)
 {
+    int rc = api_model_config(m, "an image or a video");
+    if (rc)
+        return rc;
     const char *arch = m->lm->cfg.text_only_arch;
     if (arch[0])
         return seer_err(SEER_EUNSUPPORTED, "%s: a text-only model (%s): it cannot see images or videos", m->path,
@@ -146,11 +149,13 @@ int api_vision_tower(seer_model *m, vit_model **out)
     if (rc)
         return rc;
     pthread_mutex_lock(&m->vit_lock);
+    api_device_lock(m); /* weights are placed on the device other contexts are running on */
     if (!m->vit && !(rc = vit_load(m->vision_src, m->be, &m->vit)) && (rc = io_check_all())) {
         /* as at model load: a file rewritten while it was read gives neither tower */
         vit_free(m->vit);
         m->vit = NULL;
     }
+    api_device_unlock(m);
     *out = m->vit;
     pthread_mutex_unlock(&m->vit_lock);
     return rc;
@@ -262,8 +267,13 @@ static int encode_image(seer_model *m, const struct image_rgb8 *im, float **emb,
     float *out = seer_malloc((size_t)tokens * (size_t)vc->out_dim * sizeof *out);
     if (!out)
         rc = seer_err(SEER_ENOMEM, "no memory for %lld image embeddings", (long long)tokens);
-    else if ((rc = vit_encode(vit, rows, grid, 1, out)))
-        seer_freep(&out);
+    else {
+        api_device_lock(m);
+        rc = vit_encode(vit, rows, grid, 1, out);
+        api_device_unlock(m);
+        if (rc)
+            seer_freep(&out);
+    }
     free(rows);
     if (!rc)
         *emb = out;

@@ -21,7 +21,8 @@ struct seer_context;
    whose output width differs from the text model's hidden size is refused with both numbers. */
 int api_vision_load(struct seer_model *m, const char *path, const seer_model_params *p);
 /* The refusal of an image or video on a model without a tower (SEER_EUNSUPPORTED): a text-only HF
-   checkpoint is named with its architecture, a GGUF is told about --mmproj. */
+   checkpoint is named with its architecture, a GGUF is told about --mmproj; a tokenizer alone gets
+   api_model_config's SEER_EINVAL. */
 int api_no_vision(const struct seer_model *m);
 /* The tower's weights, loaded by the first call (under the model's lock: contexts on several threads
    may ask at once; a failed load is tried again by the next call). SEER_EINVAL on a vocab_only

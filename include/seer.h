@@ -10,7 +10,10 @@
      The error message is per thread. The log callback may be called from any thread and must be
      thread-safe. Contexts, batches and opened videos are not thread-safe: use each from one thread
      at a time. A model may be shared: contexts of one model may run on several threads at once
-     (tests/api/threads.c). The one thing a model changes after loading is its vision tower, whose
+     (tests/api/threads.c). Their work on the model's device takes turns, one forward pass or
+     frame pair at a time (decoding, preprocessing and tokenizing run side by side), so threads
+     share a device rather than speed it up: seer_batch serves several replies in one pass, and
+     on_progress (called between a prompt's micro-batches) holds the device meanwhile. The one thing a model changes after loading is its vision tower, whose
      weights are loaded by the first image or video that needs them (a text-only run never reads
      them); that load is guarded by a lock inside the model.
      Progress and timings travel with each call (seer_generate_params' callbacks, seer_result). The
