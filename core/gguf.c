@@ -100,6 +100,8 @@ const char *gguf_type_name(enum gguf_type t)
     return (unsigned)t < GGUF_TYPE_COUNT ? type_table[t].name : "unknown";
 }
 
+size_t gguf_type_size(enum gguf_type t) { return (unsigned)t < GGUF_TYPE_COUNT ? type_table[t].size : 0; }
+
 /* ---- 2. cursor ------------------------------------------------------------------------------ */
 
 struct rd {
@@ -312,19 +314,27 @@ static int read_alignment(gguf *g)
 
 /* ---- 4. tensor infos ------------------------------------------------------------------------ */
 
+/* ggml's type ids of the dtypes seer reads and writes. */
+static const struct {
+    uint32_t id;
+    enum dtype dt;
+} ggml_types[] = {{0, DT_F32},   {1, DT_F16},   {2, DT_Q4_0},  {8, DT_Q8_0},
+                  {12, DT_Q4_K}, {13, DT_Q5_K}, {14, DT_Q6_K}, {30, DT_BF16}};
+
 static bool map_ggml_type(uint32_t id, enum dtype *t)
 {
-    switch (id) {
-    case 0: *t = DT_F32; return true;
-    case 1: *t = DT_F16; return true;
-    case 2: *t = DT_Q4_0; return true;
-    case 8: *t = DT_Q8_0; return true;
-    case 12: *t = DT_Q4_K; return true;
-    case 13: *t = DT_Q5_K; return true;
-    case 14: *t = DT_Q6_K; return true;
-    case 30: *t = DT_BF16; return true;
-    default: return false;
-    }
+    for (size_t i = 0; i < ARRAY_LEN(ggml_types); i++)
+        if (ggml_types[i].id == id)
+            return *t = ggml_types[i].dt, true;
+    return false;
+}
+
+bool gguf_ggml_type(enum dtype t, uint32_t *id)
+{
+    for (size_t i = 0; i < ARRAY_LEN(ggml_types); i++)
+        if (ggml_types[i].dt == t)
+            return *id = ggml_types[i].id, true;
+    return false;
 }
 
 /* ggml's names for the ids we do not support, so the message says what the file holds. */

@@ -56,6 +56,11 @@ size_t gguf_alignment(const gguf *g);
 size_t gguf_data_offset(const gguf *g); /* file offset of the aligned tensor-data section */
 size_t gguf_file_size(const gguf *g);
 const char *gguf_type_name(enum gguf_type t); /* "u32", "string", "array", … */
+/* Bytes of one value of a fixed-size type; 0 for string, array and unknown types. */
+size_t gguf_type_size(enum gguf_type t);
+/* The ggml type id a GGUF file gives tensors of dtype t; false for a dtype it cannot hold (I32).
+   The reader maps ids back through the same table. */
+bool gguf_ggml_type(enum dtype t, uint32_t *id);
 
 /* ---- metadata ------------------------------------------------------------------------------ */
 int64_t gguf_n_kv(const gguf *g);

@@ -93,18 +93,6 @@ static int put_gstr(struct bytes *b, const char *s, size_t n)
     return rc ? rc : put(b, s, n);
 }
 
-/* Byte size of a fixed-size GGUF value type; 0 for string/array/unknown. */
-static size_t type_size(enum gguf_type t)
-{
-    switch (t) {
-    case GGUF_TYPE_UINT8: case GGUF_TYPE_INT8: case GGUF_TYPE_BOOL: return 1;
-    case GGUF_TYPE_UINT16: case GGUF_TYPE_INT16: return 2;
-    case GGUF_TYPE_UINT32: case GGUF_TYPE_INT32: case GGUF_TYPE_FLOAT32: return 4;
-    case GGUF_TYPE_UINT64: case GGUF_TYPE_INT64: case GGUF_TYPE_FLOAT64: return 8;
-    default: return 0;
-    }
-}
-
 int gguf_writer_create(gguf_writer **out)
 {
     gguf_writer *w = seer_calloc(1, sizeof *w);
@@ -232,14 +220,14 @@ static int put_scalar(struct bytes *b, enum gguf_type type, const void *value)
         uint8_t v = *(const bool *)value ? 1 : 0;
         return put(b, &v, 1);
     }
-    return put(b, value, type_size(type));
+    return put(b, value, gguf_type_size(type));
 }
 
 int gguf_writer_add_scalar(gguf_writer *w, const char *key, enum gguf_type type, const void *value)
 {
     size_t mark;
     int rc;
-    if (type_size(type) == 0)
+    if (gguf_type_size(type) == 0)
         return seer_err(SEER_EINVAL, "gguf writer: key '%.200s': type %d is not a fixed-size scalar type", key ? key : "",
                         (int)type);
     if ((rc = kv_begin(w, key, type, &mark)))
@@ -284,7 +272,7 @@ int gguf_writer_add_str(gguf_writer *w, const char *key, const char *s)
 
 int gguf_writer_add_array(gguf_writer *w, const char *key, enum gguf_type elem_type, uint64_t n, const void *data)
 {
-    size_t mark, es = type_size(elem_type), nbytes;
+    size_t mark, es = gguf_type_size(elem_type), nbytes;
     int rc;
     if (es == 0)
         return seer_err(SEER_EINVAL, "gguf writer: key '%.200s': arrays of type %d need gguf_writer_add_str_array "
@@ -322,19 +310,6 @@ int gguf_writer_add_str_array(gguf_writer *w, const char *key, uint64_t n, const
 
 /* ---- 3. tensor infos ------------------------------------------------------------------------ */
 
-/* ggml's type ids (the reader's table, core/gguf.h). */
-static bool ggml_id(enum dtype t, uint32_t *id)
-{
-    static const int ids[DT_COUNT] = {
-        [DT_F32] = 0, [DT_F16] = 1, [DT_BF16] = 30, [DT_Q8_0] = 8, [DT_Q4_0] = 2,
-        [DT_Q4_K] = 12, [DT_Q5_K] = 13, [DT_Q6_K] = 14, [DT_I32] = -1,
-    };
-    if ((int)t < 0 || t >= DT_COUNT || ids[t] < 0)
-        return false;
-    *id = (uint32_t)ids[t];
-    return true;
-}
-
 int gguf_writer_add_tensor(gguf_writer *w, const char *name, enum dtype type, int n_dims, const int64_t *ne)
 {
     uint32_t id;
@@ -342,7 +317,7 @@ int gguf_writer_add_tensor(gguf_writer *w, const char *name, enum dtype type, in
     tensor shape;
     if ((rc = check_declaring(w, "adding a tensor")) || (rc = check_name(name, "tensor name")))
         return rc;
-    if (!ggml_id(type, &id))
+    if (!gguf_ggml_type(type, &id))
         return seer_err(SEER_EINVAL, "gguf writer: tensor '%.200s': dtype %d cannot be stored in GGUF", name, (int)type);
     if (n_dims < 1 || n_dims > TENSOR_MAX_DIMS)
         return seer_err(SEER_EINVAL, "gguf writer: tensor '%.200s' has %d dimensions (must be 1..%d)", name, n_dims,
@@ -513,7 +488,7 @@ int gguf_writer_begin(gguf_writer *w, const char *path)
         const uint64_t len = strlen(d->name);
         const uint32_t nd = (uint32_t)d->n_dims;
         uint32_t id;
-        ggml_id(d->type, &id);
+        gguf_ggml_type(d->type, &id);
         if ((rc = out(w, &len, 8)) || (rc = out(w, d->name, len)) || (rc = out(w, &nd, 4)))
             return fail(w, rc);
         for (int k = 0; k < d->n_dims; k++) {
