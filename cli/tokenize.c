@@ -1,7 +1,8 @@
 /* tokenize.c — `seer tokenize -m MODEL [--json] [--special] (TEXT | -f FILE)`: prints the ids
    of a text with the model's tokenizer (spec §6.1). MODEL is loaded with vocab_only (its configs
    and tokenizer, no weights: milliseconds, no device): a Hugging Face model directory (its
-   safetensors may be absent), a GGUF model, or a name from `seer pull`.
+   safetensors may be absent), a GGUF model, a name from `seer pull`, or a tokenizer alone (a
+   tokenizer.json, or a directory without config.json: seer.h vocab_only).
    Default output: one "id<TAB>piece" line per token
    (piece C-escaped); --json prints one JSON array of ids. --special parses special tokens written
    in the text (e.g. "<|im_start|>") instead of tokenizing them as plain text. */
@@ -81,8 +82,8 @@ static void print_piece(FILE *out, const char *p, size_t n)
 /* The command's own options; the text is the one argument that is not an option. */
 enum { T_MODEL = 1, T_FILE, T_JSON, T_SPECIAL, T_HELP };
 static const struct cli_opt tokenize_table[] = {
-    {{"-m", "--model"}, "MODEL", "Hugging Face model directory, GGUF model or a name from seer pull (its weights "
-                                 "are not read)", T_MODEL},
+    {{"-m", "--model"}, "MODEL", "Hugging Face model directory, GGUF model, name from seer pull (its weights are "
+                                 "not read) or a tokenizer.json", T_MODEL},
     {{"-f", "--file"}, "FILE", "read the text from FILE ('-' for stdin) instead of the argument", T_FILE},
     {{"--json"}, NULL, "print one JSON array of ids", T_JSON},
     {{"--special"}, NULL, "parse special tokens written in the text (<|im_start|> ...)", T_SPECIAL},

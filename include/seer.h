@@ -10,19 +10,19 @@
      The error message is per thread. The log callback may be called from any thread and must be
      thread-safe. Contexts, batches and opened videos are not thread-safe: use each from one thread
      at a time. A model may be shared: contexts of one model may run on several threads at once
-     (tests/api/threads.c). Their work on the model's device takes turns, one forward pass or
-     frame pair at a time (decoding, preprocessing and tokenizing run side by side), so threads
-     share a device rather than speed it up: seer_batch serves several replies in one pass, and
-     on_progress (called between a prompt's micro-batches) holds the device meanwhile. The one thing a model changes after loading is its vision tower, whose
-     weights are loaded by the first image or video that needs them (a text-only run never reads
-     them); that load is guarded by a lock inside the model.
+     (tests/api/threads.c). Their work on the model's device takes turns, one forward pass or frame
+     pair at a time (decoding files, preprocessing and tokenizing run side by side), so threads
+     share a device rather than speed it up (seer_batch serves several replies in one pass);
+     on_progress, called between a prompt's micro-batches, holds the device meanwhile. The one
+     thing a model changes after loading is its vision tower, whose weights are loaded by the first
+     image or video that needs them (a text-only run never reads them), under a lock in the model.
      Progress and timings travel with each call (seer_generate_params' callbacks, seer_result). The
      only process-wide state is set once or by you: the log level and callback; the CPU features,
-     detected on first use; FFmpeg's and Poppler's log hooks, installed once (their messages are
-     kept per thread); and the table of mapped model files that seer_fault_describe reads (locked).
-     Beyond these, only the tests' fault injectors (seer_alloc_fail_after, io_fail_after,
-     gguf_writer_fail_after, io_copy_on_load_always, device_set_test_hooks: internal, not in this
-     header, never set by the library or the command) are process-wide.
+     detected on first use, and seer_system_info's text made from them once; FFmpeg's and Poppler's
+     log hooks, installed once (their messages are kept per thread); and the table of mapped model
+     files that seer_fault_describe reads (locked). Beyond these, only the tests' fault injectors
+     (seer_alloc_fail_after, io_fail_after, gguf_writer_fail_after, io_copy_on_load_always,
+     device_set_test_hooks: internal, never set by the library or the command) are process-wide.
 
    OWNERSHIP
      Whoever creates an object frees it with the matching _free; _free(NULL) does nothing.
@@ -119,7 +119,10 @@ typedef struct seer_model_params {
                            image and video preprocessing settings) and no weights, as llama.cpp's
                            vocab_only: tokenize, measure images and videos, count a prompt's tokens
                            (seer --dry-run, seer tokenize) in milliseconds and no device memory.
-                           Generating on it fails with SEER_EINVAL. 0 (default) = the whole model */
+                           Generating on it fails with SEER_EINVAL. A tokenizer alone (a .json file,
+                           or a directory with tokenizer.json and no config.json) loads too: it only
+                           tokenizes (seer_tokenize, seer_detokenize, seer_token_piece); measuring
+                           fails with SEER_EINVAL "PATH: only a tokenizer". 0 (default) = the whole model */
 } seer_model_params;
 
 SEER_API seer_model_params seer_model_params_default(void);

@@ -4,7 +4,9 @@
    loaded model gives, seer_image_measure the same sizes and tokens, and a text-only GGUF refuses the
    image as its full load does; its contexts measure but generating on them, and seer_batch_create,
    fail with SEER_EINVAL naming vocab_only. That no weight is read: the HF directory without its safetensors still loads
-   with vocab_only (a full load of it fails); that no device is opened: "vulkan:99" loads too. */
+   with vocab_only (a full load of it fails); that no device is opened: "vulkan:99" loads too. A
+   tokenizer alone (tokenizer.json, or a directory without config.json) loads with vocab_only,
+   tokenizes like the model and refuses images and videos with SEER_EINVAL naming it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +121,35 @@ static void compare(const char *path, const char *what)
     seer_model_free(voc);
 }
 
+/* A tokenizer alone, loaded with vocab_only (a tokenizer.json, or a directory with no config.json):
+   tokens and pieces as the full model's; measuring an image or a video is SEER_EINVAL naming it. */
+static void tokenizer_alone(seer_model *full, const char *path, const char *what)
+{
+    seer_model *tok = load(path, 1, "cpu");
+    if (!ok(tok != NULL, "%s: loads with vocab_only", what))
+        return;
+    same_tokens(full, tok, what);
+    int same = 0;
+    for (int32_t id = 0; id < 300; id++) {
+        size_t la, lb;
+        const char *a = seer_token_piece(full, id, &la), *b = seer_token_piece(tok, id, &lb);
+        same += a && b && la == lb && !memcmp(a, b, la);
+    }
+    ok(same == 300, "%s: seer_token_piece gives the full model's pieces (%d of 300 ids)", what, same);
+    uint8_t px[3 * 32 * 32] = {0};
+    seer_image_input in = {.rgb = px, .width = 32, .height = 32};
+    seer_image_info info;
+    int rc = seer_image_measure(tok, &in, &info);
+    ok(rc == SEER_EINVAL && strstr(seer_last_error(), path) && strstr(seer_last_error(), "only a tokenizer"),
+       "%s: measuring an image is SEER_EINVAL naming it: %s", what, seer_last_error());
+    seer_video_input vin = {.path = "clip.mp4"};
+    seer_video_info vinfo;
+    rc = seer_video_measure(tok, &vin, &vinfo);
+    ok(rc == SEER_EINVAL && strstr(seer_last_error(), path) && strstr(seer_last_error(), "only a tokenizer"),
+       "%s: measuring a video is SEER_EINVAL naming it: %s", what, seer_last_error());
+    seer_model_free(tok);
+}
+
 int main(void)
 {
     plan_no_plan();
@@ -158,6 +189,24 @@ int main(void)
            "a full load of it fails (it would read the weights): %s", seer_last_error());
         seer_model_free(voc);
     }
+
+    /* a tokenizer alone: the file, and a directory holding it (and tokenizer_config.json) only */
+    char tok_dir[700], tok_json[800];
+    snprintf(tok_dir, sizeof tok_dir, "%s/tok", dir);
+    snprintf(tok_json, sizeof tok_json, "%s/tokenizer.json", tok_dir);
+    seer_model *hf_full = load(hf, 0, "cpu");
+    if (ok(hf_full && if_sh("mkdir -p %s && cp %s/tokenizer.json %s/tokenizer_config.json %s/", tok_dir, hf, hf,
+                         tok_dir) == 0,
+           "a directory with only the tokenizer's files")) {
+        tokenizer_alone(hf_full, tok_json, "tokenizer.json");
+        tokenizer_alone(hf_full, tok_dir, "directory without config.json");
+        seer_model_params tp = seer_model_params_default();
+        tp.device = "cpu";
+        seer_model *t = NULL;
+        ok(seer_model_load(tok_json, &tp, &t) != SEER_OK && t == NULL,
+           "a full load of a tokenizer.json fails (it is no model): %s", seer_last_error());
+    }
+    seer_model_free(hf_full);
 
     /* no device is opened: one that does not exist is never asked for */
     seer_model *voc = load(gguf, 1, "vulkan:99"), *full = NULL;

@@ -2,9 +2,10 @@
    and a small tokenizer (support/tiny_vocab.h: the 256 byte tokens, three merges, a special and a
    non-special added token; spec §6.1): --json and the id<TAB>piece listing agree with the
    library's tok_encode and with ids worked out by hand, --special switches special tokens on, -f
-   reads a file, "--" ends the options; a truncated GGUF, a tokenizer.json alone (not a model), a
-   missing model, a non-UTF-8 file and bad usage fail with the documented exit status (1, 1, 1, 1,
-   2), nothing on stdout and one "seer: ..." line on stderr; --help exits 0. */
+   reads a file, "--" ends the options, a tokenizer.json alone (the file, or a directory without
+   config.json) gives the model directory's ids; a truncated GGUF, a missing model, a non-UTF-8 file
+   and bad usage fail with the documented exit status (1, 1, 1, 2), nothing on stdout and one
+   "seer: ..." line on stderr; --help exits 0. */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
 #include <stdio.h>
@@ -118,12 +119,29 @@ int main(void)
     free(out);
     free(err);
 
-    snprintf(cmd, sizeof cmd, "%s tokenize -m '%s' x", SEER, tjson);
+    /* a tokenizer alone (the file, or a directory with no config.json) gives the model's ids */
+    char *want_out, *want_err;
+    snprintf(cmd, sizeof cmd, "%s tokenize -m '%s' --json --special -f '%s/text.txt'", SEER, path, dir);
+    st = run(dir, cmd, &want_out, &want_err);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/tok' && cp '%s' '%s/tok/' && %s tokenize -m '%s' --json --special -f '%s/text.txt'",
+             dir, tjson, dir, SEER, tjson, dir);
     st = run(dir, cmd, &out, &err);
-    ok(st == 1 && !*out && one_error_line(err) && strstr(err, "tokenizer.json"),
-       "a tokenizer.json alone is no model: exit 1, one stderr line naming it: %.*s", (int)strcspn(err, "\n"), err);
+    ok(st == 0 && !strcmp(out, want_out) && *out == '[' && !*err,
+       "-m tokenizer.json: the model directory's ids: %s", out);
     free(out);
     free(err);
+    snprintf(cmd, sizeof cmd, "%s tokenize -m '%s/tok' --json --special -f '%s/text.txt'", SEER, dir, dir);
+    st = run(dir, cmd, &out, &err);
+    ok(st == 0 && !strcmp(out, want_out) && !*err, "-m DIR holding only tokenizer.json: the same ids: %s", out);
+    free(out);
+    free(err);
+    snprintf(cmd, sizeof cmd, "%s tokenize -m '%s' 'abc x'", SEER, tjson);
+    st = run(dir, cmd, &out, &err);
+    ok(st == 0 && !strcmp(out, "257\tabc\n258\t x\n") && !*err, "-m tokenizer.json TEXT lists id<TAB>piece lines");
+    free(out);
+    free(err);
+    free(want_out);
+    free(want_err);
 
     snprintf(cmd, sizeof cmd, "printf 'a\\n\\001\\303\\251' > '%s/esc.txt' && %s tokenize -m '%s' -f '%s/esc.txt'", dir,
              SEER, path, dir);
