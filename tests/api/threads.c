@@ -4,7 +4,8 @@
    (a chat question about an image) and OCR-like (a raw prompt with an image, as `seer ocr` feeds a
    page). Each job runs alone first; then every pair of jobs (a job with itself too) runs on two
    threads started together, and each must give the same greedy tokens, prompt token count and
-   per-call video counts as alone. The model's tower is loaded by whichever thread needs it first.
+   per-call video counts as alone. On the CPU, then on Vulkan when there is a device (a skip
+   otherwise, a failure with SEER_REQUIRE_VULKAN=1).
 
    Under ThreadSanitizer (a manual or CI-optional step, ~1 minute of test on top of a full TSan
    build of the library; the plain build runs this as a normal test):
@@ -107,6 +108,47 @@ static bool same(const struct outcome *a, const struct outcome *b)
            a->video_tokens == b->video_tokens && a->pairs_seen == b->pairs_seen;
 }
 
+/* The jobs alone, then in pairs, on one model loaded on `device`. */
+static void run_on(const char *hf, const char *device)
+{
+    seer_model_params mp = seer_model_params_default();
+    mp.device = device;
+    mp.n_threads = 2;
+    if (seer_model_load(hf, &mp, &model) != SEER_OK) {
+        const char *req = getenv("SEER_REQUIRE_VULKAN");
+        if (!strcmp(device, "cpu") || (req && !strcmp(req, "1")))
+            ok(0, "%s: model loaded: %s", device, seer_last_error());
+        else
+            skip("no Vulkan device on this machine", "the jobs on Vulkan");
+        return;
+    }
+    diag("%s", seer_model_device(model));
+    struct outcome alone[N_JOBS];
+    for (int j = 0; j < N_JOBS; j++) {
+        run_job(j, &alone[j]);
+        ok(alone[j].rc == SEER_OK && alone[j].n_tokens > 0 && (j != DESCRIBE || alone[j].pairs_seen == 3),
+           "%s: %s alone: %zu tokens from a %lld-token prompt (%s)", device, job_names[j], alone[j].n_tokens,
+           (long long)alone[j].prompt_tokens, alone[j].rc ? alone[j].err : "ok");
+    }
+    for (int a = 0; a < N_JOBS; a++)
+        for (int b = a; b < N_JOBS; b++) {
+            struct worker w[2] = {{.job = a}, {.job = b}};
+            pthread_t t[2];
+            int made_threads = 0;
+            for (int k = 0; k < 2; k++)
+                made_threads += pthread_create(&t[k], NULL, worker_main, &w[k]) == 0;
+            if (!ok(made_threads == 2, "two threads started"))
+                exit(done_testing()); /* a lone thread would wait at the barrier forever */
+            for (int k = 0; k < 2; k++)
+                pthread_join(t[k], NULL);
+            ok(same(&w[0].out, &alone[a]) && same(&w[1].out, &alone[b]),
+               "%s: %s and %s on two threads at once: each as alone (%s%s)", device, job_names[a], job_names[b],
+               w[0].out.err, w[1].out.err);
+        }
+    seer_model_free(model);
+    model = NULL;
+}
+
 int main(void)
 {
     plan_no_plan();
@@ -125,35 +167,13 @@ int main(void)
                       clip) == 0;
     if (!ok(made, "tiny model, image and clip made (seed %llu)", (unsigned long long)seed))
         return done_testing();
-    seer_model_params mp = seer_model_params_default();
-    mp.device = "cpu";
-    mp.n_threads = 2;
-    if (!ok(seer_model_load(hf, &mp, &model) == SEER_OK, "model loaded: %s", seer_last_error()))
-        return done_testing();
-    struct outcome alone[N_JOBS];
-    for (int j = 0; j < N_JOBS; j++) {
-        run_job(j, &alone[j]);
-        ok(alone[j].rc == SEER_OK && alone[j].n_tokens > 0 && (j != DESCRIBE || alone[j].pairs_seen == 3),
-           "%s alone: %zu tokens from a %lld-token prompt (%s)", job_names[j], alone[j].n_tokens,
-           (long long)alone[j].prompt_tokens, alone[j].rc ? alone[j].err : "ok");
-    }
     pthread_barrier_init(&start, NULL, 2);
-    for (int a = 0; a < N_JOBS; a++)
-        for (int b = a; b < N_JOBS; b++) {
-            struct worker w[2] = {{.job = a}, {.job = b}};
-            pthread_t t[2];
-            int made_threads = 0;
-            for (int k = 0; k < 2; k++)
-                made_threads += pthread_create(&t[k], NULL, worker_main, &w[k]) == 0;
-            if (!ok(made_threads == 2, "two threads started"))
-                return done_testing(); /* a lone thread would wait at the barrier forever */
-            for (int k = 0; k < 2; k++)
-                pthread_join(t[k], NULL);
-            ok(same(&w[0].out, &alone[a]) && same(&w[1].out, &alone[b]),
-               "%s and %s on two threads at once: each as alone (%s%s)", job_names[a], job_names[b], w[0].out.err,
-               w[1].out.err);
-        }
+    run_on(hf, "cpu");
+#if SEER_HAVE_VULKAN
+    run_on(hf, "vulkan");
+#else
+    skip("built without Vulkan (SEER_VULKAN=OFF)", "the jobs on Vulkan");
+#endif
     pthread_barrier_destroy(&start);
-    seer_model_free(model);
     return done_testing();
 }
