@@ -8,6 +8,7 @@
 
 #include "api/video.h"
 #include "api/vision.h"
+#include "core/error.h"
 #include "lm/chat.h"
 #include "lm/qwen35.h"
 #include "lm/tokenizer.h"
@@ -51,12 +52,25 @@ struct seer_model {
 static inline void api_device_lock(struct seer_model *m) { pthread_mutex_lock(&m->device_lock); }
 static inline void api_device_unlock(struct seer_model *m) { pthread_mutex_unlock(&m->device_lock); }
 
+/* The two checks below are inline here, not in model.c: api/vision.c asks them while model.c calls
+   vision.c to load, and files must not call each other (scripts/call-cycles.sh). */
 /* SEER_EINVAL naming `what` (the public function) when m was loaded with vocab_only, else SEER_OK:
    every entry point that needs weights asks first. */
-int api_model_weights(const struct seer_model *m, const char *what);
+static inline int api_model_weights(const struct seer_model *m, const char *what)
+{
+    if (m->vocab_only)
+        return seer_err(SEER_EINVAL, "%s: %s was loaded with vocab_only: no weights", what, m->path);
+    return SEER_OK;
+}
 /* SEER_EINVAL "PATH: only a tokenizer: `what` needs the model" when m is a tokenizer alone (a
    vocab_only load of a tokenizer.json: m->lm is NULL), else SEER_OK. */
-int api_model_config(const struct seer_model *m, const char *what);
+static inline int api_model_config(const struct seer_model *m, const char *what)
+{
+    if (!m->lm)
+        return seer_err(SEER_EINVAL, "%s: only a tokenizer: %s needs the model (a directory with config.json, or a "
+                        "GGUF)", m->path, what);
+    return SEER_OK;
+}
 
 struct chat_msg {
     char *role, *content;

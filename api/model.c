@@ -217,21 +217,6 @@ void seer_model_free(seer_model *m)
 
 const char *seer_model_device(const seer_model *m) { return m->be ? m->be->description : "none (vocab_only)"; }
 
-int api_model_weights(const seer_model *m, const char *what)
-{
-    if (m->vocab_only)
-        return seer_err(SEER_EINVAL, "%s: %s was loaded with vocab_only: no weights", what, m->path);
-    return SEER_OK;
-}
-
-int api_model_config(const seer_model *m, const char *what)
-{
-    if (!m->lm)
-        return seer_err(SEER_EINVAL, "%s: only a tokenizer: %s needs the model (a directory with config.json, or a "
-                        "GGUF)", m->path, what);
-    return SEER_OK;
-}
-
 size_t seer_fault_describe(const void *addr, char *buf, size_t size) { return io_fault_describe(addr, buf, size); }
 
 int seer_tokenize(const seer_model *m, const char *text, size_t len, int parse_special, int32_t **ids,

@@ -38,10 +38,6 @@ int cli_info_devices(FILE *out);
    library reads no environment; the command does, so scripts can pick a device once. */
 const char *cli_default_device(void);
 
-/* A whole file (or stdin for "-") into a new malloc'ed buffer of *len bytes plus a NUL
-   (cli/tokenize.c); the CLI's one way to read a file. */
-int cli_read_file(const char *path, char **out, size_t *len);
-
 /* `seer pull NAME...` and `seer list`: models by name in $SEER_HOME (cli/pull.c). */
 int cli_pull(int argc, char **argv);
 int cli_list(int argc, char **argv);

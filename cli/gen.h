@@ -89,9 +89,5 @@ void gen_json_fields(json_t *obj, const struct gen_opts *o, const seer_model *m,
 int gen_finish(const struct gen_opts *o, const seer_result *r);
 /* The one-line timing summary on stderr. */
 void gen_print_timings(const seer_result *r);
-/* A prompt or text file ("-" = stdin) into a new buffer, NUL-terminated after its *len bytes;
-   refused by name when it is a directory or not UTF-8 text (which the tokenizer would refuse later,
-   after loading the model, with no file name). CLI_OK, or CLI_FAIL after one line on stderr. */
-int gen_read_text(const char *path, char **text, size_t *len);
 
 #endif

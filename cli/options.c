@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "cli/gen.h"
+#include "cli/util.h"
 
 /* ---- the table ------------------------------------------------------------------------------ */
 
@@ -163,7 +164,7 @@ static int structured_opt(int key, const char *nm, const char *v, struct gen_opt
     }
     const char *file = key == G_GRAMMAR ? v : v[0] == '@' ? v + 1 : NULL;
     if (file && cli_read_file(file, &text, &len))
-        return fprintf(stderr, "seer: %s: %s\n", nm, seer_last_error()), -1;
+        return fprintf(stderr, "seer: %s: %s\n", nm, cli_last_error()), -1;
     if (file && strlen(text) != len) {
         free(text);
         return fprintf(stderr, "seer: %s: %s holds a NUL byte\n", nm, file), -1;

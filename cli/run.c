@@ -210,26 +210,6 @@ static int parse_ids(const char *s, int32_t **ids, size_t *n)
     return -1;
 }
 
-int gen_read_text(const char *path, char **text, size_t *len)
-{
-    const char *name = strcmp(path, "-") ? path : "stdin";
-    if (strcmp(path, "-") && cli_path_kind(path) == CLI_PATH_DIR) {
-        fprintf(stderr, "seer: %s is a directory, not a text file\n", path);
-        return CLI_FAIL;
-    }
-    int rc = cli_read_file(path, text, len);
-    if (rc)
-        return cli_fail(rc);
-    size_t bad = seer_utf8_check(*text, *len);
-    if (bad < *len) {
-        fprintf(stderr, "seer: %s is not UTF-8 text (byte %zu)\n", name, bad);
-        free(*text);
-        *text = NULL;
-        return CLI_FAIL;
-    }
-    return CLI_OK;
-}
-
 static int run_usage(void)
 {
     printf("usage: seer run -m MODEL (-p PROMPT | -f FILE | --prompt-tokens 1,2,3 | < FILE) [options]\n");
@@ -278,7 +258,7 @@ int cli_run(int argc, char **argv)
     int32_t *ids = NULL;
     size_t n_ids = 0;
     int status;
-    if (o.prompt_file && (status = gen_read_text(o.prompt_file, &file_text, &(size_t){0})))
+    if (o.prompt_file && (status = cli_read_text(o.prompt_file, &file_text, &(size_t){0})))
         return status;
     if (o.prompt_tokens && parse_ids(o.prompt_tokens, &ids, &n_ids)) {
         fprintf(stderr, "seer run: --prompt-tokens needs comma-separated non-negative ids, got '%s'\n",

@@ -18,41 +18,6 @@
 #include "cli/util.h"
 #include "seer.h"
 
-/* The CLI's one way to read a file: the whole file (or stdin for "-", which cannot be mapped or
-   sized first) into a new buffer, NUL-terminated after its *len bytes. */
-int cli_read_file(const char *path, char **out, size_t *len)
-{
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-    if (!f)
-        return cli_err(SEER_EIO, "%s: cannot open: %s", path, strerror(errno));
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    int rc = SEER_OK;
-    for (;;) {
-        if (!cli_grow(&buf, &cap, n + 2, 1, 1 << 16)) { /* room for a byte and the NUL */
-            rc = cli_err(SEER_ENOMEM, "%s: out of memory reading the file", path);
-            break;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = cli_err(SEER_EIO, "%s: read error", path);
-            break;
-        }
-    }
-    if (f != stdin)
-        fclose(f);
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return SEER_OK;
-}
-
 /* Writes a token's bytes readably: valid UTF-8 as is, control and stray bytes escaped. A byte
    where no valid character starts (seer_utf8_check: bytes of a character split across tokens, or
    GGUF byte tokens) is written as \xNN, and the check goes on after it. */
@@ -162,7 +127,7 @@ int cli_tokenize(int argc, char **argv)
     size_t len = text ? strlen(text) : 0;
     int32_t *ids = NULL;
     size_t n_ids = 0;
-    int status = file ? gen_read_text(file, &buf, &len) : CLI_OK, rc = SEER_OK;
+    int status = file ? cli_read_text(file, &buf, &len) : CLI_OK, rc = SEER_OK;
     if (status == CLI_OK && ((rc = seer_model_load(model, &mp, &m)) ||
                              (rc = seer_tokenize(m, file ? buf : text, len, special, &ids, &n_ids))))
         status = cli_fail(rc);

@@ -1,6 +1,7 @@
 /* util.c — the command's own helpers (cli/util.h), and the few pieces of cli/cli.h that every
    file below main.c calls (the log level, cli_fail, the default device): they live here, not in
-   main.c, so calls between the command's files go one way (main.c → subcommands → util.c). */
+   main.c, so calls between the command's files go one way (main.c → subcommands → util.c). Reading
+   files is here for the same reason: options.c, run.c, tokenize.c and bench use it. */
 #define _POSIX_C_SOURCE 200809L
 #include "cli/util.h"
 
@@ -8,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -111,4 +113,58 @@ const char *cli_default_device(void)
 {
     const char *d = getenv("SEER_DEVICE");
     return d && *d ? d : "auto";
+}
+
+/* Read in growing steps, not sized first: stdin cannot be mapped or measured. */
+int cli_read_file(const char *path, char **out, size_t *len)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f)
+        return cli_err(SEER_EIO, "%s: cannot open: %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    int rc = SEER_OK;
+    for (;;) {
+        if (!cli_grow(&buf, &cap, n + 2, 1, 1 << 16)) { /* room for a byte and the NUL */
+            rc = cli_err(SEER_ENOMEM, "%s: out of memory reading the file", path);
+            break;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f))
+                rc = cli_err(SEER_EIO, "%s: read error", path);
+            break;
+        }
+    }
+    if (f != stdin)
+        fclose(f);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return SEER_OK;
+}
+
+int cli_read_text(const char *path, char **text, size_t *len)
+{
+    const char *name = strcmp(path, "-") ? path : "stdin";
+    if (strcmp(path, "-") && cli_path_kind(path) == CLI_PATH_DIR) {
+        fprintf(stderr, "seer: %s is a directory, not a text file\n", path);
+        return CLI_FAIL;
+    }
+    int rc = cli_read_file(path, text, len);
+    if (rc)
+        return cli_fail(rc);
+    size_t bad = seer_utf8_check(*text, *len);
+    if (bad < *len) {
+        fprintf(stderr, "seer: %s is not UTF-8 text (byte %zu)\n", name, bad);
+        free(*text);
+        *text = NULL;
+        return CLI_FAIL;
+    }
+    return CLI_OK;
 }

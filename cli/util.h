@@ -42,6 +42,14 @@ enum cli_path_kind cli_path_kind(const char *path);
 /* Size of a regular file in bytes: 0, or -1 with errno set. */
 int cli_file_size(const char *path, uint64_t *size);
 
+/* The command's one way to read a file: the whole file (or stdin for "-") into a new malloc'ed
+   buffer of *len bytes plus a NUL. SEER_OK, or a SEER_E* code with the message for cli_last_error. */
+int cli_read_file(const char *path, char **out, size_t *len);
+/* A prompt or text file ("-" = stdin) as cli_read_file reads it, refused by name when it is a
+   directory or not UTF-8 text (which the tokenizer would refuse later, after loading the model,
+   with no file name). CLI_OK, or CLI_FAIL after one line on stderr. */
+int cli_read_text(const char *path, char **text, size_t *len);
+
 /* One log line of the command's own on stderr, tagged with its component ("ocr", "bench"), shown
    when the -v/-q level (cli_log_level) admits it, in the library's default line format. */
 void cli_log(seer_log_level level, const char *component, const char *fmt, ...)

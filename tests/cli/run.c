@@ -330,6 +330,12 @@ static void test_nul_in_answer(const char *dir)
     struct test_run r = test_run_cmd(cmd);
     ok(r.status == 0 && !strcmp(r.out, "a\\0b\\n"), "streamed: the answer's 3 bytes and a newline (od: %s)", r.out);
     test_run_free(&r);
+    /* the file's own error, not a stale library message (cli_read_file reports through cli_err) */
+    snprintf(args, sizeof args, "run -m '%s/model-f32.gguf' -p x --grammar '%s.missing'", dir, gram);
+    r = test_seer(args);
+    ok(r.status == 2 && strstr(r.err, ".missing: cannot open: No such file") && count_of(r.err, "\n") == 1,
+       "a missing --grammar file: exit 2, one line naming it: %s", r.err);
+    test_run_free(&r);
 }
 
 /* --think with a budget the reasoning uses up: stop=length, an empty answer, the reasoning in

@@ -3,8 +3,7 @@
 # scripts/call-cycles.sh reads the call graph from the objects of the build ($SEER_BUILD_DIR,
 # default build) with nm. First it must find a cycle planted in two small objects (and none where
 # calls run one way), so a checker that finds nothing cannot pass; then the library must have no
-# cycle, and the command (cli/, tools/) neither. The command's known cycle is a TODO while
-# issue 19 removes it; any library cycle fails.
+# cycle, and the command (cli/, tools/) neither.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 check="$root/scripts/call-cycles.sh"
@@ -39,10 +38,6 @@ lib=$(echo "$out" | sed -n 's/^cycle library: //p')
 report $? "no call cycle between files of the library"
 [ -z "$lib" ] || echo "$out" | awk '/^cycle command/ { skip = 1; next } /^cycle/ { skip = 0 } !skip { print "# " $0 }' >&2
 cmd=$(echo "$out" | sed -n 's/^cycle command: //p')
-if [ -n "$cmd" ] && [ -z "$(echo "$cmd" | tr ' ' '\n' | grep -v '^cli/')" ]; then
-  report 1 "no call cycle between files of the command" "TODO cli/ cycle ($cmd) being removed (issue 19)"
-else
-  [ $rc != 2 ] && [ -z "$cmd" ]
-  report $? "no call cycle between files of the command"
-fi
+[ $rc != 2 ] && [ -z "$cmd" ]
+report $? "no call cycle between files of the command"
 [ -z "$cmd" ] || echo "$out" | awk '/^cycle library/ { skip = 1; next } /^cycle/ { skip = 0 } !skip { print "# " $0 }' >&2

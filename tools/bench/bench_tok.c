@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "cli/gen.h"
+#include "cli/util.h"
 #include "core/error.h"
 #include "core/gguf.h"
 #include "core/util.h"
