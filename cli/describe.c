@@ -37,7 +37,7 @@ static const struct cli_opt video_opts[] = {
     {{"--max-frames"}, "N", "most frames sampled per video (default: the model's, 768)", V_MAX_FRAMES},
     {{"--max-video-tokens"}, "N", "fit each video in N tokens: lower resolution first, then fewer frames", V_MAX_TOKENS},
     {{"--start"}, "T", "use only the part from T (seconds, MM:SS or HH:MM:SS); times stay the file's", V_START},
-    {{"--end"}, "T", "... up to T", V_END},
+    {{"--end"}, "T", "... and up to T (default: the end of the file)", V_END},
 };
 
 void cli_video_help(FILE *f) { cli_opt_help(f, video_opts, sizeof video_opts / sizeof *video_opts); }
