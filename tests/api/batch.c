@@ -23,15 +23,6 @@ static const char *const prompts[N_CTX] = {
 };
 static const int64_t max_tokens[N_CTX] = {24, 9, 17, 30};
 
-static seer_generate_params greedy(int64_t n)
-{
-    seer_generate_params p = seer_generate_params_default();
-    p.sampling.temperature = 0;
-    p.sampling.presence_penalty = 0;
-    p.max_tokens = n;
-    return p;
-}
-
 static int new_chat(seer_model *m, const char *prompt, seer_context **c)
 {
     int rc = seer_context_create(m, &(seer_context_params){.n_ctx = 512, .n_batch = 64}, c);
@@ -66,7 +57,7 @@ static void check_together(seer_model *m, const char *what)
     /* a stop string for reply 0: four bytes from the middle of what it says without one */
     seer_context *pre;
     seer_result rp = {0};
-    seer_generate_params p0 = greedy(max_tokens[0]);
+    seer_generate_params p0 = test_greedy(max_tokens[0]);
     if (!(rc = new_chat(m, prompts[0], &pre))) {
         rc = seer_chat_generate(pre, &p0, &rp);
         seer_context_free(pre);
@@ -75,7 +66,7 @@ static void check_together(seer_model *m, const char *what)
         snprintf(stop, sizeof stop, "%.4s", rp.text + strlen(rp.text) / 2);
     seer_result_clear(&rp);
     for (int i = 0; i < N_CTX && !rc; i++) {
-        p[i] = greedy(max_tokens[i]);
+        p[i] = test_greedy(max_tokens[i]);
         if (i == 0 && stop[0])
             p[0].stop = stops, p[0].n_stop = 1;
         if (!(rc = new_chat(m, prompts[i], &alone[i])))
@@ -130,7 +121,7 @@ static void check_together(seer_model *m, const char *what)
             diag("alone '%s' / together '%s'", ra[i].text ? ra[i].text : "", rb[i].text ? rb[i].text : "");
     /* the next turn continues the history a batch reply left as it continues one generated alone */
     seer_result n1 = {0}, n2 = {0};
-    seer_generate_params p2 = greedy(10);
+    seer_generate_params p2 = test_greedy(10);
     rc = seer_chat_add(alone[0], "user", "And then?");
     rc = rc ? rc : seer_chat_add(ctx[0], "user", "And then?");
     rc = rc ? rc : seer_chat_generate(alone[0], &p2, &n1);
@@ -150,7 +141,7 @@ static void check_errors(seer_model *m)
 {
     seer_batch *b;
     seer_context *c1, *c2, *c3;
-    seer_generate_params p = greedy(5);
+    seer_generate_params p = test_greedy(5);
     if (!ok(seer_batch_create(m, 2, &b) == SEER_OK && !new_chat(m, "hello", &c1) && !new_chat(m, "hi", &c2) &&
             !new_chat(m, "hey", &c3), "batch of 2 and three contexts"))
         return;
@@ -181,7 +172,7 @@ static void check_errors(seer_model *m)
     ok(rc == SEER_OK && seer_batch_add_chat(b2, small, &p) == SEER_EINVAL && strstr(seer_last_error(), "-c") &&
        seer_batch_active(b2) == 0, "a prompt too long for its context is refused, nothing added: %s", seer_last_error());
     /* a prompt cancelled by on_progress finishes at once */
-    seer_generate_params pc = greedy(5);
+    seer_generate_params pc = test_greedy(5);
     pc.on_progress = cancel_prompt;
     seer_context_reset(small); /* a prompt of several micro-batches (16 tokens each) */
     seer_chat_add(small, "user", "one two three four five six seven eight nine ten eleven twelve");

@@ -87,15 +87,6 @@ static bool run_ref(const char *hf, const int32_t *ids, size_t n, const char *co
     return true;
 }
 
-static seer_generate_params greedy(int64_t n)
-{
-    seer_generate_params p = seer_generate_params_default();
-    p.sampling.temperature = 0;
-    p.sampling.presence_penalty = 0;
-    p.max_tokens = n;
-    return p;
-}
-
 /* The context's expanded prompt ids equal the reference's (same count: every image's tokens). */
 static void check_ids(const seer_context *c, size_t from, const struct ref_out *ref, const char *what)
 {
@@ -145,7 +136,7 @@ static seer_context *run_scenario(seer_model *m, enum scenario s, int64_t k, see
                                   const char *what)
 {
     seer_context *c = NULL;
-    seer_generate_params p1 = greedy(4), p = greedy(k);
+    seer_generate_params p1 = test_greedy(4), p = test_greedy(k);
     int rc = seer_context_create(m, NULL, &c);
     *r1 = *r = (seer_result){0};
     if (!rc && s == RAW) {

@@ -39,15 +39,6 @@ static int capture_fn(const char *text, size_t len, void *user)
     return c->cancel_after && c->calls >= c->cancel_after;
 }
 
-static seer_generate_params greedy(int64_t n)
-{
-    seer_generate_params p = seer_generate_params_default();
-    p.sampling.temperature = 0;
-    p.sampling.presence_penalty = 0;
-    p.max_tokens = n;
-    return p;
-}
-
 /* The reference's greedy continuation of `ids`: padding rows are not masked there, so a step where
    it picks one is reported and the comparison stops. */
 static void check_reference(seer_model *m, const char *hf)
@@ -73,7 +64,7 @@ static void check_reference(seer_model *m, const char *hf)
         fclose(f);
     seer_context *c;
     seer_result r;
-    seer_generate_params p = greedy(16);
+    seer_generate_params p = test_greedy(16);
     int rc = seer_context_create(m, NULL, &c);
     rc = rc ? rc : seer_generate_tokens(c, ids, 24, &p, &r);
     size_t n_cmp = got;
@@ -96,7 +87,7 @@ static void check_multiturn(seer_model *m)
 {
     seer_context *c1, *c2;
     seer_result r1, r2, r3;
-    seer_generate_params p = greedy(12);
+    seer_generate_params p = test_greedy(12);
     int rc = seer_context_create(m, NULL, &c1);
     rc = rc ? rc : seer_context_create(m, NULL, &c2);
     rc = rc ? rc : seer_chat_add(c1, "system", "You are terse.");

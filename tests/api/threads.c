@@ -58,10 +58,7 @@ static void run_job(int job, struct outcome *o)
 {
     seer_context *c = NULL;
     seer_result r = {0};
-    seer_generate_params p = seer_generate_params_default();
-    p.sampling.temperature = 0;
-    p.sampling.presence_penalty = 0;
-    p.max_tokens = N_GEN;
+    seer_generate_params p = test_greedy(N_GEN);
     p.on_video_progress = count_pairs;
     p.user_data = o;
     memset(o, 0, sizeof *o);

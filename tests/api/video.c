@@ -36,15 +36,6 @@ static seer_model *load(int vocab_only)
     return m;
 }
 
-static seer_generate_params greedy(int64_t n)
-{
-    seer_generate_params p = seer_generate_params_default();
-    p.sampling.temperature = 0;
-    p.sampling.presence_penalty = 0;
-    p.max_tokens = n;
-    return p;
-}
-
 static void is_video(void)
 {
     ok(seer_is_video(clip) == 1 && seer_is_video(clip2) == 1, "seer_is_video: an MP4 and a Matroska file are videos");
@@ -124,7 +115,7 @@ static void chat_counts(seer_model *full, seer_model *voc)
     seer_context *c = NULL, *mc = NULL;
     seer_video *v = NULL;
     seer_result r = {0};
-    seer_generate_params p = greedy(3);
+    seer_generate_params p = test_greedy(3);
     int64_t n_full = -1, n_again = -1, n_voc = -1, n2 = -1;
     int rc = seer_video_open(full, clip, &v);
     if (!rc)
@@ -187,7 +178,7 @@ static void raw_counts(seer_model *full, seer_model *voc)
     seer_context *c = NULL, *mc = NULL;
     seer_image_input img = {.path = png};
     seer_result r = {0};
-    seer_generate_params p = greedy(2);
+    seer_generate_params p = test_greedy(2);
     int64_t n = -1, nv = -1;
     int rc = seer_context_create(full, NULL, &c);
     if (!rc)
@@ -254,7 +245,7 @@ static void progress_and_timings(seer_model *full)
 {
     seer_video *v = NULL;
     seer_video_info info = {0};
-    seer_generate_params p = greedy(4);
+    seer_generate_params p = test_greedy(4);
     struct seen s = {.in_order = true, .named = true};
     seer_result r1 = {0}, r2 = {0}, r3 = {0};
     seer_video_input by_path = {.path = clip, .start_seconds = 0.5, .end_seconds = 2.0};

@@ -246,3 +246,12 @@ double test_cpu_seconds(void)
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+seer_generate_params test_greedy(int64_t n)
+{
+    seer_generate_params p = seer_generate_params_default();
+    p.sampling.temperature = 0;
+    p.sampling.presence_penalty = 0;
+    p.max_tokens = n;
+    return p;
+}

@@ -8,6 +8,11 @@
 #include <stdint.h>
 
 #include "core/backend.h"
+#include "seer.h"
+
+/* Greedy decoding of at most n tokens without the presence penalty: the same tokens every run,
+   the params the API tests compare runs with. */
+seer_generate_params test_greedy(int64_t n);
 
 /* Seeds the RNG from SEER_TEST_SEED or the clock, prints "# seed N", returns the seed. */
 uint64_t test_seed(void);

@@ -96,21 +96,12 @@ static bool run_ref(const char *hf, const int32_t *ids, size_t n, struct ref_out
     return ok(out->j && out->logits, "reference output read");
 }
 
-static seer_generate_params greedy(int64_t n)
-{
-    seer_generate_params p = seer_generate_params_default();
-    p.sampling.temperature = 0;
-    p.sampling.presence_penalty = 0;
-    p.max_tokens = n;
-    return p;
-}
-
 /* The prompt (image + two videos + question) in a fresh context; *c keeps the state. */
 static int feed(seer_model *m, int64_t n_gen, seer_context **c, seer_result *r)
 {
     seer_image_input img = {.path = tmp("img.png")};
     seer_video_input v[2] = {{.path = tmp(videos[0])}, {.path = tmp(videos[1])}};
-    seer_generate_params p = greedy(n_gen);
+    seer_generate_params p = test_greedy(n_gen);
     int rc = seer_context_create(m, NULL, c);
     if (!rc && !(rc = seer_chat_add_media(*c, "user", &img, 1, v, 2, question)))
         rc = seer_chat_generate(*c, &p, r);
