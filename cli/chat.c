@@ -146,34 +146,26 @@ static int start_over(seer_context *ctx, const struct gen_opts *o, struct transc
     return rc;
 }
 
+/* chat's own options: --help alone. */
+static int chat_opt(const struct cli_opt *opt, const char *v, void *user)
+{
+    (void)opt, (void)v, (void)user;
+    printf("usage: seer chat -m MODEL [options]\n"
+           "  a conversation: one message per line on stdin (libedit line editing and history on a\n"
+           "  terminal). Inside it:\n%s", chat_commands);
+    cli_opt_help(stdout, chat_table, sizeof chat_table / sizeof *chat_table);
+    printf("%s", gen_help);
+    return CLI_OK;
+}
+
 int cli_chat(int argc, char **argv)
 {
     struct gen_opts o;
-    size_t n_stop = 0;
     gen_opts_init(&o);
-    for (int i = 1; i < argc; i++) {
-        int r = gen_parse_opt(argc, argv, &i, &o, &n_stop);
-        if (r < 0)
-            return CLI_USAGE;
-        if (r)
-            continue;
-        const char *a = argv[i], *v;
-        const struct cli_opt *opt = cli_opt_find(chat_table, sizeof chat_table / sizeof *chat_table, argc, argv, &i, &v);
-        if (!opt) {
-            fprintf(stderr, "seer chat: unknown or incomplete option '%s' (see seer chat --help)\n", a);
-            return CLI_USAGE;
-        }
-        switch (opt->key) {
-        case C_HELP:
-            printf("usage: seer chat -m MODEL [options]\n"
-                   "  a conversation: one message per line on stdin (libedit line editing and history on a\n"
-                   "  terminal). Inside it:\n%s", chat_commands);
-            cli_opt_help(stdout, chat_table, sizeof chat_table / sizeof *chat_table);
-            printf("%s", gen_help);
-            return CLI_OK;
-        }
-    }
-    o.gp.n_stop = n_stop;
+    int status = gen_parse_args("chat", chat_table, sizeof chat_table / sizeof *chat_table, false, argc, argv, &o,
+                                chat_opt, NULL);
+    if (status != GEN_NEXT)
+        return status;
     o.gp.on_text = gen_stream_stdout;
     if (!o.model)
         return cli_no_model("chat");
@@ -181,7 +173,8 @@ int cli_chat(int argc, char **argv)
     seer_context *ctx = NULL;
     struct transcript t = {json_array()};
     int64_t used = 0; /* context tokens the conversation holds */
-    int rc, status = CLI_OK;
+    int rc;
+    status = CLI_OK;
     const bool tty = isatty(0);
     if ((rc = seer_model_load(o.model, &o.mp, &m)) || (rc = seer_context_create(m, &o.cp, &ctx)) ||
         (rc = start_over(ctx, &o, &t, &used))) {

@@ -67,6 +67,17 @@ void gen_opts_init(struct gen_opts *o);
 /* Parses one generation option at argv[*i]; 1 = consumed (and *i advanced past its value), 0 = not
    a generation option, -1 = bad value (reported on stderr). */
 int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_stop);
+/* A subcommand's handler of its own options (opt, v its value) or, opt NULL, of an operand v:
+   returns GEN_NEXT to go on, or the status to exit with (CLI_OK after --help, CLI_USAGE after a
+   bad value it reported). */
+enum { GEN_NEXT = -1 };
+typedef int (*gen_own_fn)(const struct cli_opt *opt, const char *v, void *user);
+/* The command line of a generating subcommand `cmd` (after gen_opts_init and the caller's own
+   defaults): generation options into *o (o->gp.n_stop set), cmd's options from tab to own, and
+   with `operands` every other argument too (else it is refused). GEN_NEXT when all was parsed,
+   else the status to exit with: own's, or CLI_USAGE after one line naming the argument. */
+int gen_parse_args(const char *cmd, const struct cli_opt *tab, size_t n, bool operands, int argc, char **argv,
+                   struct gen_opts *o, gen_own_fn own, void *user);
 
 /* ---- running a generation (cli/run.c) -------------------------------------------------------- */
 /* Call once the model is loaded, before generating: SIGINT/SIGTERM then stop the generation (the

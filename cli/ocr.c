@@ -141,11 +141,78 @@ static bool pair(const char *v, char sep, long *a, long *b)
     return end != s && !*end && !errno;
 }
 
+/* ocr's own options and its operands (opt NULL: an input file), for gen_parse_args. */
+static int ocr_opt(const struct cli_opt *opt, const char *v, void *user)
+{
+    struct ocr_opts *o = user;
+    long x;
+    if (!opt) {
+        o->args[o->n_args++] = v;
+        return GEN_NEXT;
+    }
+    const char *nm = opt->name[0];
+    switch (opt->key) {
+    case O_PROMPT: o->g.prompt = v; break;
+    case O_MMPROJ: o->g.mp.mmproj = v; break;
+    case O_OUT: o->out = v; break;
+    case O_FROM_LIST: o->lists[o->n_lists++] = v; break;
+    case O_RESUME: o->resume = true; break;
+    case O_FORMAT:
+        if (!strcmp(v, "text"))
+            o->fmt = FMT_TEXT;
+        else if (!strcmp(v, "markdown") || !strcmp(v, "md"))
+            o->fmt = FMT_MARKDOWN;
+        else if (!strcmp(v, "jsonl"))
+            o->fmt = FMT_JSONL;
+        else
+            return fprintf(stderr, "seer ocr: --format is text, markdown or jsonl, not '%s'\n", v), CLI_USAGE;
+        break;
+    case O_PAGES:
+        if (!ocr_pages_parse(v, &o->pages))
+            return fprintf(stderr, "seer ocr: --pages needs page numbers from 1 and ranges like 1-3,7 or "
+                           "5- (at most 64), got '%s'\n", v), CLI_USAGE;
+        break;
+    case O_SHARD:
+        if (!pair(v, '/', &o->shard_i, &o->shard_n) || o->shard_n < 1 || o->shard_i < 0 ||
+            o->shard_i >= o->shard_n)
+            return fprintf(stderr, "seer ocr: --shard needs I/N with 0 <= I < N, got '%s'\n", v), CLI_USAGE;
+        break;
+    case O_REPEAT_GUARD:
+        if (!strcmp(v, "0") || !strcmp(v, "off"))
+            o->guard_repeats = 0;
+        else if (!pair(v, ',', &o->guard_repeats, &o->guard_span) || o->guard_repeats < 2 ||
+                 o->guard_repeats > 1000000 || o->guard_span < 2 || o->guard_span > 100000000)
+            return fprintf(stderr, "seer ocr: --repeat-guard needs R,S (repeats >= 2, bytes >= 2) or 0, "
+                           "got '%s'\n", v), CLI_USAGE;
+        break;
+    case O_IMG_MIN:
+    case O_IMG_MAX:
+        if (whole(nm, v, 1, 1L << 30, &x))
+            return CLI_USAGE;
+        *(opt->key == O_IMG_MIN ? &o->g.mp.image_min_tokens : &o->g.mp.image_max_tokens) = x;
+        break;
+    case O_MAX_PIXELS:
+        if (whole(nm, v, 1, 1L << 40, &x))
+            return CLI_USAGE;
+        o->g.mp.max_image_pixels = x;
+        break;
+    case O_PARALLEL:
+        if (whole(nm, v, 1, SEER_BATCH_MAX, &o->parallel))
+            return CLI_USAGE;
+        break;
+    case O_DPI:
+        if (whole(nm, v, 10, 2400, &x))
+            return CLI_USAGE;
+        o->g.mp.pdf_dpi = (double)x;
+        break;
+    case O_HELP: ocr_usage(); return CLI_OK;
+    }
+    return GEN_NEXT;
+}
+
 /* 0 ok, CLI_USAGE on a bad command line (reported), -1 for --help (printed). */
 static int parse(int argc, char **argv, struct ocr_opts *o)
 {
-    size_t n_stop = 0;
-    long x;
     gen_opts_init(&o->g);
     o->g.gp.sampling.temperature = OCR_TEMPERATURE;
     o->g.gp.sampling.presence_penalty = OCR_PRESENCE_PENALTY;
@@ -157,85 +224,9 @@ static int parse(int argc, char **argv, struct ocr_opts *o)
     o->lists = calloc((size_t)argc, sizeof *o->lists);
     if (!o->args || !o->lists)
         return fprintf(stderr, "seer ocr: out of memory\n"), CLI_USAGE;
-    for (int i = 1; i < argc; i++) {
-        int r = gen_parse_opt(argc, argv, &i, &o->g, &n_stop);
-        if (r < 0)
-            return CLI_USAGE;
-        if (r)
-            continue;
-        const char *a = argv[i], *v;
-        const struct cli_opt *opt = cli_opt_find(ocr_table, sizeof ocr_table / sizeof *ocr_table, argc, argv, &i, &v);
-        if (!opt && a[0] == '-' && a[1]) {
-            fprintf(stderr, "seer ocr: unknown or incomplete option '%s' (see seer ocr --help)\n", a);
-            return CLI_USAGE;
-        }
-        if (!opt) {
-            o->args[o->n_args++] = a;
-            continue;
-        }
-        if (opt->arg && !v) {
-            fprintf(stderr, "seer ocr: unknown or incomplete option '%s' (see seer ocr --help)\n", a);
-            return CLI_USAGE;
-        }
-        const char *nm = opt->name[0];
-        switch (opt->key) {
-        case O_PROMPT: o->g.prompt = v; break;
-        case O_MMPROJ: o->g.mp.mmproj = v; break;
-        case O_OUT: o->out = v; break;
-        case O_FROM_LIST: o->lists[o->n_lists++] = v; break;
-        case O_RESUME: o->resume = true; break;
-        case O_FORMAT:
-            if (!strcmp(v, "text"))
-                o->fmt = FMT_TEXT;
-            else if (!strcmp(v, "markdown") || !strcmp(v, "md"))
-                o->fmt = FMT_MARKDOWN;
-            else if (!strcmp(v, "jsonl"))
-                o->fmt = FMT_JSONL;
-            else
-                return fprintf(stderr, "seer ocr: --format is text, markdown or jsonl, not '%s'\n", v), CLI_USAGE;
-            break;
-        case O_PAGES:
-            if (!ocr_pages_parse(v, &o->pages))
-                return fprintf(stderr, "seer ocr: --pages needs page numbers from 1 and ranges like 1-3,7 or "
-                               "5- (at most 64), got '%s'\n", v), CLI_USAGE;
-            break;
-        case O_SHARD:
-            if (!pair(v, '/', &o->shard_i, &o->shard_n) || o->shard_n < 1 || o->shard_i < 0 ||
-                o->shard_i >= o->shard_n)
-                return fprintf(stderr, "seer ocr: --shard needs I/N with 0 <= I < N, got '%s'\n", v), CLI_USAGE;
-            break;
-        case O_REPEAT_GUARD:
-            if (!strcmp(v, "0") || !strcmp(v, "off"))
-                o->guard_repeats = 0;
-            else if (!pair(v, ',', &o->guard_repeats, &o->guard_span) || o->guard_repeats < 2 ||
-                     o->guard_repeats > 1000000 || o->guard_span < 2 || o->guard_span > 100000000)
-                return fprintf(stderr, "seer ocr: --repeat-guard needs R,S (repeats >= 2, bytes >= 2) or 0, "
-                               "got '%s'\n", v), CLI_USAGE;
-            break;
-        case O_IMG_MIN:
-        case O_IMG_MAX:
-            if (whole(nm, v, 1, 1L << 30, &x))
-                return CLI_USAGE;
-            *(opt->key == O_IMG_MIN ? &o->g.mp.image_min_tokens : &o->g.mp.image_max_tokens) = x;
-            break;
-        case O_MAX_PIXELS:
-            if (whole(nm, v, 1, 1L << 40, &x))
-                return CLI_USAGE;
-            o->g.mp.max_image_pixels = x;
-            break;
-        case O_PARALLEL:
-            if (whole(nm, v, 1, SEER_BATCH_MAX, &o->parallel))
-                return CLI_USAGE;
-            break;
-        case O_DPI:
-            if (whole(nm, v, 10, 2400, &x))
-                return CLI_USAGE;
-            o->g.mp.pdf_dpi = (double)x;
-            break;
-        case O_HELP: ocr_usage(); return -1;
-        }
-    }
-    o->g.gp.n_stop = n_stop;
+    int st = gen_parse_args("ocr", ocr_table, sizeof ocr_table / sizeof *ocr_table, true, argc, argv, &o->g, ocr_opt, o);
+    if (st != GEN_NEXT)
+        return st == CLI_OK ? -1 : st; /* -1: --help was printed */
     if (!o->g.prompt)
         o->g.prompt = o->fmt == FMT_MARKDOWN ? prompt_markdown : prompt_text;
     if (!o->g.model)

@@ -256,6 +256,29 @@ int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_s
     return 1;
 }
 
+int gen_parse_args(const char *cmd, const struct cli_opt *tab, size_t n, bool operands, int argc, char **argv,
+                   struct gen_opts *o, gen_own_fn own, void *user)
+{
+    size_t n_stop = 0;
+    int status = GEN_NEXT;
+    for (int i = 1; i < argc && status == GEN_NEXT; i++) {
+        const char *a = argv[i], *v;
+        int r = gen_parse_opt(argc, argv, &i, o, &n_stop);
+        if (r)
+            status = r < 0 ? CLI_USAGE : GEN_NEXT;
+        else {
+            const struct cli_opt *opt = cli_opt_find(tab, n, argc, argv, &i, &v);
+            if (opt ? opt->arg && !v : (a[0] == '-' && a[1]) || !operands) {
+                fprintf(stderr, "seer %s: unknown or incomplete option '%s' (see seer %s --help)\n", cmd, a, cmd);
+                status = CLI_USAGE;
+            } else
+                status = own(opt, opt ? v : a, user);
+        }
+    }
+    o->gp.n_stop = n_stop;
+    return status;
+}
+
 /* ---- help, man page and completions ---------------------------------------------------------- */
 
 void cli_opt_help(FILE *f, const struct cli_opt *tab, size_t n)

@@ -218,33 +218,28 @@ static int run_usage(void)
     return CLI_OK;
 }
 
+static int run_opt(const struct cli_opt *opt, const char *v, void *user)
+{
+    struct gen_opts *o = user;
+    switch (opt->key) {
+    case R_PROMPT: o->prompt = v; break;
+    case R_FILE: o->prompt_file = v; break;
+    case R_TOKENS: o->prompt_tokens = v; break;
+    case R_RAW: o->raw = true; break;
+    case R_JSON: o->json = true; break;
+    case R_HELP: return run_usage();
+    }
+    return GEN_NEXT;
+}
+
 int cli_run(int argc, char **argv)
 {
     struct gen_opts o;
-    size_t n_stop = 0;
     gen_opts_init(&o);
-    for (int i = 1; i < argc; i++) {
-        int r = gen_parse_opt(argc, argv, &i, &o, &n_stop);
-        if (r < 0)
-            return CLI_USAGE;
-        if (r)
-            continue;
-        const char *a = argv[i], *v;
-        const struct cli_opt *opt = cli_opt_find(run_table, sizeof run_table / sizeof *run_table, argc, argv, &i, &v);
-        if (!opt || (opt->arg && !v)) {
-            fprintf(stderr, "seer run: unknown or incomplete option '%s' (see seer run --help)\n", a);
-            return CLI_USAGE;
-        }
-        switch (opt->key) {
-        case R_PROMPT: o.prompt = v; break;
-        case R_FILE: o.prompt_file = v; break;
-        case R_TOKENS: o.prompt_tokens = v; break;
-        case R_RAW: o.raw = true; break;
-        case R_JSON: o.json = true; break;
-        case R_HELP: return run_usage();
-        }
-    }
-    o.gp.n_stop = n_stop;
+    int status = gen_parse_args("run", run_table, sizeof run_table / sizeof *run_table, false, argc, argv, &o, run_opt,
+                                &o);
+    if (status != GEN_NEXT)
+        return status;
     int given = !!o.prompt + !!o.prompt_file + !!o.prompt_tokens;
     if (given == 0 && !isatty(0))
         o.prompt_file = "-", given = 1; /* a pipe or a redirected file: `echo hi | seer run -m M` */
@@ -257,7 +252,6 @@ int cli_run(int argc, char **argv)
     char *file_text = NULL;
     int32_t *ids = NULL;
     size_t n_ids = 0;
-    int status;
     if (o.prompt_file && (status = cli_read_text(o.prompt_file, &file_text, &(size_t){0})))
         return status;
     if (o.prompt_tokens && parse_ids(o.prompt_tokens, &ids, &n_ids)) {

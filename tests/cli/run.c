@@ -566,6 +566,20 @@ int main(void)
     r = test_seer(args);
     ok(r.status == 2 && strstr(r.err, "--temp"), "a bad --temp value is a usage error naming the option");
     test_run_free(&r);
+    /* the subcommands' argument loop (cli/options.c gen_next_opt): an unknown option, an option
+       without its value and a stray operand are each one line naming it, exit 2 */
+    static const char *const bad_args[][2] = {{"run", "--frobnicate"}, {"run", "stray"}, {"run", "-f"},
+                                              {"chat", "--frobnicate"}, {"chat", "stray"}};
+    for (size_t k = 0; k < sizeof bad_args / sizeof *bad_args; k++) {
+        snprintf(args, sizeof args, "%s -m '%s/hf'%s %s", bad_args[k][0], dir, k < 3 ? " -p hi" : "", bad_args[k][1]);
+        r = test_seer(args);
+        char want[200];
+        snprintf(want, sizeof want, "seer %s: unknown or incomplete option '%s' (see seer %s --help)\n", bad_args[k][0],
+                 bad_args[k][1], bad_args[k][0]);
+        ok(r.status == 2 && !*r.out && !strcmp(r.err, want), "seer %s ... %s: exit 2, one line naming it: %s",
+           bad_args[k][0], bad_args[k][1], r.err);
+        test_run_free(&r);
+    }
     snprintf(args, sizeof args, "run -m '%s/nothing.gguf' -p hi", dir);
     r = test_seer(args);
     ok(r.status == 1 && !*r.out && test_count_lines(r.err) == 1 && strstr(r.err, "nothing.gguf"),
