@@ -51,7 +51,9 @@ int cli_read_file(const char *path, char **out, size_t *len);
 int cli_read_text(const char *path, char **text, size_t *len);
 
 /* One log line of the command's own on stderr, tagged with its component ("ocr", "bench"), shown
-   when the -v/-q level (cli_log_level) admits it, in the library's default line format. */
+   when the -v/-q level (cli_log_level) admits it, in the library's default line format ("seer:
+   LEVEL: COMPONENT: message", core/log.c). Written here again on purpose: the command sees only
+   seer.h, which has no entry point for formatting a log line and should not grow one for it. */
 void cli_log(seer_log_level level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
