@@ -4,22 +4,19 @@
      seer bench --tokenizer -m MODEL [-f FILE] [--size BYTES] [--reps N] [--json]
    Without -f the text is --size bytes (1 MiB) of a fixed mix of scripts and shapes the tokenizer
    meets: prose in several languages, code, digits, whitespace runs, CRLF, combining marks, emoji.
-   Loading the tokenizer is timed once; each repetition encodes the whole text (special tokens off).
+   MODEL is loaded with seer_model_params.vocab_only, timed once (a tokenizer.json alone, which
+   vocab_only takes too, times the tokenizer's load and nothing else); each repetition encodes the
+   whole text (special tokens off). Only seer.h is used: what is timed is what a program gets.
    Results on stdout (a table, or one JSON object); errors on stderr. */
-#include <errno.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/gen.h"
 #include "cli/util.h"
-#include "core/error.h"
-#include "core/gguf.h"
-#include "core/util.h"
-#include "lm/tok_gguf.h"
-#include "lm/tokenizer.h"
+#include "seer.h"
 #include "tools/bench/bench.h"
 
 /* One of each shape; repeated in a scrambled order so merges meet at different neighbours. */
@@ -67,44 +64,10 @@ static bool number(const char *s, long long lo, long long hi, long long *out)
     return true;
 }
 
-/* MODEL → its tokenizer alone, so that loading times the tokenizer and nothing else: a directory
-   holds tokenizer.json; a file is a tokenizer.json unless it is a GGUF (magic "GGUF"). */
-static int load_tokenizer(const char *model, tokenizer **tok)
-{
-    struct stat st;
-    if (stat(model, &st) != 0)
-        return seer_err(SEER_EIO, "%s: %s", model, strerror(errno));
-    if (S_ISDIR(st.st_mode)) {
-        size_t n = strlen(model) + sizeof "/tokenizer.json";
-        char *p = malloc(n);
-        if (!p)
-            return seer_err(SEER_ENOMEM, "out of memory");
-        snprintf(p, n, "%s/tokenizer.json", model);
-        int rc = tok_load_hf_json(p, tok);
-        free(p);
-        return rc;
-    }
-    FILE *f = fopen(model, "rb");
-    char magic[4] = {0};
-    if (!f)
-        return seer_err(SEER_EIO, "%s: cannot open: %s", model, strerror(errno));
-    size_t got = fread(magic, 1, 4, f);
-    fclose(f);
-    if (got == 4 && !memcmp(magic, "GGUF", 4)) {
-        gguf *g = NULL;
-        int rc = gguf_open(model, &g);
-        if (rc == SEER_OK)
-            rc = tok_load_gguf(g, tok);
-        gguf_free(g); /* the tokenizer copied what it needs */
-        return rc;
-    }
-    return tok_load_hf_json(model, tok);
-}
-
 enum { BT_TOKENIZER, BT_MODEL, BT_FILE, BT_SIZE, BT_REPS, BT_JSON, BT_HELP };
 static const struct cli_opt tok_opts[] = {
     {{"--tokenizer"}, NULL, "time the tokenizer (this mode)", BT_TOKENIZER},
-    {{"-m"}, "MODEL", "HF model directory, tokenizer.json or GGUF", BT_MODEL},
+    {{"-m"}, "MODEL", "HF model directory, tokenizer.json or GGUF (loaded with vocab_only)", BT_MODEL},
     {{"-f"}, "FILE", "encode this text (default: a built-in mix of scripts, code and emoji)", BT_FILE},
     {{"--size"}, "BYTES", "length of the built-in text (default 1048576)", BT_SIZE},
     {{"--reps"}, "N", "timed encodes (default 5)", BT_REPS},
@@ -147,31 +110,33 @@ int cli_bench_tokenizer(int argc, char **argv)
         fprintf(stderr, "seer bench --tokenizer: -m MODEL is required\n");
         return usage(stderr), CLI_USAGE;
     }
-    tokenizer *tok = NULL;
+    seer_model_params mp = seer_model_params_default();
+    mp.vocab_only = 1;
+    seer_model *m = NULL;
     char *text = NULL;
-    size_t len = 0;
+    size_t len = 0, n_tokens = 0;
     double *secs = calloc((size_t)reps, sizeof *secs);
-    tok_ids ids = {0};
-    int rc = secs ? SEER_OK : seer_err(SEER_ENOMEM, "out of memory");
-    const double t_load = seer_time_now();
+    int32_t *ids = NULL;
+    int rc = secs ? SEER_OK : cli_err(SEER_ENOMEM, "out of memory");
+    const double t_load = cli_time_now();
     if (rc == SEER_OK)
-        rc = load_tokenizer(model, &tok);
-    const double load_s = seer_time_now() - t_load;
+        rc = seer_model_load(model, &mp, &m);
+    const double load_s = cli_time_now() - t_load;
     if (rc == SEER_OK && file)
         rc = cli_read_file(file, &text, &len);
     else if (rc == SEER_OK && !(text = malloc((size_t)size)))
-        rc = seer_err(SEER_ENOMEM, "out of memory for a %lld-byte text", size);
+        rc = cli_err(SEER_ENOMEM, "out of memory for a %lld-byte text", size);
     else if (rc == SEER_OK)
         len = (size_t)fill(text, (size_t)size);
     /* one untimed encode warms the caches (and PCRE2's JIT stack) */
     if (rc == SEER_OK)
-        rc = tok_encode(tok, text, len, false, &ids);
-    size_t n_tokens = ids.n;
+        rc = seer_tokenize(m, text, len, 0, &ids, &n_tokens);
     for (long long r = 0; rc == SEER_OK && r < reps; r++) {
-        tok_ids_free(&ids);
-        const double t0 = seer_time_now();
-        rc = tok_encode(tok, text, len, false, &ids);
-        secs[r] = seer_time_now() - t0;
+        seer_free(ids);
+        ids = NULL;
+        const double t0 = cli_time_now();
+        rc = seer_tokenize(m, text, len, 0, &ids, &(size_t){0});
+        secs[r] = cli_time_now() - t0;
     }
     if (rc == SEER_OK) {
         double best = secs[0], sum = 0;
@@ -187,7 +152,7 @@ int cli_bench_tokenizer(int argc, char **argv)
             if (js)
                 printf("%s\n", js);
             else
-                rc = seer_err(SEER_ENOMEM, "could not build the JSON output");
+                rc = cli_err(SEER_ENOMEM, "could not build the JSON output");
             free(js);
             json_decref(o);
         }
@@ -196,8 +161,8 @@ int cli_bench_tokenizer(int argc, char **argv)
                    "encode    %.3f s mean, %.3f s best of %lld: %.2f MiB/s, %.0f tokens/s\n",
                    model, load_s, len, mib, n_tokens, mean, best, reps, mib / mean, (double)n_tokens / mean);
     }
-    tok_ids_free(&ids);
-    tok_free(tok);
+    seer_free(ids);
+    seer_model_free(m);
     free(text);
     free(secs);
     return rc ? cli_fail(rc) : CLI_OK;
