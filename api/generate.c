@@ -50,7 +50,11 @@ int seer_context_create(seer_model *m, const seer_context_params *params, seer_c
     if (kv_type == DT_COUNT)
         return seer_err(SEER_EINVAL, "seer_context_create: cache type '%s' is not f16, f32 or q8_0", p.cache_type);
     if (m->vocab_only) {
-        /* a measuring context (seer_chat_measure): the history and the queued media, no state */
+        /* a measuring context (seer_chat_measure): the history and the queued media, no state; a
+           tokenizer alone has no template settings or vision to measure with */
+        int rc = api_model_config(m, "a context");
+        if (rc)
+            return rc;
         seer_context *c = seer_calloc(1, sizeof *c);
         if (!c)
             return seer_err(SEER_ENOMEM, "no memory for a context");

@@ -122,7 +122,8 @@ typedef struct seer_model_params {
                            Generating on it fails with SEER_EINVAL. A tokenizer alone (a .json file,
                            or a directory with tokenizer.json and no config.json) loads too: it only
                            tokenizes (seer_tokenize, seer_detokenize, seer_token_piece); measuring
-                           fails with SEER_EINVAL "PATH: only a tokenizer". 0 (default) = the whole model */
+                           and contexts fail with SEER_EINVAL "PATH: only a tokenizer". 0 (default)
+                           = the whole model */
 } seer_model_params;
 
 SEER_API seer_model_params seer_model_params_default(void);
@@ -332,8 +333,9 @@ typedef struct seer_image_info {
 } seer_image_info;
 
 /* Appends a user message whose content is the images, in order, followed by `text` (the chat
-   template's image parts, spec §6.2). The images are decoded and encoded by the next
-   seer_chat_generate; the model needs its vision tower (SEER_EUNSUPPORTED otherwise). */
+   template's image parts, spec §6.2). The images are decoded now (a file that cannot be read fails
+   here, naming it; the caller's pixels are copied) and encoded by the next seer_chat_generate; the
+   model needs its vision tower (SEER_EUNSUPPORTED otherwise). */
 SEER_API int seer_chat_add_images(seer_context *ctx, const char *role, const seer_image_input *images,
                                   size_t n_images, const char *text);
 /* Continues the context with raw text in which each "<|vision_start|><|image_pad|><|vision_end|>"

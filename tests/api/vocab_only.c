@@ -147,6 +147,10 @@ static void tokenizer_alone(seer_model *full, const char *path, const char *what
     rc = seer_video_measure(tok, &vin, &vinfo);
     ok(rc == SEER_EINVAL && strstr(seer_last_error(), path) && strstr(seer_last_error(), "only a tokenizer"),
        "%s: measuring a video is SEER_EINVAL naming it: %s", what, seer_last_error());
+    seer_context *ctx = NULL;
+    rc = seer_context_create(tok, NULL, &ctx);
+    ok(rc == SEER_EINVAL && !ctx && strstr(seer_last_error(), "only a tokenizer"),
+       "%s: a context is SEER_EINVAL naming it: %s", what, seer_last_error());
     seer_model_free(tok);
 }
 
