@@ -35,7 +35,9 @@ int cli_bench(int argc, char **argv);
 int cli_info_devices(FILE *out);
 
 /* The device when no --device is given: $SEER_DEVICE when set and not empty, else "auto". The
-   library reads no environment; the command does, so scripts can pick a device once. */
+   library takes its settings through seer.h (it reads only three measuring knobs from the environment,
+   docs/ARCHITECTURE.md "Modules, in data-path order"); the command reads $SEER_DEVICE, so scripts can
+   pick a device once. */
 const char *cli_default_device(void);
 
 /* `seer pull NAME...` and `seer list`: models by name in $SEER_HOME (cli/pull.c). */

@@ -1,5 +1,5 @@
 /* models.c — where models by name are (cli/cli.h): seer's data directory ($SEER_HOME, else
-   ~/.cache/seer: the library reads no environment, the command does), how -m turns a pulled name
+   ~/.cache/seer: the library takes paths through seer.h, the command reads the environment), how -m turns a pulled name
    into its directory, the default model, and what a command without a model says. Below
    cli/options.c and cli/pull.c, which both use it, so neither calls the other back. */
 #include <stdio.h>
