@@ -153,14 +153,8 @@ static int chat_add(seer_context *c, const char *role, const char *content, size
         return seer_err(SEER_EINVAL, "seer_chat_add: role and content are required");
     if (strcmp(role, "system") && strcmp(role, "user") && strcmp(role, "assistant") && strcmp(role, "tool"))
         return seer_err(SEER_EINVAL, "seer_chat_add: unknown role '%s'", role);
-    if (c->n_hist == c->cap_hist) {
-        size_t cap = c->cap_hist ? 2 * c->cap_hist : 8;
-        struct chat_msg *h = seer_realloc(c->hist, cap * sizeof *h);
-        if (!h)
-            return seer_err(SEER_ENOMEM, "no memory for the chat history");
-        c->hist = h;
-        c->cap_hist = cap;
-    }
+    if (!seer_grow(&c->hist, &c->cap_hist, c->n_hist + 1, sizeof *c->hist, 8))
+        return seer_err(SEER_ENOMEM, "no memory for the chat history");
     char *r = seer_strdup(role), *t = seer_strdup(content);
     if (!r || !t) {
         free(r), free(t);

@@ -35,14 +35,9 @@ void seer_result_clear(seer_result *r)
 
 int sbuf_add(struct sbuf *b, const char *s, size_t n)
 {
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = MAX(b->cap * 2, b->n + n + 64);
-        char *t = seer_realloc(b->s, cap);
-        if (!t)
-            return seer_err(SEER_ENOMEM, "no memory for generated text");
-        b->s = t;
-        b->cap = cap;
-    }
+    size_t need;
+    if (!size_add(b->n, n + 1, &need) || !seer_grow(&b->s, &b->cap, need, 1, 64))
+        return seer_err(SEER_ENOMEM, "no memory for generated text");
     memcpy(b->s + b->n, s, n);
     b->n += n;
     b->s[b->n] = '\0';
