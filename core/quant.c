@@ -55,25 +55,17 @@ static inline float half_to_f32(uint16_t h)
     return fp32_from_bits(o | (uint32_t)(h & 0x8000) << 16);
 }
 
-static void dequant_f16(const uint16_t *restrict x, float *restrict y, int64_t n)
-{
-    int64_t i = 0;
-    /* fixed-length inner loop: vectorised at -O2 without a runtime epilogue check */
-    for (; i + 16 <= n; i += 16)
-        for (int j = 0; j < 16; j++)
-            y[i + j] = half_to_f32(x[i + j]);
-    for (; i < n; i++)
-        y[i] = half_to_f32(x[i]);
-}
-
-static void dequant_bf16(const uint16_t *restrict x, float *restrict y, int64_t n)
+/* f16 and bf16 differ only in the conversion; static inline with a constant cvt, so each caller
+   gets its own copy with the conversion inlined. The fixed-length inner loop vectorises at -O2
+   without a runtime epilogue check. */
+static inline void dequant_u16(const uint16_t *restrict x, float *restrict y, int64_t n, float (*cvt)(uint16_t))
 {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16)
         for (int j = 0; j < 16; j++)
-            y[i + j] = bf16_to_f32(x[i + j]);
+            y[i + j] = cvt(x[i + j]);
     for (; i < n; i++)
-        y[i] = bf16_to_f32(x[i]);
+        y[i] = cvt(x[i]);
 }
 
 static void dequant_q8_0(const block_q8_0 *restrict x, float *restrict y, int64_t nb)
@@ -179,8 +171,8 @@ void dequantize_row(enum dtype t, const void *src, float *dst, int64_t n)
     const int64_t nb = n / di->block_elems;
     switch (t) {
     case DT_F32: memcpy(dst, src, (size_t)n * sizeof(float)); break;
-    case DT_F16: dequant_f16(src, dst, n); break;
-    case DT_BF16: dequant_bf16(src, dst, n); break;
+    case DT_F16: dequant_u16(src, dst, n, half_to_f32); break;
+    case DT_BF16: dequant_u16(src, dst, n, bf16_to_f32); break;
     case DT_Q8_0: dequant_q8_0(src, dst, nb); break;
     case DT_Q4_0: dequant_q4_0(src, dst, nb); break;
     case DT_Q4_K: dequant_q4_K(src, dst, nb); break;
