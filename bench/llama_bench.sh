@@ -9,15 +9,12 @@ pkg="$root/tests/oracle/node_modules"
 bins="$pkg/@node-llama-cpp/linux-x64/bins/linux-x64"
 bundle="$pkg/node-llama-cpp/llama/gitRelease.bundle"
 out="$root/build/llama-bench"
+# shellcheck source=bench/llama_headers.sh
+. "$root/bench/llama_headers.sh"
 if [ ! -x "$out/llama_bench" ] || [ "$root/bench/llama_bench.c" -nt "$out/llama_bench" ]; then
   [ -f "$bundle" ] && [ -d "$bins" ] || { echo "llama_bench.sh: npm install in tests/oracle first" >&2; exit 1; }
-  rm -rf "$out" && mkdir -p "$out/include"
-  git clone -q --bare "$bundle" "$out/llama.git"
-  for h in include/llama.h ggml/include/ggml.h ggml/include/ggml-cpu.h ggml/include/ggml-backend.h \
-           ggml/include/ggml-alloc.h ggml/include/ggml-opt.h ggml/include/gguf.h; do
-    git --git-dir "$out/llama.git" show "HEAD:$h" >"$out/include/$(basename "$h")"
-  done
-  rm -rf "$out/llama.git"
+  rm -rf "$out"
+  llama_headers "$bundle" "$out"
   cc -std=c11 -O2 -I"$out/include" -o "$out/llama_bench" "$root/bench/llama_bench.c" -L"$bins" \
      -l:libllama.v0.5.0.so -l:libggml.v0.5.0.so -l:libggml-base.so -lm -Wl,-rpath,"$bins"
 fi

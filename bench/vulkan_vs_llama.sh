@@ -26,6 +26,8 @@ out="$root/$build/llama-vk"
 bins="$out/node_modules/@node-llama-cpp/linux-x64-vulkan/bins/linux-x64-vulkan"
 bundle="$root/tests/oracle/node_modules/node-llama-cpp/llama/gitRelease.bundle"
 exe="$out/llama_bench_vk"
+# shellcheck source=bench/llama_headers.sh
+. "$root/bench/llama_headers.sh"
 [ -x "$seer" ] || { echo "vulkan_vs_llama.sh: build seer into $build/ first" >&2; exit 1; }
 if [ ! -d "$bins" ]; then
   mkdir -p "$out"
@@ -34,13 +36,7 @@ fi
 # shellcheck disable=SC3013 # -nt: dash and bash have it (as bench/llama_bench.sh relies on)
 if [ ! -x "$exe" ] || [ "$root/bench/llama_bench.c" -nt "$exe" ]; then
   [ -f "$bundle" ] || { echo "vulkan_vs_llama.sh: npm install in tests/oracle first" >&2; exit 1; }
-  rm -rf "$out/include" "$out/llama.git" && mkdir -p "$out/include"
-  git clone -q --bare "$bundle" "$out/llama.git"
-  for h in include/llama.h ggml/include/ggml.h ggml/include/ggml-cpu.h ggml/include/ggml-backend.h \
-           ggml/include/ggml-alloc.h ggml/include/ggml-opt.h ggml/include/gguf.h; do
-    git --git-dir "$out/llama.git" show "HEAD:$h" >"$out/include/$(basename "$h")"
-  done
-  rm -rf "$out/llama.git"
+  llama_headers "$bundle" "$out"
   # the CPU driver with every layer offloaded to the GPU backend the bins directory holds
   sed -e 's/mp\.n_gpu_layers = 0;/mp.n_gpu_layers = 999;/' \
       -e 's/ggml thread pool), %d threads/Vulkan build, all layers offloaded), %d threads/' \
