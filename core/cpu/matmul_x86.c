@@ -241,6 +241,16 @@ void mm_x86_dot(enum dtype t, const void *w, const float *const *x, int nx, int6
 
 /* ---- dequant ------------------------------------------------------------------------------ */
 
+/* f16 and bf16 rows; t is a constant at each call, so the ternaries fold as in the dot kernels. */
+INL void dequant_half(enum dtype t, const uint16_t *h, float *dst, int64_t n)
+{
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8)
+        _mm256_storeu_ps(dst + k, t == DT_F16 ? ld_f16(h + k) : ld_bf16(h + k));
+    for (; k < n; k++)
+        dst[k] = t == DT_F16 ? f16_to_f32(h[k]) : bf16_to_f32(h[k]);
+}
+
 TGT static void dequant_simd(enum dtype t, const void *src, float *dst, int64_t n)
 {
     int64_t k = 0;
@@ -270,18 +280,8 @@ TGT static void dequant_simd(enum dtype t, const void *src, float *dst, int64_t 
             }
         }
         break;
-    case DT_F16:
-        for (const uint16_t *h = src; k + 8 <= n; k += 8)
-            _mm256_storeu_ps(dst + k, ld_f16(h + k));
-        for (const uint16_t *h = src; k < n; k++)
-            dst[k] = f16_to_f32(h[k]);
-        break;
-    case DT_BF16:
-        for (const uint16_t *h = src; k + 8 <= n; k += 8)
-            _mm256_storeu_ps(dst + k, ld_bf16(h + k));
-        for (const uint16_t *h = src; k < n; k++)
-            dst[k] = bf16_to_f32(h[k]);
-        break;
+    case DT_F16: dequant_half(DT_F16, src, dst, n); break;
+    case DT_BF16: dequant_half(DT_BF16, src, dst, n); break;
     case DT_F32:
         memcpy(dst, src, (size_t)n * sizeof *dst);
         break;
