@@ -50,27 +50,30 @@ struct ask_opts {
 static int count_opt(const char *opt, const char *v, long long lo, long long hi, long long *out)
 {
     char *end;
-    long long x = v ? strtoll(v, &end, 10) : 0;
-    if (!v || end == v || *end || x < lo || x > hi) {
-        fprintf(stderr, "seer ask: %s needs a whole number in [%lld, %lld], got '%s'\n", opt, lo, hi, v ? v : "");
+    long long x = strtoll(v, &end, 10);
+    if (end == v || *end || x < lo || x > hi) {
+        fprintf(stderr, "seer ask: %s needs a whole number in [%lld, %lld], got '%s'\n", opt, lo, hi, v);
         return -1;
     }
     *out = x;
     return 0;
 }
 
-/* One of ask's own options (opt, its value v): 0, -1 for --help (printed), or CLI_USAGE. */
-static int own_opt(const struct cli_opt *opt, const char *v, struct ask_opts *o)
+/* One of ask's own options (opt, its value v) or, opt NULL, an input v, for gen_parse_args. */
+static int own_opt(const struct cli_opt *opt, const char *v, void *user)
 {
+    struct ask_opts *o = user;
+    if (!opt) {
+        if (o->n_images == MAX_IMAGES)
+            return fprintf(stderr, "seer ask: at most %d images\n", MAX_IMAGES), CLI_USAGE;
+        o->images[o->n_images++] = v;
+        return GEN_NEXT;
+    }
     const char *nm = opt->name[0];
     long long x;
     switch (opt->key) {
     case A_PROMPT:
     case A_MMPROJ:
-        if (!v) {
-            fprintf(stderr, "seer ask: %s needs a value (%s)\n", nm, opt->arg);
-            return CLI_USAGE;
-        }
         *(opt->key == A_PROMPT ? &o->g.prompt : &o->g.mp.mmproj) = v;
         break;
     case A_RAW: o->g.raw = true; break;
@@ -104,40 +107,21 @@ static int own_opt(const struct cli_opt *opt, const char *v, struct ask_opts *o)
         cli_opt_help(stdout, ask_opts_table, sizeof ask_opts_table / sizeof *ask_opts_table);
         cli_video_help(stdout);
         printf("%s", gen_help);
-        return -1;
+        return CLI_OK;
     }
-    return 0;
+    return GEN_NEXT;
 }
 
-/* 0 ok, CLI_USAGE on a bad command line (reported), -1 for --help (printed). */
+/* GEN_NEXT when the command line is complete, else the status to exit with (CLI_OK after --help,
+   CLI_USAGE after a line naming the problem). */
 static int parse(int argc, char **argv, struct ask_opts *o)
 {
-    size_t n_stop = 0;
     gen_opts_init(&o->g);
-    for (int i = 1; i < argc; i++) {
-        int r = gen_parse_opt(argc, argv, &i, &o->g, &n_stop);
-        if (!r)
-            r = cli_video_parse_opt(argc, argv, &i, &o->vin);
-        if (r < 0)
-            return CLI_USAGE;
-        if (r)
-            continue;
-        const char *a = argv[i], *v;
-        const struct cli_opt *opt =
-            cli_opt_find(ask_opts_table, sizeof ask_opts_table / sizeof *ask_opts_table, argc, argv, &i, &v);
-        if (opt) {
-            if ((r = own_opt(opt, v, o)))
-                return r;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "seer ask: unknown option '%s' (see seer ask --help)\n", a);
-            return CLI_USAGE;
-        } else if (o->n_images == MAX_IMAGES) {
-            fprintf(stderr, "seer ask: at most %d images\n", MAX_IMAGES);
-            return CLI_USAGE;
-        } else
-            o->images[o->n_images++] = a;
-    }
-    o->g.gp.n_stop = n_stop;
+    o->g.video = &o->vin;
+    int status = gen_parse_args("ask", ask_opts_table, sizeof ask_opts_table / sizeof *ask_opts_table, true, argc,
+                                argv, &o->g, own_opt, o);
+    if (status != GEN_NEXT)
+        return status;
     if (!o->g.model)
         return cli_no_model("ask");
     if (!o->g.prompt || o->n_images == 0) {
@@ -163,7 +147,7 @@ static int parse(int argc, char **argv, struct ask_opts *o)
         fprintf(stderr, "seer ask: --raw takes images only; ask about videos without it\n");
         return CLI_USAGE;
     }
-    return 0;
+    return GEN_NEXT;
 }
 
 static json_t *image_json(const char *path, const seer_image_info *in)
@@ -291,8 +275,8 @@ int cli_ask(int argc, char **argv)
 {
     struct ask_opts o = {0};
     int status = parse(argc, argv, &o);
-    if (status)
-        return status < 0 ? CLI_OK : status;
+    if (status != GEN_NEXT)
+        return status;
     if (o.dry_run)
         return dry_run(&o);
     seer_image_input in[MAX_IMAGES];

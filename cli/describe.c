@@ -27,73 +27,6 @@
 static const char default_prompt[] =
     "Describe what happens in this video, in order. Give the time in seconds of each event.";
 
-/* ---- sampling flags --------------------------------------------------------------------------- */
-
-enum { V_FPS = 1, V_MIN_FRAMES, V_MAX_FRAMES, V_MAX_TOKENS, V_START, V_END };
-
-static const struct cli_opt video_opts[] = {
-    {{"--fps"}, "F", "frames sampled per second of video (default: the model's, 2)", V_FPS},
-    {{"--min-frames"}, "N", "fewest frames sampled per video (default: the model's, 4)", V_MIN_FRAMES},
-    {{"--max-frames"}, "N", "most frames sampled per video (default: the model's, 768)", V_MAX_FRAMES},
-    {{"--max-video-tokens"}, "N", "fit each video in N tokens: lower resolution first, then fewer frames", V_MAX_TOKENS},
-    {{"--start"}, "T", "use only the part from T (seconds, MM:SS or HH:MM:SS); times stay the file's", V_START},
-    {{"--end"}, "T", "... and up to T (default: the end of the file)", V_END},
-};
-
-void cli_video_help(FILE *f) { cli_opt_help(f, video_opts, sizeof video_opts / sizeof *video_opts); }
-
-double cli_parse_time(const char *s)
-{
-    double t = 0;
-    int fields = 0;
-    if (!s || !*s)
-        return -1;
-    for (;;) {
-        char *end;
-        double x = strtod(s, &end);
-        if (end == s || !(x >= 0) || x > 1e9 || (*end && *end != ':') || ++fields > 3)
-            return -1;
-        t = t * 60 + x;
-        if (!*end)
-            return t;
-        s = end + 1;
-    }
-}
-
-int cli_video_parse_opt(int argc, char **argv, int *i, seer_video_input *in)
-{
-    const char *v, *a = argv[*i];
-    const int at = *i;
-    const struct cli_opt *opt = cli_opt_find(video_opts, sizeof video_opts / sizeof *video_opts, argc, argv, i, &v);
-    char *end;
-    if (!opt)
-        return 0;
-    const char *nm = opt->name[0];
-    if (!v) {
-        *i = at;
-        return fprintf(stderr, "seer: %s needs a value (%s)\n", a, opt->arg), -1;
-    }
-    if (opt->key == V_START || opt->key == V_END) {
-        double t = cli_parse_time(v);
-        if (t < 0)
-            return fprintf(stderr, "seer: %s needs a time (seconds, MM:SS or HH:MM:SS), got '%s'\n", nm, v), -1;
-        *(opt->key == V_START ? &in->start_seconds : &in->end_seconds) = t;
-    } else if (opt->key == V_FPS) {
-        double f = strtod(v, &end);
-        if (end == v || *end || !(f > 0 && f <= 1000))
-            return fprintf(stderr, "seer: --fps needs a rate in (0, 1000], got '%s'\n", v), -1;
-        in->fps = f;
-    } else {
-        /* frame counts within what one plan may hold (the library's 4096 frames, spec §5.3) */
-        const long long hi = opt->key == V_MAX_TOKENS ? (long long)1 << 40 : 4096;
-        long long x = strtoll(v, &end, 10);
-        if (end == v || *end || x < 1 || x > hi)
-            return fprintf(stderr, "seer: %s needs a whole number in [1, %lld], got '%s'\n", nm, hi, v), -1;
-        *(opt->key == V_MAX_TOKENS ? &in->max_tokens : opt->key == V_MIN_FRAMES ? &in->min_frames : &in->max_frames) = x;
-    }
-    return 1;
-}
-
 /* ---- the dry-run account ------------------------------------------------------------------------ */
 
 json_t *cli_video_info_json(const seer_video_info *in, int64_t prompt_tokens)
@@ -222,12 +155,15 @@ struct describe_opts {
     int n_videos;
 };
 
-/* One of describe's own options (opt, its value v): 0, -1 for --help (printed), or CLI_USAGE. */
-static int own_opt(const struct cli_opt *opt, const char *v, struct describe_opts *o)
+/* One of describe's own options (opt, its value v) or, opt NULL, a video v, for gen_parse_args. */
+static int own_opt(const struct cli_opt *opt, const char *v, void *user)
 {
-    if (opt->arg && !v) {
-        fprintf(stderr, "seer describe: %s needs a value (%s)\n", opt->name[0], opt->arg);
-        return CLI_USAGE;
+    struct describe_opts *o = user;
+    if (!opt) {
+        if (o->n_videos == MAX_VIDEOS)
+            return fprintf(stderr, "seer describe: at most %d videos\n", MAX_VIDEOS), CLI_USAGE;
+        o->videos[o->n_videos++] = v;
+        return GEN_NEXT;
     }
     switch (opt->key) {
     case D_PROMPT: o->g.prompt = v; break;
@@ -255,43 +191,25 @@ static int own_opt(const struct cli_opt *opt, const char *v, struct describe_opt
         cli_opt_help(stdout, describe_opts, sizeof describe_opts / sizeof *describe_opts);
         cli_video_help(stdout);
         printf("%s", gen_help);
-        return -1;
+        return CLI_OK;
     }
-    return 0;
+    return GEN_NEXT;
 }
 
+/* GEN_NEXT when the command line is complete, else the status to exit with (CLI_OK after --help,
+   CLI_USAGE after a line naming the problem). */
 static int parse(int argc, char **argv, struct describe_opts *o)
 {
-    size_t n_stop = 0;
     gen_opts_init(&o->g);
+    o->g.video = &o->vin;
     o->g.prompt = default_prompt;
     /* a video is thousands of tokens (a minute at the defaults: ~60 pairs of ~100): room for it
        unless -c says otherwise */
     o->g.cp.n_ctx = 32768;
-    for (int i = 1; i < argc; i++) {
-        int r = gen_parse_opt(argc, argv, &i, &o->g, &n_stop);
-        if (!r)
-            r = cli_video_parse_opt(argc, argv, &i, &o->vin);
-        if (r < 0)
-            return CLI_USAGE;
-        if (r)
-            continue;
-        const char *a = argv[i], *v;
-        const struct cli_opt *opt =
-            cli_opt_find(describe_opts, sizeof describe_opts / sizeof *describe_opts, argc, argv, &i, &v);
-        if (opt) {
-            if ((r = own_opt(opt, v, o)))
-                return r;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "seer describe: unknown option '%s' (see seer describe --help)\n", a);
-            return CLI_USAGE;
-        } else if (o->n_videos == MAX_VIDEOS) {
-            fprintf(stderr, "seer describe: at most %d videos\n", MAX_VIDEOS);
-            return CLI_USAGE;
-        } else
-            o->videos[o->n_videos++] = a;
-    }
-    o->g.gp.n_stop = n_stop;
+    int status = gen_parse_args("describe", describe_opts, sizeof describe_opts / sizeof *describe_opts, true, argc,
+                                argv, &o->g, own_opt, o);
+    if (status != GEN_NEXT)
+        return status;
     if (!o->g.model && !o->dry_run)
         return cli_no_model("describe");
     if (!o->n_videos) {
@@ -302,7 +220,7 @@ static int parse(int argc, char **argv, struct describe_opts *o)
         fprintf(stderr, "seer describe: --srt, --vtt and --chapters-json take one video\n");
         return CLI_USAGE;
     }
-    return 0;
+    return GEN_NEXT;
 }
 
 /* The whole prompt's tokens for one video, as the real run's first chunk feeds them. */
@@ -450,8 +368,8 @@ int cli_describe(int argc, char **argv)
 {
     struct describe_opts o = {0};
     int status = parse(argc, argv, &o);
-    if (status)
-        return status < 0 ? CLI_OK : status;
+    if (status != GEN_NEXT)
+        return status;
     if (o.dry_run)
         return dry_run(&o);
     seer_model *m = NULL;

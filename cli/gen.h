@@ -56,6 +56,7 @@ struct gen_opts {
     seer_context_params cp;
     seer_generate_params gp;
     const char *stops[MAX_STOPS];
+    seer_video_input *video; /* ask, describe: gen_parse_args takes the video sampling flags into it */
 };
 
 /* Help lines for the options gen_parse_opt knows (built once from gen_opts_table). */
@@ -73,11 +74,21 @@ int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_s
 enum { GEN_NEXT = -1 };
 typedef int (*gen_own_fn)(const struct cli_opt *opt, const char *v, void *user);
 /* The command line of a generating subcommand `cmd` (after gen_opts_init and the caller's own
-   defaults): generation options into *o (o->gp.n_stop set), cmd's options from tab to own, and
+   defaults): generation options into *o (o->gp.n_stop set), the video sampling flags into
+   *o->video where set, cmd's options from tab to own, and
    with `operands` every other argument too (else it is refused). GEN_NEXT when all was parsed,
    else the status to exit with: own's, or CLI_USAGE after one line naming the argument. */
 int gen_parse_args(const char *cmd, const struct cli_opt *tab, size_t n, bool operands, int argc, char **argv,
                    struct gen_opts *o, gen_own_fn own, void *user);
+
+/* Help lines for the video sampling flags cli_video_parse_opt knows. */
+void cli_video_help(FILE *f);
+/* One sampling flag at argv[*i] (--fps, --min-frames, --max-frames, --max-video-tokens, --start,
+   --end) into *in: 1 consumed (*i advanced past its value), 0 not one, -1 bad value (reported on
+   stderr). */
+int cli_video_parse_opt(int argc, char **argv, int *i, seer_video_input *in);
+/* "90", "1:30", "01:02:03.5" → seconds; -1 on a malformed or negative time. */
+double cli_parse_time(const char *s);
 
 /* ---- running a generation (cli/run.c) -------------------------------------------------------- */
 /* Call once the model is loaded, before generating: SIGINT/SIGTERM then stop the generation (the

@@ -3,8 +3,8 @@
    page and the bash and zsh completions (so none of them can drift from what the parser accepts).
    Spellings follow llama.cpp where seer has the same option: `--flag VALUE`, `--flag=VALUE`,
    `-n4` (a one-letter name with its value attached), `-sys`, `-ub`.
-   Divisions: the table · matching a command line · the generation options · help, man page and
-   completions. */
+   Divisions: the table · matching a command line · the generation options · the video sampling
+   flags · help, man page and completions. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -264,6 +264,8 @@ int gen_parse_args(const char *cmd, const struct cli_opt *tab, size_t n, bool op
     for (int i = 1; i < argc && status == GEN_NEXT; i++) {
         const char *a = argv[i], *v;
         int r = gen_parse_opt(argc, argv, &i, o, &n_stop);
+        if (!r && o->video)
+            r = cli_video_parse_opt(argc, argv, &i, o->video);
         if (r)
             status = r < 0 ? CLI_USAGE : GEN_NEXT;
         else {
@@ -277,6 +279,73 @@ int gen_parse_args(const char *cmd, const struct cli_opt *tab, size_t n, bool op
     }
     o->gp.n_stop = n_stop;
     return status;
+}
+
+/* ---- the video sampling flags (ask, describe, bench --video) --------------------------------- */
+
+enum { V_FPS = 1, V_MIN_FRAMES, V_MAX_FRAMES, V_MAX_TOKENS, V_START, V_END };
+
+static const struct cli_opt video_opts[] = {
+    {{"--fps"}, "F", "frames sampled per second of video (default: the model's, 2)", V_FPS},
+    {{"--min-frames"}, "N", "fewest frames sampled per video (default: the model's, 4)", V_MIN_FRAMES},
+    {{"--max-frames"}, "N", "most frames sampled per video (default: the model's, 768)", V_MAX_FRAMES},
+    {{"--max-video-tokens"}, "N", "fit each video in N tokens: lower resolution first, then fewer frames", V_MAX_TOKENS},
+    {{"--start"}, "T", "use only the part from T (seconds, MM:SS or HH:MM:SS); times stay the file's", V_START},
+    {{"--end"}, "T", "... and up to T (default: the end of the file)", V_END},
+};
+
+void cli_video_help(FILE *f) { cli_opt_help(f, video_opts, sizeof video_opts / sizeof *video_opts); }
+
+double cli_parse_time(const char *s)
+{
+    double t = 0;
+    int fields = 0;
+    if (!s || !*s)
+        return -1;
+    for (;;) {
+        char *end;
+        double x = strtod(s, &end);
+        if (end == s || !(x >= 0) || x > 1e9 || (*end && *end != ':') || ++fields > 3)
+            return -1;
+        t = t * 60 + x;
+        if (!*end)
+            return t;
+        s = end + 1;
+    }
+}
+
+int cli_video_parse_opt(int argc, char **argv, int *i, seer_video_input *in)
+{
+    const char *v, *a = argv[*i];
+    const int at = *i;
+    const struct cli_opt *opt = cli_opt_find(video_opts, sizeof video_opts / sizeof *video_opts, argc, argv, i, &v);
+    char *end;
+    if (!opt)
+        return 0;
+    const char *nm = opt->name[0];
+    if (!v) {
+        *i = at;
+        return fprintf(stderr, "seer: %s needs a value (%s)\n", a, opt->arg), -1;
+    }
+    if (opt->key == V_START || opt->key == V_END) {
+        double t = cli_parse_time(v);
+        if (t < 0)
+            return fprintf(stderr, "seer: %s needs a time (seconds, MM:SS or HH:MM:SS), got '%s'\n", nm, v), -1;
+        *(opt->key == V_START ? &in->start_seconds : &in->end_seconds) = t;
+    } else if (opt->key == V_FPS) {
+        double f = strtod(v, &end);
+        if (end == v || *end || !(f > 0 && f <= 1000))
+            return fprintf(stderr, "seer: --fps needs a rate in (0, 1000], got '%s'\n", v), -1;
+        in->fps = f;
+    } else {
+        /* frame counts within what one plan may hold (the library's 4096 frames, spec §5.3) */
+        const long long hi = opt->key == V_MAX_TOKENS ? (long long)1 << 40 : 4096;
+        long long x = strtoll(v, &end, 10);
+        if (end == v || *end || x < 1 || x > hi)
+            return fprintf(stderr, "seer: %s needs a whole number in [1, %lld], got '%s'\n", nm, hi, v), -1;
+        *(opt->key == V_MAX_TOKENS ? &in->max_tokens : opt->key == V_MIN_FRAMES ? &in->min_frames : &in->max_frames) = x;
+    }
+    return 1;
 }
 
 /* ---- help, man page and completions ---------------------------------------------------------- */
