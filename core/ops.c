@@ -130,60 +130,53 @@ int op_cpy(backend *be, tensor *dst, const tensor *src)
     return DISPATCH(be, cpy, dst, src);
 }
 
-static int check_norm(const char *name, const tensor *out, const tensor *x)
+/* The row ops' common operands: out and x f32 of one shape, and the per-column vectors a norm
+   scales and shifts by (w, b; NULL where the op has none) f32{ne0}. */
+static int check_norm(const char *name, const tensor *out, const tensor *x, const tensor *w, const tensor *b)
 {
     if (!is_f32(out) || !is_f32(x) || !tensor_same_shape(out, x))
         return bad_shape(name, "out and x must be f32 of one shape", out, x);
-    return SEER_OK;
+    const tensor *bad = w && !is_vec(w, x->ne[0]) ? w : b && !is_vec(b, x->ne[0]) ? b : NULL;
+    return bad ? bad_shape(name, bad == w ? "w must be f32{ne0}" : "b must be f32{ne0}", bad, x) : SEER_OK;
 }
 
 int op_rmsnorm(backend *be, tensor *out, const tensor *x, const tensor *w, float w_shift, float eps)
 {
-    int rc = check_norm("op_rmsnorm", out, x);
-    if (rc)
-        return rc;
-    if (w && !is_vec(w, x->ne[0]))
-        return bad_shape("op_rmsnorm", "w must be f32{ne0}", w, x);
-    return DISPATCH(be, rmsnorm, out, x, w, w_shift, eps);
+    int rc = check_norm("op_rmsnorm", out, x, w, NULL);
+    return rc ? rc : DISPATCH(be, rmsnorm, out, x, w, w_shift, eps);
 }
 
 int op_rmsnorm_gated(backend *be, tensor *out, const tensor *x, const tensor *z, const tensor *w, float eps)
 {
-    int rc = check_norm("op_rmsnorm_gated", out, x);
+    int rc = check_norm("op_rmsnorm_gated", out, x, w, NULL);
     if (rc)
         return rc;
     if (!is_f32(z) || !tensor_same_shape(z, x))
         return bad_shape("op_rmsnorm_gated", "z must be f32 shaped as x", z, x);
-    if (!is_vec(w, x->ne[0]))
-        return bad_shape("op_rmsnorm_gated", "w must be f32{ne0}", w, x);
     return DISPATCH(be, rmsnorm_gated, out, x, z, w, eps);
 }
 
 int op_layernorm(backend *be, tensor *out, const tensor *x, const tensor *w, const tensor *b, float eps)
 {
-    int rc = check_norm("op_layernorm", out, x);
-    if (rc)
-        return rc;
-    if (!is_vec(w, x->ne[0]) || !is_vec(b, x->ne[0]))
-        return bad_shape("op_layernorm", "w and b must be f32{ne0}", w, x);
-    return DISPATCH(be, layernorm, out, x, w, b, eps);
+    int rc = check_norm("op_layernorm", out, x, w, b);
+    return rc ? rc : DISPATCH(be, layernorm, out, x, w, b, eps);
 }
 
 int op_l2norm(backend *be, tensor *out, const tensor *x, float eps)
 {
-    int rc = check_norm("op_l2norm", out, x);
+    int rc = check_norm("op_l2norm", out, x, NULL, NULL);
     return rc ? rc : DISPATCH(be, l2norm, out, x, eps);
 }
 
 int op_softmax(backend *be, tensor *out, const tensor *x, float scale)
 {
-    int rc = check_norm("op_softmax", out, x);
+    int rc = check_norm("op_softmax", out, x, NULL, NULL);
     return rc ? rc : DISPATCH(be, softmax, out, x, scale);
 }
 
 int op_rope_text(backend *be, tensor *out, const tensor *x, const tensor *pos, const struct rope_text_params *p)
 {
-    int rc = check_norm("op_rope_text", out, x);
+    int rc = check_norm("op_rope_text", out, x, NULL, NULL);
     if (rc)
         return rc;
     if (pos->type != DT_I32 || pos->ne[0] != x->ne[2] || pos->ne[1] != 3 || !tensor_is_contiguous(pos))
@@ -195,7 +188,7 @@ int op_rope_text(backend *be, tensor *out, const tensor *x, const tensor *pos, c
 
 int op_rope_vision(backend *be, tensor *out, const tensor *x, const tensor *pos, float theta)
 {
-    int rc = check_norm("op_rope_vision", out, x);
+    int rc = check_norm("op_rope_vision", out, x, NULL, NULL);
     if (rc)
         return rc;
     if (pos->type != DT_I32 || pos->ne[0] != x->ne[2] || pos->ne[1] != 2 || !tensor_is_contiguous(pos))
