@@ -80,8 +80,11 @@ static uint32_t spec_softmax(const struct vk_caps *c, uint32_t variant, uint32_t
     return 1;
 }
 
-/* get_rows: one invocation per 8 output elements (quantize_act: per 32- or 256-element block). */
-static uint32_t spec_get_rows(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
+/* 64 invocations and no other constant: get_rows (one invocation per 8 output elements),
+   quantize_act and q8_split (per 32- or 256-element block), rope (per rotated pair, or
+   passed-through dim, of a head), attention_combine (one workgroup per row, invocations over the
+   head dims). */
+static uint32_t spec_wg64(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
 {
     (void)variant;
     spec[VK_SPEC_WG] = wg_1d(c, 64);
@@ -96,27 +99,14 @@ static uint32_t spec_norm_mode(const struct vk_caps *c, uint32_t variant, uint32
     return 2;
 }
 
-/* unary and cpy: one invocation per element (cpy: per word); variant = the OP / DST constant. */
-static uint32_t spec_unary(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
+/* unary, cpy and binary: one invocation per element (cpy: per word); variant = the OP constant
+   (enum binary_op for binary) or cpy's DST, all in the same slot. */
+static uint32_t spec_elementwise(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
 {
+    _Static_assert((int)VK_SPEC_UNARY_OP == VK_SPEC_BINARY_OP && (int)VK_SPEC_UNARY_OP == VK_SPEC_CPY_DST,
+                   "one slot for the elementwise kernels' variant");
     spec[VK_SPEC_WG] = wg_1d(c, 256);
     spec[VK_SPEC_UNARY_OP] = variant;
-    return 2;
-}
-
-/* rope: one invocation per rotated pair (or passed-through dim) of a head. */
-static uint32_t spec_rope(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
-{
-    (void)variant;
-    spec[VK_SPEC_WG] = wg_1d(c, 64);
-    return 1;
-}
-
-/* binary: one invocation per element; variant = enum binary_op as the OP constant. */
-static uint32_t spec_binary(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
-{
-    spec[VK_SPEC_WG] = wg_1d(c, 256);
-    spec[VK_SPEC_BINARY_OP] = variant;
     return 2;
 }
 
@@ -201,14 +191,6 @@ static bool supports_attention(const struct vk_caps *c)
     return true;
 }
 
-/* attention_combine: one workgroup per row, invocations over the head dims. */
-static uint32_t spec_attn_combine(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
-{
-    (void)variant;
-    spec[VK_SPEC_WG] = wg_1d(c, 64);
-    return 1;
-}
-
 /* ---- the table --------------------------------------------------------------------------- */
 
 struct vk_kernel_desc {
@@ -228,7 +210,7 @@ static const struct vk_kernel_desc families[VK_FAM_COUNT] = {
     [VK_FAM_MATVEC_SG] = {"matvec_sg", NULL, NULL, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec,
                           supports_subgroup_arith},
     [VK_FAM_MATMUL] = {"matmul", NULL, NULL, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
-    [VK_FAM_GET_ROWS] = {"get_rows", NULL, NULL, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
+    [VK_FAM_GET_ROWS] = {"get_rows", NULL, NULL, 3, sizeof(struct vk_push_get_rows), 1, spec_wg64, NULL},
 };
 
 /* [family][dtype] SPIR-V: the plain build of the family's .comp reads f32 weights; the others are
@@ -256,11 +238,11 @@ static const struct vk_blob weight_blobs[VK_FAM_COUNT][VK_N_WTYPES] = {
 /* Every other kernel: one row each. */
 static const struct vk_kernel_desc kernels[VK_KERNEL_COUNT] = {
     [VK_K_NORM] = {"norm", spv_norm, &spv_norm_size, 4, sizeof(struct vk_push_norm), 4, spec_norm_mode, NULL},
-    [VK_K_UNARY] = {"unary", spv_unary, &spv_unary_size, 2, sizeof(struct vk_push_rows), UNARY_COUNT + 1, spec_unary, NULL},
-    [VK_K_CPY] = {"cpy", spv_cpy, &spv_cpy_size, 2, sizeof(struct vk_push_rows), 4, spec_unary, NULL},
+    [VK_K_UNARY] = {"unary", spv_unary, &spv_unary_size, 2, sizeof(struct vk_push_rows), UNARY_COUNT + 1, spec_elementwise, NULL},
+    [VK_K_CPY] = {"cpy", spv_cpy, &spv_cpy_size, 2, sizeof(struct vk_push_rows), 4, spec_elementwise, NULL},
     [VK_K_SOFTMAX] = {"softmax", spv_softmax, &spv_softmax_size, 2, sizeof(struct vk_push_rows), 1, spec_softmax, NULL},
-    [VK_K_ROPE] = {"rope", spv_rope, &spv_rope_size, 3, sizeof(struct vk_push_rope), 1, spec_rope, NULL},
-    [VK_K_BINARY] = {"binary", spv_elementwise, &spv_elementwise_size, 3, sizeof(struct vk_push_binary), BINARY_COUNT, spec_binary, NULL},
+    [VK_K_ROPE] = {"rope", spv_rope, &spv_rope_size, 3, sizeof(struct vk_push_rope), 1, spec_wg64, NULL},
+    [VK_K_BINARY] = {"binary", spv_elementwise, &spv_elementwise_size, 3, sizeof(struct vk_push_binary), BINARY_COUNT, spec_elementwise, NULL},
     [VK_K_CONV] = {"conv", spv_conv, &spv_conv_size, 4, sizeof(struct vk_push_conv), 1, spec_conv, NULL},
     [VK_K_GDN_RECURRENT] = {"gdn_recurrent", spv_gdn_recurrent, &spv_gdn_recurrent_size, 7, sizeof(struct vk_push_gdn), 1, spec_gdn_recurrent, NULL},
     [VK_K_GDN_PREP] = {"gdn_prep", spv_gdn_prep, &spv_gdn_prep_size, 6, sizeof(struct vk_push_gdn), 1, spec_none, supports_gdn_chunk},
@@ -268,11 +250,11 @@ static const struct vk_kernel_desc kernels[VK_KERNEL_COUNT] = {
     [VK_K_ATTN_F32] = {"attention_f32", spv_attention, &spv_attention_size, 6, sizeof(struct vk_push_attn), 3, spec_attention, supports_attention},
     [VK_K_ATTN_F16] = {"attention_f16", spv_attention_f16, &spv_attention_f16_size, 6, sizeof(struct vk_push_attn), 3, spec_attention, supports_attention},
     [VK_K_ATTN_Q8_0] = {"attention_q8_0", spv_attention_q8_0, &spv_attention_q8_0_size, 6, sizeof(struct vk_push_attn), 3, spec_attention, supports_attention},
-    [VK_K_ATTN_COMBINE] = {"attention_combine", spv_attention_combine, &spv_attention_combine_size, 2, sizeof(struct vk_push_attn_combine), 1, spec_attn_combine, NULL},
-    [VK_K_QUANTIZE_ACT] = {"quantize_act", spv_quantize_act, &spv_quantize_act_size, 2, sizeof(struct vk_push_matmul), 1, spec_get_rows, supports_int_dot},
+    [VK_K_ATTN_COMBINE] = {"attention_combine", spv_attention_combine, &spv_attention_combine_size, 2, sizeof(struct vk_push_attn_combine), 1, spec_wg64, NULL},
+    [VK_K_QUANTIZE_ACT] = {"quantize_act", spv_quantize_act, &spv_quantize_act_size, 2, sizeof(struct vk_push_matmul), 1, spec_wg64, supports_int_dot},
     [VK_K_MV_DOT_Q8_0] = {"matvec_dot_q8_0", spv_matvec_dot, &spv_matvec_dot_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
     [VK_K_MV_DOT_Q4_0] = {"matvec_dot_q4_0", spv_matvec_dot_q4_0, &spv_matvec_dot_q4_0_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
-    [VK_K_QUANTIZE_ACT_Q8K] = {"quantize_act_q8k", spv_quantize_act_q8k, &spv_quantize_act_q8k_size, 2, sizeof(struct vk_push_matmul), 1, spec_get_rows, supports_int_dot},
+    [VK_K_QUANTIZE_ACT_Q8K] = {"quantize_act_q8k", spv_quantize_act_q8k, &spv_quantize_act_q8k_size, 2, sizeof(struct vk_push_matmul), 1, spec_wg64, supports_int_dot},
     [VK_K_MV_DOT_Q4_K] = {"matvec_dot_q4_K", spv_matvec_dot_q4_k, &spv_matvec_dot_q4_k_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
     [VK_K_MV_DOT_Q5_K] = {"matvec_dot_q5_K", spv_matvec_dot_q5_k, &spv_matvec_dot_q5_k_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
     [VK_K_MV_DOT_Q6_K] = {"matvec_dot_q6_K", spv_matvec_dot_q6_k, &spv_matvec_dot_q6_k_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
@@ -280,10 +262,10 @@ static const struct vk_kernel_desc kernels[VK_KERNEL_COUNT] = {
     [VK_K_MV_DOT_Q5_K_WIDE] = {"matvec_dot_q5_K_wide", spv_matvec_dot_q5_k_wide, &spv_matvec_dot_q5_k_wide_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
     [VK_K_MV_F16_Q8_0] = {"matvec_fp16_q8_0", spv_matvec_fp16, &spv_matvec_fp16_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_fp16},
     [VK_K_MV_F16_Q4_0] = {"matvec_fp16_q4_0", spv_matvec_fp16_q4_0, &spv_matvec_fp16_q4_0_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_fp16},
-    [VK_K_Q8_SPLIT] = {"q8_split", spv_q8_split, &spv_q8_split_size, 1, sizeof(struct vk_push_matmul), 1, spec_get_rows, NULL},
+    [VK_K_Q8_SPLIT] = {"q8_split", spv_q8_split, &spv_q8_split_size, 1, sizeof(struct vk_push_matmul), 1, spec_wg64, NULL},
     [VK_K_MV_DOT_Q8_0_WIDE] = {"matvec_dot_q8_0_wide", spv_matvec_dot_q8_0_wide, &spv_matvec_dot_q8_0_wide_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
     [VK_K_MATMUL_Q8_0_SPLIT] = {"matmul_q8_0_split", spv_matmul_q8_0_split, &spv_matmul_q8_0_split_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
-    [VK_K_GET_ROWS_Q8_0_SPLIT] = {"get_rows_q8_0_split", spv_get_rows_q8_0_split, &spv_get_rows_q8_0_split_size, 3, sizeof(struct vk_push_get_rows), 1, spec_get_rows, NULL},
+    [VK_K_GET_ROWS_Q8_0_SPLIT] = {"get_rows_q8_0_split", spv_get_rows_q8_0_split, &spv_get_rows_q8_0_split_size, 3, sizeof(struct vk_push_get_rows), 1, spec_wg64, NULL},
 };
 
 /* ---- the pipeline cache file ------------------------------------------------------------ */
