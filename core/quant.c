@@ -100,11 +100,8 @@ static void dequant_q4_K(const block_q4_K *restrict x, float *restrict y, int64_
         const float dmin = f16_to_f32(x[i].dmin);
         const uint8_t *q = x[i].qs;
         for (int g = 0; g < QK_K / 64; g++, q += 32) {
-            uint8_t sc, m;
-            get_scale_min_k4(2 * g, x[i].scales, &sc, &m);
-            const float d1 = d * sc, m1 = dmin * m;
-            get_scale_min_k4(2 * g + 1, x[i].scales, &sc, &m);
-            const float d2 = d * sc, m2 = dmin * m;
+            float d1, m1, d2, m2;
+            get_scale_min_k4_pair(x[i].scales, g, d, dmin, &d1, &m1, &d2, &m2);
             for (int l = 0; l < 32; l++)
                 *y++ = d1 * (q[l] & 0xF) - m1;
             for (int l = 0; l < 32; l++)
@@ -122,11 +119,8 @@ static void dequant_q5_K(const block_q5_K *restrict x, float *restrict y, int64_
         const uint8_t *ql = x[i].qs, *qh = x[i].qh;
         uint8_t u1 = 1, u2 = 2;
         for (int g = 0; g < QK_K / 64; g++, ql += 32, u1 <<= 2, u2 <<= 2) {
-            uint8_t sc, m;
-            get_scale_min_k4(2 * g, x[i].scales, &sc, &m);
-            const float d1 = d * sc, m1 = dmin * m;
-            get_scale_min_k4(2 * g + 1, x[i].scales, &sc, &m);
-            const float d2 = d * sc, m2 = dmin * m;
+            float d1, m1, d2, m2;
+            get_scale_min_k4_pair(x[i].scales, g, d, dmin, &d1, &m1, &d2, &m2);
             for (int l = 0; l < 32; l++)
                 *y++ = d1 * ((ql[l] & 0xF) + (qh[l] & u1 ? 16 : 0)) - m1;
             for (int l = 0; l < 32; l++)

@@ -59,4 +59,18 @@ static inline void get_scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t
     }
 }
 
+/* Group g (sub-blocks 2g and 2g+1, 64 weights) of a Q4_K/Q5_K block: each sub-block's scale d·sc
+   and min dmin·m, from the block's d, dmin and packed scales. */
+static inline void get_scale_min_k4_pair(const uint8_t *scales, int g, float d, float dmin, float *d1, float *m1,
+                                         float *d2, float *m2)
+{
+    uint8_t sc, m;
+    get_scale_min_k4(2 * g, scales, &sc, &m);
+    *d1 = d * sc;
+    *m1 = dmin * m;
+    get_scale_min_k4(2 * g + 1, scales, &sc, &m);
+    *d2 = d * sc;
+    *m2 = dmin * m;
+}
+
 #endif

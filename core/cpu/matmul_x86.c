@@ -73,30 +73,22 @@ INL __m256 ld_i8(const int8_t *p)
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p)));
 }
 
-/* The 32 bytes of one Q4_K group (64 weights): lo[i] = weights 8i..8i+7 (low nibbles, first
-   sub-block), hi[i] = weights 32+8i.. (high nibbles, second sub-block), each as q·d − m. */
-INL void ld_q4k_group(const uint8_t *q, __m256 d1, __m256 m1, __m256 d2, __m256 m2, __m256 *lo, __m256 *hi)
+/* Group g (64 weights, 32 bytes) of Q4_K block b, whose d and dmin are given: lo[i] = weights
+   8i..8i+7 (low nibbles, first sub-block), hi[i] = weights 32+8i.. (high nibbles, second
+   sub-block), each as q·d − m. */
+INL void ld_q4k_group(const block_q4_K *b, int g, float d, float dmin, __m256 *lo, __m256 *hi)
 {
+    float d1f, m1f, d2f, m2f;
+    get_scale_min_k4_pair(b->scales, g, d, dmin, &d1f, &m1f, &d2f, &m2f);
+    const __m256 d1 = _mm256_set1_ps(d1f), m1 = _mm256_set1_ps(m1f), d2 = _mm256_set1_ps(d2f), m2 = _mm256_set1_ps(m2f);
     const __m256i mask = _mm256_set1_epi32(0xF);
+    const uint8_t *q = b->qs + 32 * g;
     UNROLL
     for (int i = 0; i < 4; i++) {
         const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(q + 8 * i)));
         lo[i] = _mm256_fmsub_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, mask)), d1, m1);
         hi[i] = _mm256_fmsub_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(v, 4)), d2, m2);
     }
-}
-
-/* Scale and min of Q4_K sub-blocks 2g and 2g+1 as d·sc and dmin·m (quant.h's unpacking). */
-static inline void q4k_scales(const block_q4_K *b, int g, float d, float dmin, float *d1, float *m1, float *d2,
-                              float *m2)
-{
-    uint8_t sc, m;
-    get_scale_min_k4(2 * g, b->scales, &sc, &m);
-    *d1 = d * sc;
-    *m1 = dmin * m;
-    get_scale_min_k4(2 * g + 1, b->scales, &sc, &m);
-    *d2 = d * sc;
-    *m2 = dmin * m;
 }
 
 /* ---- dot ---------------------------------------------------------------------------------- */
@@ -167,11 +159,8 @@ INL void dot_body(enum dtype t, const void *w, const float *const *x, const int 
         for (; k < K; k += QK_K, b++) {
             const float d = _cvtsh_ss(b->d), dmin = _cvtsh_ss(b->dmin);
             for (int g = 0; g < QK_K / 64; g++) {
-                float d1, m1, d2, m2;
-                q4k_scales(b, g, d, dmin, &d1, &m1, &d2, &m2);
                 __m256 lo[4], hi[4];
-                ld_q4k_group(b->qs + 32 * g, _mm256_set1_ps(d1), _mm256_set1_ps(m1), _mm256_set1_ps(d2),
-                             _mm256_set1_ps(m2), lo, hi);
+                ld_q4k_group(b, g, d, dmin, lo, hi);
                 fma32(acc, x, nx, k + 64 * g, lo);
                 fma32(acc, x, nx, k + 64 * g + 32, hi);
             }
@@ -267,11 +256,8 @@ TGT static void dequant_simd(enum dtype t, const void *src, float *dst, int64_t 
         for (const block_q4_K *b = src; k < n; k += QK_K, b++) {
             const float d = _cvtsh_ss(b->d), dmin = _cvtsh_ss(b->dmin);
             for (int g = 0; g < QK_K / 64; g++) {
-                float d1, m1, d2, m2;
-                q4k_scales(b, g, d, dmin, &d1, &m1, &d2, &m2);
                 __m256 lo[4], hi[4];
-                ld_q4k_group(b->qs + 32 * g, _mm256_set1_ps(d1), _mm256_set1_ps(m1), _mm256_set1_ps(d2),
-                             _mm256_set1_ps(m2), lo, hi);
+                ld_q4k_group(b, g, d, dmin, lo, hi);
                 UNROLL
                 for (int i = 0; i < 4; i++) {
                     _mm256_storeu_ps(dst + k + 64 * g + 8 * i, lo[i]);
