@@ -48,8 +48,8 @@ struct attn_mask {
 enum gdn_head_order { GDN_V_GROUPED, GDN_V_TILED };
 
 /* ---- the one list of ops ---------------------------------------------------------------------
-   Adding an op: a row here, its slot in struct backend_ops below (the static assert fails until
-   both agree), its contract and checking wrapper op_* (core/ops.h, core/ops.c), cpu_<name> in
+   Adding an op: a row here, its function type op_<name>_fn below (struct backend_ops is built
+   from this list), its contract and checking wrapper op_* (core/ops.h, core/ops.c), cpu_<name> in
    core/cpu/ and vk_<name> in vulkan/op_*.c. The backends build their slot tables from this list,
    so a backend without a function of that name does not compile. */
 #define SEER_OPS(X)                                                                                \
@@ -69,36 +69,40 @@ enum op_id {
 /* "matmul", "rmsnorm", … (the slot's name; core/backend.c). */
 const char *op_name(enum op_id op);
 
-/* One slot per op, in SEER_OPS order; contracts are in core/ops.h next to each op_* wrapper. */
-struct backend_ops {
-    int (*matmul)(backend *be, tensor *out, const tensor *w, const tensor *x);
-    int (*matmul_n)(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x);
-    int (*get_rows)(backend *be, tensor *out, const tensor *table, const tensor *ids);
-    int (*binary)(backend *be, enum binary_op op, tensor *out, const tensor *a, const tensor *b);
-    int (*unary)(backend *be, enum unary_op op, tensor *out, const tensor *x);
-    int (*scale)(backend *be, tensor *out, const tensor *x, float s);
-    int (*cpy)(backend *be, tensor *dst, const tensor *src);
-    int (*rmsnorm)(backend *be, tensor *out, const tensor *x, const tensor *w, float w_shift, float eps);
-    int (*rmsnorm_gated)(backend *be, tensor *out, const tensor *x, const tensor *z, const tensor *w, float eps);
-    int (*layernorm)(backend *be, tensor *out, const tensor *x, const tensor *w, const tensor *b, float eps);
-    int (*l2norm)(backend *be, tensor *out, const tensor *x, float eps);
-    int (*softmax)(backend *be, tensor *out, const tensor *x, float scale);
-    int (*rope_text)(backend *be, tensor *out, const tensor *x, const tensor *pos,
-                     const struct rope_text_params *p);
-    int (*rope_vision)(backend *be, tensor *out, const tensor *x, const tensor *pos, float theta);
-    int (*conv1d_causal)(backend *be, tensor *out, const tensor *x, const tensor *w, tensor *state);
-    int (*gdn_recurrent)(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                         const tensor *g, const tensor *beta, tensor *state, float scale,
-                         enum gdn_head_order order);
-    int (*gdn_chunked)(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                       const tensor *g, const tensor *beta, tensor *state, float scale,
-                       enum gdn_head_order order);
-    int (*attention)(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                     float scale, const struct attn_mask *mask);
-};
+/* One function type per op, in SEER_OPS order; contracts are in core/ops.h next to each op_*
+   wrapper. A backend implements op X as <prefix>_X of type op_X_fn (cpu_internal.h and
+   vk_internal.h declare theirs from SEER_OPS). */
+typedef int op_matmul_fn(backend *be, tensor *out, const tensor *w, const tensor *x);
+typedef int op_matmul_n_fn(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x);
+typedef int op_get_rows_fn(backend *be, tensor *out, const tensor *table, const tensor *ids);
+typedef int op_binary_fn(backend *be, enum binary_op op, tensor *out, const tensor *a, const tensor *b);
+typedef int op_unary_fn(backend *be, enum unary_op op, tensor *out, const tensor *x);
+typedef int op_scale_fn(backend *be, tensor *out, const tensor *x, float s);
+typedef int op_cpy_fn(backend *be, tensor *dst, const tensor *src);
+typedef int op_rmsnorm_fn(backend *be, tensor *out, const tensor *x, const tensor *w, float w_shift, float eps);
+typedef int op_rmsnorm_gated_fn(backend *be, tensor *out, const tensor *x, const tensor *z, const tensor *w,
+                                float eps);
+typedef int op_layernorm_fn(backend *be, tensor *out, const tensor *x, const tensor *w, const tensor *b, float eps);
+typedef int op_l2norm_fn(backend *be, tensor *out, const tensor *x, float eps);
+typedef int op_softmax_fn(backend *be, tensor *out, const tensor *x, float scale);
+typedef int op_rope_text_fn(backend *be, tensor *out, const tensor *x, const tensor *pos,
+                            const struct rope_text_params *p);
+typedef int op_rope_vision_fn(backend *be, tensor *out, const tensor *x, const tensor *pos, float theta);
+typedef int op_conv1d_causal_fn(backend *be, tensor *out, const tensor *x, const tensor *w, tensor *state);
+typedef int op_gdn_recurrent_fn(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
+                                const tensor *g, const tensor *beta, tensor *state, float scale,
+                                enum gdn_head_order order);
+typedef int op_gdn_chunked_fn(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
+                              const tensor *g, const tensor *beta, tensor *state, float scale,
+                              enum gdn_head_order order);
+typedef int op_attention_fn(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v, float scale,
+                            const struct attn_mask *mask);
 
-/* every slot has a row in SEER_OPS and every row a slot */
-_Static_assert(sizeof(struct backend_ops) == OP_COUNT * sizeof(int (*)(void)),
-               "struct backend_ops and SEER_OPS disagree: add the op to both");
+/* One slot per op, in SEER_OPS order: a row there without its op_<name>_fn here does not compile. */
+struct backend_ops {
+#define SEER_OP_SLOT(name, NAME) op_##name##_fn *name;
+    SEER_OPS(SEER_OP_SLOT)
+#undef SEER_OP_SLOT
+};
 
 #endif

@@ -294,27 +294,9 @@ bool vk_weight_supported(enum dtype t);
 /* struct backend_i.weight_prepare (op_matmul.c): Q8_0 matrices to the split layout */
 int vk_weight_prepare(backend *be, tensor *t);
 
-/* op_*.c: one record function per op (slots of struct backend_ops) */
-int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x);
-int vk_matmul_n(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x);
-int vk_rmsnorm(backend *be, tensor *out, const tensor *x, const tensor *w, float w_shift, float eps);
-int vk_binary(backend *be, enum binary_op op, tensor *out, const tensor *a, const tensor *b);
-int vk_get_rows(backend *be, tensor *out, const tensor *table, const tensor *ids);
-int vk_unary(backend *be, enum unary_op op, tensor *out, const tensor *x);
-int vk_scale(backend *be, tensor *out, const tensor *x, float s);
-int vk_cpy(backend *be, tensor *dst, const tensor *src);
-int vk_softmax(backend *be, tensor *out, const tensor *x, float scale);
-int vk_rmsnorm_gated(backend *be, tensor *out, const tensor *x, const tensor *z, const tensor *w, float eps);
-int vk_layernorm(backend *be, tensor *out, const tensor *x, const tensor *w, const tensor *b, float eps);
-int vk_l2norm(backend *be, tensor *out, const tensor *x, float eps);
-int vk_rope_text(backend *be, tensor *out, const tensor *x, const tensor *pos, const struct rope_text_params *p);
-int vk_rope_vision(backend *be, tensor *out, const tensor *x, const tensor *pos, float theta);
-int vk_conv1d_causal(backend *be, tensor *out, const tensor *x, const tensor *w, tensor *state);
-int vk_gdn_recurrent(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v, const tensor *g,
-                     const tensor *beta, tensor *state, float scale, enum gdn_head_order order);
-int vk_gdn_chunked(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v, const tensor *g,
-                   const tensor *beta, tensor *state, float scale, enum gdn_head_order order);
-int vk_attention(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v, float scale,
-                 const struct attn_mask *mask);
+/* op_*.c: one record function per op, vk_<name> of type op_<name>_fn (slots of struct backend_ops) */
+#define VK_OP_DECL(name, NAME) op_##name##_fn vk_##name;
+SEER_OPS(VK_OP_DECL)
+#undef VK_OP_DECL
 
 #endif

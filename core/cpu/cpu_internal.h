@@ -87,28 +87,9 @@ static inline void cpu_run_rows(backend *be, tensor *out, const tensor *x, cpu_r
     cpu_run(be, cpu_rows_worker, &j, cpu_parallel(be, (double)tensor_nelements(x), CPU_PAR_MIN_ELEMS));
 }
 
-int cpu_matmul(backend *be, tensor *out, const tensor *w, const tensor *x);
-int cpu_matmul_n(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x);
-int cpu_get_rows(backend *be, tensor *out, const tensor *table, const tensor *ids);
-int cpu_binary(backend *be, enum binary_op op, tensor *out, const tensor *a, const tensor *b);
-int cpu_unary(backend *be, enum unary_op op, tensor *out, const tensor *x);
-int cpu_scale(backend *be, tensor *out, const tensor *x, float s);
-int cpu_cpy(backend *be, tensor *dst, const tensor *src);
-int cpu_softmax(backend *be, tensor *out, const tensor *x, float scale);
-int cpu_rmsnorm(backend *be, tensor *out, const tensor *x, const tensor *w, float w_shift, float eps);
-int cpu_rmsnorm_gated(backend *be, tensor *out, const tensor *x, const tensor *z, const tensor *w, float eps);
-int cpu_layernorm(backend *be, tensor *out, const tensor *x, const tensor *w, const tensor *b, float eps);
-int cpu_l2norm(backend *be, tensor *out, const tensor *x, float eps);
-int cpu_rope_text(backend *be, tensor *out, const tensor *x, const tensor *pos, const struct rope_text_params *p);
-int cpu_rope_vision(backend *be, tensor *out, const tensor *x, const tensor *pos, float theta);
-int cpu_conv1d_causal(backend *be, tensor *out, const tensor *x, const tensor *w, tensor *state);
-int cpu_gdn_recurrent(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                      const tensor *g, const tensor *beta, tensor *state, float scale,
-                      enum gdn_head_order order);
-int cpu_gdn_chunked(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                    const tensor *g, const tensor *beta, tensor *state, float scale,
-                    enum gdn_head_order order);
-int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                  float scale, const struct attn_mask *mask);
+/* the op slots of struct backend_ops, one cpu_<name> of type op_<name>_fn per row of SEER_OPS */
+#define CPU_OP_DECL(name, NAME) op_##name##_fn cpu_##name;
+SEER_OPS(CPU_OP_DECL)
+#undef CPU_OP_DECL
 
 #endif
