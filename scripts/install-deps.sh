@@ -21,6 +21,15 @@ test_pkgs="mesa-vulkan-drivers vulkan-tools vulkan-validationlayers python3 pyth
   python3-pil python3-jsonschema ffmpeg poppler-utils libjpeg-turbo-progs libtiff-tools exif
   clang perl tmux zsh"
 
+# clang's libFuzzer and sanitizer runtimes (scripts/fuzz.sh) are a package of their own on Debian 12,
+# libclang-rt-N-dev for clang-N, which --no-install-recommends leaves out: a fresh machine had clang
+# and no libclang_rt.fuzzer, and every fuzz target failed to link. Elsewhere (Ubuntu 22.04) clang
+# carries them and there is no such package.
+clang_rt=$(apt-cache depends clang 2>/dev/null | sed -n 's/^ *Depends: clang-\([0-9][0-9]*\)$/libclang-rt-\1-dev/p' | head -n 1)
+if [ -n "$clang_rt" ] && apt-cache show "$clang_rt" >/dev/null 2>&1; then
+  test_pkgs="$test_pkgs $clang_rt"
+fi
+
 pkgs=$build_pkgs
 [ "${1:-}" = "--no-test" ] || pkgs="$pkgs $test_pkgs"
 # The llama.cpp and tokenizers oracles are npm packages; a Node.js from elsewhere (e.g. nodesource,
