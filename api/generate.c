@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/reply.h"
+#include "api/snapshot.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -95,7 +96,7 @@ int seer_context_create(seer_model *m, const seer_context_params *params, seer_c
     return SEER_OK;
 }
 
-static void history_clear(seer_context *c)
+void api_history_clear(seer_context *c)
 {
     for (size_t i = 0; i < c->n_hist; i++)
         free(c->hist[i].role), free(c->hist[i].content);
@@ -108,7 +109,7 @@ void seer_context_free(seer_context *c)
 {
     if (!c)
         return;
-    history_clear(c);
+    api_history_clear(c);
     api_images_clear(&c->images);
     free(c->images.img);
     api_videos_clear(&c->videos);
@@ -126,7 +127,7 @@ void seer_context_free(seer_context *c)
 
 int seer_context_reset(seer_context *c)
 {
-    history_clear(c);
+    api_history_clear(c);
     api_images_clear(&c->images);
     api_videos_clear(&c->videos);
     c->n_pending = 0;
@@ -167,6 +168,22 @@ static int chat_add(seer_context *c, const char *role, const char *content, size
 int seer_chat_add(seer_context *c, const char *role, const char *content)
 {
     return chat_add(c, role, content, 0);
+}
+
+int seer_chat_append_text(seer_context *c, const char *text)
+{
+    if (!text)
+        return seer_err(SEER_EINVAL, "seer_chat_append_text: text is required");
+    if (c->n_hist == 0)
+        return seer_err(SEER_EINVAL, "seer_chat_append_text: the conversation has no message yet");
+    struct chat_msg *h = &c->hist[c->n_hist - 1];
+    const size_t a = strlen(h->content), b = strlen(text);
+    char *t = seer_realloc(h->content, a + b + 1);
+    if (!t)
+        return seer_err(SEER_ENOMEM, "no memory for the chat history");
+    memcpy(t + a, text, b + 1);
+    h->content = t;
+    return SEER_OK;
 }
 
 /* The images are decoded now (the caller's pixels are only borrowed for this call) and queued; the
@@ -265,9 +282,9 @@ static int tokenize_markup(const tokenizer *tok, const char *text, size_t len, s
     if (!plain)
         return seer_err(SEER_ENOMEM, "no memory to tokenize the chat");
     for (size_t i = 0; i < n_ranges; i++)
-        if (ranges[i].end > from) {
+        if (ranges[i].end > from && ranges[i].start < len) { /* a text cut short (seer_chat_feed) ends at len */
             plain[2 * k] = MAX(ranges[i].start, from) - from;
-            plain[2 * k + 1] = ranges[i].end - from;
+            plain[2 * k + 1] = MIN(ranges[i].end, len) - from;
             k++;
         }
     tok_ids v = {0};
@@ -318,7 +335,7 @@ int seer_generate_tokens(seer_context *c, const int32_t *ids, size_t n_ids, cons
         return rc;
     }
     /* raw continuation: the chat rendering no longer describes the state */
-    history_clear(c);
+    api_history_clear(c);
     api_images_clear(&c->images);
     api_videos_clear(&c->videos);
     return generate(c, ids, n_ids, &p, false, NULL, r);
@@ -334,7 +351,7 @@ int api_text_begin(seer_context *c, const char *prompt, const seer_generate_para
     int rc = can_generate(c);
     if (rc || (rc = seer_tokenize(c->m, prompt, strlen(prompt), 1, &ids, &n)))
         return rc;
-    history_clear(c);
+    api_history_clear(c);
     api_images_clear(&c->images);
     api_videos_clear(&c->videos);
     rc = reply_begin(rp, c, ids, n, p, false, NULL);
@@ -379,7 +396,7 @@ int seer_generate_text_images(seer_context *c, const char *prompt, const seer_im
     int rc = can_generate(c);
     if (rc)
         return rc;
-    history_clear(c);
+    api_history_clear(c);
     api_images_clear(&c->images);
     if (!(rc = text_images(c->m, prompt, images, n_images, false, &c->images, &fused)))
         rc = generate(c, fused.ids, fused.n_ids, &p, false, &fused, r);
@@ -410,19 +427,59 @@ int seer_image_measure(const seer_model *m, const seer_image_input *image, seer_
         return rc;
     rc = api_image_measure_rgb(m->img_min_pixels, m->img_max_pixels, im.width, im.height, info);
     image_rgb8_free(&im);
-    if (rc && image->path) { /* the resize rule knows only sizes: name the file */
+    if (rc && (image->path || image->data)) { /* the resize rule knows only sizes: name the file */
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", seer_last_error());
-        rc = seer_err(rc, "%s: %s", image->path, msg);
+        rc = seer_err(rc, "%s: %s", image->path ? image->path : "image data", msg);
     }
     return rc;
 }
 
-/* The prompt the next reply feeds: renders the conversation and expands what the context has not
-   seen yet into *fused — encoding its media, or (measure) only counting them. *full (the whole
-   rendering, for api_chat_end) is set even on failure (maybe NULL). Leaves the queues alone. */
-static int chat_prompt(seer_context *c, const seer_generate_params *p, bool measure, char **full, size_t *full_len,
-                       struct api_fused *fused)
+/* Where a prompt ends: a reply's (FEED_REPLY: the whole conversation and the assistant's opening) or
+   seer_chat_feed's (enum seer_feed). */
+#define FEED_REPLY (-1)
+
+static bool in_ranges(const chat_range *r, size_t n, size_t at)
+{
+    for (size_t i = 0; i < n; i++)
+        if (at >= r[i].start && at < r[i].end)
+            return true;
+    return false;
+}
+
+/* Renders the conversation up to `until`. A cut falls right after a special token (<|im_end|>\n's
+   newline then starts the next piece alone, or <|vision_end|>), which the tokenizer never merges
+   with what follows, so the cut's ids are a prefix of the whole rendering's ids. */
+static int render_until(const seer_context *c, int until, bool think, char **out, size_t *len, chat_range **ranges,
+                        size_t *n_ranges)
+{
+    static const char im_start[] = "<|im_start|>", vision_end[] = "<|vision_end|>";
+    int rc = render(c, c->n_hist, until == FEED_REPLY, think, out, len, ranges, n_ranges);
+    if (rc || until != SEER_FEED_MEDIA || !c->n_hist)
+        return rc;
+    /* The last message begins at the last <|im_start|> of the template's own markup (not one written
+       in a message), and its media come before its text: the last <|vision_end|> after that. The
+       messages before it are not rendered alone: the template refuses a conversation without a user
+       message, and a system prompt alone is a prefix worth feeding. */
+    const struct chat_msg *last = &c->hist[c->n_hist - 1];
+    size_t cut = 0;
+    for (size_t i = 0; i + strlen(im_start) <= *len; i++)
+        if (!memcmp(*out + i, im_start, strlen(im_start)) && !in_ranges(*ranges, *n_ranges, i))
+            cut = i;
+    for (size_t i = cut; last->n_images + last->n_videos && i + strlen(vision_end) <= *len; i++)
+        if (!memcmp(*out + i, vision_end, strlen(vision_end)) && !in_ranges(*ranges, *n_ranges, i))
+            cut = i + strlen(vision_end);
+    *len = cut;
+    (*out)[cut] = '\0';
+    return SEER_OK;
+}
+
+/* The prompt the next reply (until FEED_REPLY) or seer_chat_feed feeds: renders the conversation and
+   expands what the context has not seen yet into *fused — encoding its media, or (measure) only
+   counting them. *full (the whole rendering up to `until`, for api_chat_end) is set even on failure
+   (maybe NULL). Leaves the queues alone. */
+static int chat_prompt(seer_context *c, const seer_generate_params *p, int until, bool measure, char **full,
+                       size_t *full_len, struct api_fused *fused)
 {
     char *prev = NULL;
     size_t prev_len;
@@ -432,8 +489,10 @@ static int chat_prompt(seer_context *c, const seer_generate_params *p, bool meas
     size_t n_ranges = 0;
     int rc;
     *full = NULL;
-    if ((rc = render(c, c->n_hist, true, p->think != 0, full, full_len, &ranges, &n_ranges)))
+    if ((rc = render_until(c, until, p->think != 0, full, full_len, &ranges, &n_ranges))) {
+        free(ranges);
         return rc;
+    }
     /* The new text: what the rendering adds after the text the state already holds. */
     const char *suffix = *full;
     if (c->fed_text && *full_len >= c->fed_len && !memcmp(*full, c->fed_text, c->fed_len)) {
@@ -474,7 +533,7 @@ int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply 
     *full = NULL;
     int rc = can_generate(c);
     if (!rc)
-        rc = chat_prompt(c, p, false, full, full_len, &fused);
+        rc = chat_prompt(c, p, FEED_REPLY, false, full, full_len, &fused);
     api_images_clear(&c->images);
     api_videos_clear(&c->videos);
     if (!rc)
@@ -489,11 +548,59 @@ int seer_chat_measure(seer_context *c, const seer_generate_params *params, int64
     struct api_fused fused = {0};
     char *full = NULL;
     size_t full_len = 0;
-    int rc = chat_prompt(c, &p, true, &full, &full_len, &fused);
+    int rc = chat_prompt(c, &p, FEED_REPLY, true, &full, &full_len, &fused);
     if (!rc)
         *prompt_tokens = (int64_t)(c->n_pending + fused.n_ids);
     free(full);
     api_fused_clear(&fused);
+    return rc;
+}
+
+int seer_chat_feed(seer_context *c, const seer_generate_params *params, enum seer_feed until, int64_t *n_fed)
+{
+    seer_generate_params p = params ? *params : seer_generate_params_default();
+    struct api_fused fused = {0};
+    struct reply rp;
+    seer_result r = {0};
+    seer_snapshot *back = NULL;
+    char *full = NULL, *cut = NULL;
+    size_t full_len = 0, cut_len = 0;
+    reply_init(&rp);
+    int rc = can_generate(c);
+    if (!rc && until != SEER_FEED_MESSAGES && until != SEER_FEED_MEDIA)
+        rc = seer_err(SEER_EINVAL, "seer_chat_feed: %d is not a seer_feed", (int)until);
+    /* the cut must lie on the way to the reply's prompt, or the reply could not continue it */
+    if (!rc && !(rc = render(c, c->n_hist, true, p.think != 0, &full, &full_len, NULL, NULL)) &&
+        !(rc = chat_prompt(c, &p, until, false, &cut, &cut_len, &fused)) &&
+        (cut_len > full_len || memcmp(full, cut, cut_len)))
+        rc = seer_err(SEER_EINVAL, "seer_chat_feed: the template renders the conversation differently when the "
+                      "assistant's turn follows: feed it by generating");
+    const bool any = fused.n_ids + c->n_pending > 0;
+    /* a cancelled or failed feed puts the state back: the rollback point skips the KV rows, which
+       rows past its n_past never have to be */
+    if (!rc && any && !(rc = api_snapshot_take(c, false, &back))) {
+        seer_generate_params fp = p;
+        fp.grammar = fp.json_schema = NULL; /* nothing is sampled */
+        rc = reply_end(&rp, reply_begin(&rp, c, fused.ids, fused.n_ids, &fp, false, &fused), &r);
+        if (!rc && r.prompt_cut)
+            rc = seer_err(SEER_ECANCELED, "seer_chat_feed: cancelled by on_progress");
+        if (rc)
+            api_snapshot_put(c, back);
+    }
+    if (!rc) {
+        api_images_clear(&c->images);
+        api_videos_clear(&c->videos);
+        free(c->fed_text);
+        c->fed_text = cut;
+        c->fed_len = cut_len;
+        cut = NULL;
+        if (n_fed)
+            *n_fed = r.prompt_tokens;
+    }
+    seer_result_clear(&r);
+    seer_snapshot_free(back);
+    api_fused_clear(&fused);
+    free(full), free(cut);
     return rc;
 }
 

@@ -52,6 +52,19 @@ struct seer_model {
 static inline void api_device_lock(struct seer_model *m) { pthread_mutex_lock(&m->device_lock); }
 static inline void api_device_unlock(struct seer_model *m) { pthread_mutex_unlock(&m->device_lock); }
 
+/* Calls on_progress between two micro-batches of a prefill that holds m's device lock, with the
+   lock released: other contexts' forward passes (a server's decode step) run in between, so a long
+   prompt stalls them by one micro-batch, not by the whole prompt (docs/SERVING.md). Inline here:
+   both api/reply.c and api/vision.c prefill. */
+static inline int api_progress_unlocked(struct seer_model *m, const seer_generate_params *p, int64_t done,
+                                        int64_t total)
+{
+    api_device_unlock(m);
+    int stop = p->on_progress(done, total, 0, p->user_data);
+    api_device_lock(m);
+    return stop;
+}
+
 /* The two checks below are inline here, not in model.c: api/vision.c asks them while model.c calls
    vision.c to load, and files must not call each other (scripts/call-cycles.sh). */
 /* SEER_EINVAL naming `what` (the public function) when m was loaded with vocab_only, else SEER_OK:
@@ -95,5 +108,8 @@ struct seer_context {
     struct api_videos videos; /* videos of messages not yet fed, in order (decoded when fed) */
     struct grammar_vocab *gvocab; /* token trie for structured output (lm/grammar.h), built on first use */
 };
+
+/* Forgets the history and the text the state holds (api/generate.c); the state itself is kept. */
+void api_history_clear(seer_context *c);
 
 #endif

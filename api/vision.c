@@ -175,24 +175,29 @@ struct media_limits api_media_limits(const seer_model_params *p)
 
 int api_image_decode(const struct media_limits *lim, const seer_image_input *in, struct image_rgb8 *out)
 {
-    if (in->path) {
+    if ((in->data != NULL) + (in->path && !in->data) + (in->rgb != NULL) != 1)
+        return seer_err(SEER_EINVAL, "%s: an image input takes exactly one of data, path and rgb",
+                        in->path ? in->path : "an image");
+    if (in->data || in->path) {
         media_doc *d;
-        int rc = media_open(in->path, lim, &d);
+        /* bytes in memory are named by path when given (the server passes the part's origin) */
+        int rc = in->data ? media_open_memory(in->data, in->data_size, in->path ? in->path : "image data", lim, &d)
+                          : media_open(in->path, lim, &d);
         if (rc)
             return rc;
         const int pages = media_page_count(d);
         if (media_kind_of(d) == MEDIA_VIDEO)
-            rc = seer_err(SEER_EUNSUPPORTED, "%s: is a video; video input is not supported yet", in->path);
+            rc = seer_err(SEER_EUNSUPPORTED, "%s: is a video; video input is not supported yet", media_name(d));
         else if (in->page < 0 || in->page >= pages)
-            rc = seer_err(SEER_EINVAL, "%s: has %d page%s, page %d asked for", in->path, pages, pages == 1 ? "" : "s",
+            rc = seer_err(SEER_EINVAL, "%s: has %d page%s, page %d asked for", media_name(d), pages, pages == 1 ? "" : "s",
                           in->page + 1);
         else
             rc = media_decode_page(d, in->page, out);
         media_close(d);
         return rc;
     }
-    if (!in->rgb || in->width < 1 || in->height < 1)
-        return seer_err(SEER_EINVAL, "an image input needs a path or pixels with a positive size");
+    if (in->width < 1 || in->height < 1)
+        return seer_err(SEER_EINVAL, "image pixels need a positive size, not %dx%d", in->width, in->height);
     const size_t row = (size_t)in->width * 3, stride = in->stride ? in->stride : row;
     if (stride < row)
         return seer_err(SEER_EINVAL, "image stride %zu is less than a row of %zu bytes", stride, row);
@@ -374,7 +379,7 @@ static int forward_batches(seer_context *c, const tensor *emb, const int32_t *po
         if (rc)
             break;
         *n_done += k;
-        if (p && p->on_progress && p->on_progress((int64_t)*n_done, (int64_t)n, 0, p->user_data) && !last)
+        if (p && p->on_progress && api_progress_unlocked(c->m, p, (int64_t)*n_done, (int64_t)n) && !last)
             rc = 1;
     }
     free(slice);

@@ -13,7 +13,8 @@
      (tests/api/threads.c). Their work on the model's device takes turns, one forward pass or frame
      pair at a time (decoding files, preprocessing and tokenizing run side by side), so threads
      share a device rather than speed it up (seer_batch serves several replies in one pass);
-     on_progress, called between a prompt's micro-batches, holds the device meanwhile. The one
+     on_progress, called between a prompt's micro-batches, does not hold the device: other
+     threads' forward passes (a server's decode steps) run between two micro-batches. The one
      thing a model changes after loading is its vision tower, whose weights are loaded by the first
      image or video that needs them (a text-only run never reads them), under a lock in the model.
      Progress and timings travel with each call (seer_generate_params' callbacks, seer_result). The
@@ -213,6 +214,10 @@ typedef struct seer_generate_params {
        of its pairs. Non-zero stops the call, which fails with SEER_ECANCELED (the context is as after
        any failed call). Called on the generating thread; gets user_data. */
     int (*on_video_progress)(const char *path, int64_t pairs_done, int64_t pairs, void *user_data);
+    /* optional: the reasoning of a think block as it is generated (complete UTF-8, the whitespace
+       after <think> dropped), apart from the answer and whether or not show_thinking; e.g. a
+       server's "reasoning_content" deltas. Non-zero stops (SEER_STOP_CANCELED). Gets user_data. */
+    seer_text_fn on_thinking;
 } seer_generate_params;
 
 SEER_API seer_generate_params seer_generate_params_default(void);
@@ -313,16 +318,50 @@ SEER_API int seer_batch_active(const seer_batch *batch);
    its message until the next failing call). Returns 1, or 0 when no reply has finished. */
 SEER_API int seer_batch_take(seer_batch *batch, seer_context **ctx, seer_result *result, int *status);
 
+/* ---- snapshots and partial feeding --------------------------------------------------------- */
+/* A server that answers many conversations sharing their beginnings (a system prompt, earlier turns,
+   the same image) feeds a shared part once, saves the context, and restores it for each request that
+   continues it (prefix caching); a C program saves a conversation and picks it up later. */
+enum seer_feed { SEER_FEED_MESSAGES = 0, SEER_FEED_MEDIA = 1 };
+/* Feeds the conversation so far without generating: SEER_FEED_MESSAGES every message (as
+   seer_chat_generate would feed them, without the assistant's opening); SEER_FEED_MEDIA stops after
+   the last message's last image or video (its text and end not fed; with no media in the last
+   message, the same as feeding all but the last message). The next seer_chat_generate /
+   seer_batch_add_chat feeds only the rest, and gives what it gives without the feed. params (NULL =
+   defaults; think as the generation will use it): on_progress / on_video_progress / user_data are
+   called as in generation (non-zero cancels: SEER_ECANCELED, nothing of the unfed part kept: the
+   context is as before the call); *n_fed (may be NULL) gets the tokens fed. */
+SEER_API int seer_chat_feed(seer_context *ctx, const seer_generate_params *params, enum seer_feed until,
+                            int64_t *n_fed);
+
+typedef struct seer_snapshot seer_snapshot;
+/* Copies what the context holds (its state: KV cache rows in use, recurrent and conv state,
+   positions; the history and rendered text it was fed; the last logits; pending tokens) into host
+   memory. Fails (SEER_EINVAL) while images or videos are queued but not fed. */
+SEER_API int seer_context_save(const seer_context *ctx, seer_snapshot **out);
+/* Makes ctx (of the same model and KV cache type, n_ctx >= the snapshot's tokens) exactly as the
+   saved context was: the next generation gives what the saved one would have. A snapshot is
+   read-only: several contexts, on several threads, may restore from one at once. Fails with
+   SEER_EINVAL (ctx unchanged) for another model, cache type or too small an n_ctx. */
+SEER_API int seer_context_restore(seer_context *ctx, const seer_snapshot *snap);
+SEER_API size_t seer_snapshot_bytes(const seer_snapshot *snap);   /* host memory it holds */
+SEER_API int64_t seer_snapshot_tokens(const seer_snapshot *snap); /* tokens of state it holds */
+SEER_API void seer_snapshot_free(seer_snapshot *snap);
+
 /* ---- images ------------------------------------------------------------------------------ */
 /* An image for a prompt: a file (JPEG, PNG, WebP, BMP, GIF, a TIFF or PDF page; the format comes
-   from the bytes; "-" reads stdin) or 8-bit RGB pixels the caller owns (borrowed for the call).
-   Images are preprocessed exactly as Hugging Face's Qwen3.5 processor does (spec §5.1, §5.2). */
+   from the bytes; "-" reads stdin), the encoded bytes of one in memory, or 8-bit RGB pixels the
+   caller owns (borrowed for the call): exactly one of data, path, rgb. Images are preprocessed
+   exactly as Hugging Face's Qwen3.5 processor does (spec §5.1, §5.2). */
 typedef struct seer_image_input {
     const char *path;      /* the file, or NULL for pixels */
     int32_t page;          /* 0-based page of a multi-page TIFF or PDF; 0 otherwise */
     const uint8_t *rgb;    /* pixels: `height` rows of `width` RGB triples, `stride` bytes apart */
     int32_t width, height;
     size_t stride;         /* 0 = width * 3 */
+    const void *data;      /* encoded file bytes (JPEG, PNG, ...) the caller owns, borrowed for the call;
+                              path, if set, then only names it in messages */
+    size_t data_size;
 } seer_image_input;
 
 /* What an image costs: its decoded size, the size the model sees, and its tokens. */
@@ -371,6 +410,12 @@ typedef struct seer_video_input {
    (seer_video_input.video) is borrowed until then. */
 SEER_API int seer_chat_add_media(seer_context *ctx, const char *role, const seer_image_input *images,
                                  size_t n_images, const seer_video_input *videos, size_t n_videos, const char *text);
+
+/* Appends text to the last message's text (after its images and videos): a prompt whose media were
+   fed apart (seer_chat_feed with SEER_FEED_MEDIA, or a restored snapshot taken there) gets its
+   question afterwards, e.g. a server's second question about a cached image. The message's end
+   must not have been fed yet, else the next generation fails (the history changed). */
+SEER_API int seer_chat_append_text(seer_context *ctx, const char *text);
 
 /* A video file whose container was read once (every frame's time; nothing decoded): measure parts
    of it and add them to prompts (seer_video_input.video) without reading the file again, e.g. a

@@ -1,0 +1,20 @@
+/* snapshot.h — a context's whole state copied to host memory and back (api/snapshot.c): the public
+   seer_context_save / seer_context_restore, and the rollback seer_chat_feed takes before it feeds. */
+#ifndef SEER_API_SNAPSHOT_H
+#define SEER_API_SNAPSHOT_H
+
+#include <stdbool.h>
+
+#include "seer.h"
+
+/* Copies c's state to host memory: the recurrent and conv state, positions, logits, pending and fed
+   tokens, history and fed text, and with `kv` the KV rows in use. Without `kv` it is a rollback
+   point for c alone: api_snapshot_put then leaves the KV cache as it is (rows past the saved n_past
+   are never read again) and only the cheap part (no KV rows) is copied. */
+int api_snapshot_take(const seer_context *c, bool kv, seer_snapshot **out);
+/* Makes c what it was when s was taken (s from this model; for a snapshot without KV rows, from c
+   itself, whose queued images and videos are then kept). Checks nothing; on failure c is reset (the
+   state may be half written). */
+int api_snapshot_put(seer_context *c, const seer_snapshot *s);
+
+#endif

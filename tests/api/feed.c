@@ -1,0 +1,250 @@
+/* Tests seer_chat_feed and images given as encoded bytes (include/seer.h "snapshots and partial
+   feeding", seer_image_input.data; api/generate.c, api/vision.c) through the API, on a tiny random
+   Qwen3.5 with a vision tower (gen_tiny.py, fresh seed, HF directory, CPU) and a random-noise PNG:
+   - the PNG as a file and as bytes in memory: the same seer_image_measure and the same greedy
+     answer; random bytes fail with one line naming the image; data with pixels is refused;
+   - feeding every message (first turn and second turn), or up to the last message's image, then
+     generating gives what generating alone gives: the same greedy tokens, the same ids in the state
+     (so the cut's tokenisation is a prefix of the whole rendering's), the last logits within
+     TOL_LOGITS, and prompt_tokens = alone's − the tokens fed;
+   - SEER_FEED_MEDIA with no media in the last message feeds what SEER_FEED_MESSAGES feeds without it;
+   - on_progress cancelling the feed (text, then with an image): SEER_ECANCELED, and the generation
+     that follows is still the one alone. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+#include "seer.h"
+#include "support/image_files.h"
+#include "support/testutil.h"
+#include "tap.h"
+
+/* Feeding in two calls changes only where the prompt's micro-batches (and so the chunked GDN
+   form's chunks) split, which reorders f32 sums: ≤ 1e-5 relative L2 on the last logits. */
+#define TOL_LOGITS 1e-5
+#define N_GEN 6
+
+static char png[700];
+static seer_model *model;
+static unsigned char *png_bytes;
+static size_t png_size;
+
+static const seer_context_params small_batches = {.n_ctx = 1024, .n_batch = 8}; /* prompts span micro-batches */
+
+static unsigned char *read_all(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *b = NULL;
+    long len = -1;
+    if (f && !fseek(f, 0, SEEK_END) && (len = ftell(f)) >= 0 && !fseek(f, 0, SEEK_SET) &&
+        (b = malloc((size_t)len + 1)) && fread(b, 1, (size_t)len, f) != (size_t)len)
+        free(b), b = NULL;
+    if (f)
+        fclose(f);
+    *n = len > 0 ? (size_t)len : 0;
+    return b;
+}
+
+/* One conversation: turn 1 (system, user), answered; then turn 2 (user, with the image when
+   `image`). `feed` (-1 = none) is fed before turn 2's reply; on_progress (or NULL) cancels it. */
+struct run {
+    int rc, feed_rc;
+    int64_t n_fed, prompt_tokens;
+    int32_t tokens[N_GEN];
+    size_t n_tokens;
+    float *logits;
+    seer_context *c;
+};
+
+static int cancel_first(int64_t done, int64_t total, int64_t gen, void *user)
+{
+    (void)done, (void)total, (void)gen;
+    ++*(int *)user;
+    return 1;
+}
+
+static void run_conv(bool image, int feed, bool cancel, struct run *out)
+{
+    seer_result r = {0};
+    seer_generate_params p = test_greedy(N_GEN);
+    int calls = 0;
+    memset(out, 0, sizeof *out);
+    out->feed_rc = -100;
+    int rc = seer_context_create(model, &small_batches, &out->c);
+    if (!rc && !(rc = seer_chat_add(out->c, "system", "You answer in one short sentence.")) &&
+        !(rc = seer_chat_add(out->c, "user", "What is the colour of a clear sky at noon?")) &&
+        !(rc = seer_chat_generate(out->c, &p, &r))) {
+        seer_image_input img = {.path = png};
+        rc = image ? seer_chat_add_images(out->c, "user", &img, 1, "And what does this picture show?")
+                   : seer_chat_add(out->c, "user", "And at sunset, in a few words?");
+    }
+    seer_result_clear(&r);
+    if (!rc && feed >= 0) {
+        seer_generate_params fp = p;
+        if (cancel)
+            fp.on_progress = cancel_first, fp.user_data = &calls;
+        out->feed_rc = seer_chat_feed(out->c, &fp, (enum seer_feed)feed, &out->n_fed);
+        if (cancel && !(out->feed_rc == SEER_ECANCELED && calls == 1))
+            diag("cancelled feed: rc %d after %d progress calls (%s)", out->feed_rc, calls, seer_last_error());
+    }
+    if (!rc && !(rc = seer_chat_generate(out->c, &p, &r))) {
+        out->prompt_tokens = r.prompt_tokens;
+        out->n_tokens = r.n_tokens < N_GEN ? r.n_tokens : N_GEN;
+        memcpy(out->tokens, r.tokens, out->n_tokens * sizeof *out->tokens);
+        out->logits = malloc((size_t)model->lm->cfg.n_vocab * sizeof *out->logits);
+        if (out->logits)
+            memcpy(out->logits, out->c->logits, (size_t)model->lm->cfg.n_vocab * sizeof *out->logits);
+    }
+    if (rc)
+        diag("conversation: %s", seer_last_error());
+    out->rc = rc;
+    seer_result_clear(&r);
+}
+
+static void run_free(struct run *r)
+{
+    seer_context_free(r->c);
+    free(r->logits);
+}
+
+/* Both replies ran, with the same greedy tokens, the same ids in the state and the last logits
+   within TOL_LOGITS (*e). */
+static bool same_reply(const struct run *a, const struct run *b, double *e)
+{
+    const size_t V = (size_t)model->lm->cfg.n_vocab;
+    bool ids = a->c->n_fed == b->c->n_fed && !memcmp(a->c->fed, b->c->fed, a->c->n_fed * sizeof *a->c->fed);
+    *e = a->logits && b->logits ? rel_l2(b->logits, a->logits, V) : 1e9;
+    return a->rc == SEER_OK && b->rc == SEER_OK && a->n_tokens > 0 && a->n_tokens == b->n_tokens &&
+           !memcmp(a->tokens, b->tokens, a->n_tokens * sizeof *a->tokens) && ids && *e <= TOL_LOGITS;
+}
+
+/* b (fed, then generated) against a (generated alone). */
+static void same_as_alone(const struct run *a, const struct run *b, const char *what)
+{
+    double e;
+    const bool same = same_reply(a, b, &e); /* before ok(): its arguments' order is unspecified */
+    ok(same && b->feed_rc == SEER_OK && b->n_fed > 0 && b->prompt_tokens == a->prompt_tokens - b->n_fed,
+       "%s: fed %lld tokens, then the reply: %zu greedy tokens as alone, the same %zu ids in the state, logits rel L2 "
+       "%.1e (<= %.0e), prompt_tokens %lld = %lld - %lld",
+       what, (long long)b->n_fed, b->n_tokens, b->c->n_fed, e, TOL_LOGITS, (long long)b->prompt_tokens,
+       (long long)a->prompt_tokens, (long long)b->n_fed);
+}
+
+static void image_bytes(void)
+{
+    seer_image_input file = {.path = png}, mem = {.data = png_bytes, .data_size = png_size};
+    seer_image_info fi = {0}, mi = {0};
+    int rc1 = seer_image_measure(model, &file, &fi), rc2 = seer_image_measure(model, &mem, &mi);
+    ok(rc1 == SEER_OK && rc2 == SEER_OK && !memcmp(&fi, &mi, sizeof fi) && fi.tokens > 0,
+       "the PNG as a file and as %zu bytes: the same measure (%dx%d, %lld tokens)", png_size, mi.width, mi.height,
+       (long long)mi.tokens);
+    int32_t toks[2][N_GEN];
+    size_t nt[2] = {0};
+    int rcs[2] = {-100, -100};
+    for (int k = 0; k < 2; k++) {
+        seer_context *c = NULL;
+        seer_result r = {0};
+        seer_generate_params p = test_greedy(N_GEN);
+        if (!(rcs[k] = seer_context_create(model, NULL, &c)) &&
+            !(rcs[k] = seer_chat_add_images(c, "user", k ? &mem : &file, 1, "Describe it.")) &&
+            !(rcs[k] = seer_chat_generate(c, &p, &r))) {
+            nt[k] = r.n_tokens < N_GEN ? r.n_tokens : N_GEN;
+            memcpy(toks[k], r.tokens, nt[k] * sizeof **toks);
+        }
+        seer_result_clear(&r);
+        seer_context_free(c);
+    }
+    ok(!rcs[0] && !rcs[1] && nt[0] > 0 && nt[0] == nt[1] && !memcmp(toks[0], toks[1], nt[0] * sizeof **toks),
+       "the same greedy answer (%zu tokens) about the file and the bytes", nt[0]);
+
+    unsigned char junk[512];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (unsigned char)test_rand_u64();
+    seer_image_input bad = {.data = junk, .data_size = sizeof junk}, named = bad;
+    named.path = "upload-3.png";
+    seer_context *c = NULL;
+    int rc = seer_context_create(model, NULL, &c), rc_bad = -100, rc_named = -100;
+    char msg[512] = "";
+    if (!rc) {
+        rc_bad = seer_chat_add_images(c, "user", &bad, 1, "x");
+        snprintf(msg, sizeof msg, "%s", seer_last_error());
+        rc_named = seer_chat_add_images(c, "user", &named, 1, "x");
+    }
+    ok(rc_bad != SEER_OK && strstr(msg, "image data") && !strchr(msg, '\n') && c && c->n_hist == 0,
+       "random bytes: refused in one line naming the image, nothing added (%d: %s)", rc_bad, msg);
+    ok(rc_named != SEER_OK && strstr(seer_last_error(), "upload-3.png"), "with a path, the message names it (%s)",
+       seer_last_error());
+    seer_image_input both = {.data = png_bytes, .data_size = png_size, .rgb = png_bytes, .width = 2, .height = 2};
+    rc = seer_image_measure(model, &both, &mi);
+    ok(rc == SEER_EINVAL && strstr(seer_last_error(), "exactly one"), "data and rgb together: SEER_EINVAL (%s)",
+       seer_last_error());
+    seer_context_free(c);
+}
+
+static void feeding(void)
+{
+    struct run alone, fed, alone_img, fed_img, cut, cut_img;
+    run_conv(false, -1, false, &alone);
+    run_conv(false, SEER_FEED_MESSAGES, false, &fed);
+    same_as_alone(&alone, &fed, "turn 2, SEER_FEED_MESSAGES");
+    run_conv(true, -1, false, &alone_img);
+    run_conv(true, SEER_FEED_MEDIA, false, &fed_img);
+    same_as_alone(&alone_img, &fed_img, "turn 2 with an image, SEER_FEED_MEDIA");
+    ok(fed_img.n_fed + 8 < alone_img.prompt_tokens, "SEER_FEED_MEDIA left the text and the turn's end (%lld of %lld)",
+       (long long)fed_img.n_fed, (long long)alone_img.prompt_tokens);
+    double e;
+    run_conv(false, SEER_FEED_MESSAGES, true, &cut);
+    bool same = same_reply(&alone, &cut, &e);
+    ok(cut.feed_rc == SEER_ECANCELED && same && cut.prompt_tokens == alone.prompt_tokens,
+       "on_progress cancels the feed (SEER_ECANCELED); the reply then feeds the whole turn and is the one alone "
+       "(logits rel L2 %.1e)", e);
+    run_conv(true, SEER_FEED_MEDIA, true, &cut_img);
+    same = same_reply(&alone_img, &cut_img, &e);
+    ok(cut_img.feed_rc == SEER_ECANCELED && same &&
+           cut_img.prompt_tokens == alone_img.prompt_tokens,
+       "a cancelled feed of an image: the queued image is kept, and the reply is the one alone (logits rel L2 %.1e)", e);
+
+    /* SEER_FEED_MEDIA without media in the last message = everything before it (the template wants a
+       user message, so a system prompt alone is fed this way) */
+    seer_context *b = NULL;
+    int64_t nb = -1;
+    static const char sys_turn[] = "<|im_start|>system\nBe terse.<|im_end|>\n";
+    int rc = seer_context_create(model, NULL, &b);
+    if (!rc && !(rc = seer_chat_add(b, "system", "Be terse.")) && !(rc = seer_chat_add(b, "user", "Hello there.")))
+        rc = seer_chat_feed(b, NULL, SEER_FEED_MEDIA, &nb);
+    ok(rc == SEER_OK && nb > 0 && nb == (int64_t)b->n_fed && b->fed_len == strlen(sys_turn) &&
+           !memcmp(b->fed_text, sys_turn, b->fed_len),
+       "SEER_FEED_MEDIA with a text-only last message feeds the system turn alone (%lld tokens) (%s)", (long long)nb,
+       rc ? seer_last_error() : "ok");
+    ok(seer_chat_feed(b, NULL, (enum seer_feed)7, NULL) == SEER_EINVAL, "an unknown seer_feed: SEER_EINVAL");
+    seer_context_free(b);
+    run_free(&alone), run_free(&fed), run_free(&alone_img), run_free(&fed_img), run_free(&cut), run_free(&cut_img);
+}
+
+int main(void)
+{
+    plan_no_plan();
+    uint64_t seed = test_seed();
+    if (!if_python_pil())
+        return plan_skip_all("a python3 with numpy and Pillow missing (scripts/install-deps.sh)");
+    char tiny[700], hf[800];
+    snprintf(tiny, sizeof tiny, "%s/tiny", test_tmp_dir());
+    snprintf(hf, sizeof hf, "%s/hf", tiny);
+    snprintf(png, sizeof png, "%s/noise.png", test_tmp_dir());
+    bool made = if_gen_tiny(tiny, "tiny", seed, "", "f32") == 0 && if_noise_image(png, 90, 70) == 0 &&
+                (png_bytes = read_all(png, &png_size)) != NULL;
+    if (!ok(made, "tiny model and image made (seed %llu)", (unsigned long long)seed))
+        return done_testing();
+    seer_set_log_level(SEER_LOG_ERROR);
+    seer_model_params mp = seer_model_params_default();
+    mp.device = "cpu";
+    mp.n_threads = 2;
+    if (!ok(seer_model_load(hf, &mp, &model) == SEER_OK, "model loads: %s", seer_last_error()))
+        return done_testing();
+    image_bytes();
+    feeding();
+    seer_model_free(model);
+    free(png_bytes);
+    return done_testing();
+}
