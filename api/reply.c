@@ -68,8 +68,20 @@ static char *think_trimmed(const struct sbuf *b, size_t *len)
 static int visible_add(struct visible *v, const char *s, size_t n, bool final)
 {
     int rc;
-    if (v->reasoning && (rc = sbuf_add(&v->think, s, n)))
-        return rc;
+    if (v->reasoning) {
+        if ((rc = sbuf_add(&v->think, s, n)))
+            return rc;
+        if (v->p->on_thinking) {
+            /* streamed as it comes, without the newline the template writes after <think> */
+            const char *t = s;
+            size_t tn = n;
+            while (!v->think_started && tn && (*t == '\n' || *t == ' ' || *t == '\r' || *t == '\t'))
+                t++, tn--;
+            v->think_started |= tn > 0;
+            if (tn && v->p->on_thinking(t, tn, v->p->user_data))
+                return 2;
+        }
+    }
     if (v->hiding)
         return 0;
     if (v->strip_lead) {
@@ -138,7 +150,7 @@ static int prefill_text(seer_context *c, const int32_t *feed, size_t n, const se
         if (rc)
             return rc;
         *n_done += k;
-        if (p->on_progress && p->on_progress((int64_t)*n_done, (int64_t)n, 0, p->user_data) && !last)
+        if (p->on_progress && api_progress_unlocked(c->m, p, (int64_t)*n_done, (int64_t)n) && !last)
             return 1;
     }
     return SEER_OK;

@@ -28,6 +28,7 @@ struct visible {
     bool reasoning;     /* inside the think block the prompt opened */
     bool hiding;        /* ... and it is not shown */
     bool strip_lead;    /* drop whitespace at the start of the answer (after </think>) */
+    bool think_started; /* on_thinking has had the reasoning's first visible byte */
     size_t max_stop;
 };
 

@@ -47,18 +47,6 @@ struct ask_opts {
     int n_videos;
 };
 
-static int count_opt(const char *opt, const char *v, long long lo, long long hi, long long *out)
-{
-    char *end;
-    long long x = strtoll(v, &end, 10);
-    if (end == v || *end || x < lo || x > hi) {
-        fprintf(stderr, "seer ask: %s needs a whole number in [%lld, %lld], got '%s'\n", opt, lo, hi, v);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
 /* One of ask's own options (opt, its value v) or, opt NULL, an input v, for gen_parse_args. */
 static int own_opt(const struct cli_opt *opt, const char *v, void *user)
 {
@@ -81,22 +69,22 @@ static int own_opt(const struct cli_opt *opt, const char *v, void *user)
     case A_DRY_RUN: o->dry_run = true; break;
     case A_MIN_TOKENS:
     case A_MAX_TOKENS:
-        if (count_opt(nm, v, 1, (long long)1 << 30, &x))
+        if (cli_count_opt("ask", nm, v, 1, (long long)1 << 30, &x))
             return CLI_USAGE;
         *(opt->key == A_MIN_TOKENS ? &o->g.mp.image_min_tokens : &o->g.mp.image_max_tokens) = x;
         break;
     case A_MAX_PIXELS:
-        if (count_opt(nm, v, 1, (long long)1 << 40, &x))
+        if (cli_count_opt("ask", nm, v, 1, (long long)1 << 40, &x))
             return CLI_USAGE;
         o->g.mp.max_image_pixels = x;
         break;
     case A_DPI:
-        if (count_opt(nm, v, 10, 2400, &x))
+        if (cli_count_opt("ask", nm, v, 10, 2400, &x))
             return CLI_USAGE;
         o->g.mp.pdf_dpi = (double)x;
         break;
     case A_PAGE:
-        if (count_opt(nm, v, 1, 1 << 20, &x))
+        if (cli_count_opt("ask", nm, v, 1, 1 << 20, &x))
             return CLI_USAGE;
         o->page = (int)x - 1;
         break;

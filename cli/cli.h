@@ -26,6 +26,8 @@ int cli_ask(int argc, char **argv);
 int cli_describe(int argc, char **argv);
 /* `seer ocr`: batch OCR of scanned documents (cli/ocr.c). */
 int cli_ocr(int argc, char **argv);
+/* `seer serve`: the OpenAI-compatible server (cli/serve.c, server/). */
+int cli_serve(int argc, char **argv);
 /* `seer tokenize`: text → ids with a model's tokenizer (cli/tokenize.c). */
 int cli_tokenize(int argc, char **argv);
 /* `seer bench`: prefill/decode speed and peak memory, and its other modes (tools/bench/, apart

@@ -15,6 +15,7 @@ static const struct cli_command commands[] = {
     {"describe", cli_describe, "describe what happens in videos, with times (-m MODEL VIDEO...; --chunk, --srt, --dry-run)"},
     {"ask", cli_ask, "answer a question about images (-m MODEL -p QUESTION IMAGE...; --json, --raw, --dry-run)"},
     {"ocr", cli_ocr, "batch OCR of scans: one result per page (-m MODEL INPUT...; --format, --out DIR, --resume)"},
+    {"serve", cli_serve, "an OpenAI-compatible HTTP server for text, images and video (-m MODEL; --port, -np, --api-key)"},
     {"chat", cli_chat, "interactive chat with history (-m MODEL); line editing on a terminal, /help for commands"},
     {"pull", cli_pull, "download a model by name from the Hugging Face hub (qwen3.5-0.8b, -2b, -4b, -9b)"},
     {"list", cli_list, "list downloaded models: name, size, path"},

@@ -256,6 +256,17 @@ int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_s
     return 1;
 }
 
+/* Whether a is one of tab's names exactly (or "--name=value"). */
+static bool spelled_in(const struct cli_opt *tab, size_t n, const char *a)
+{
+    const size_t alen = strcspn(a, "=");
+    for (size_t r = 0; r < n; r++)
+        for (int k = 0; k < CLI_OPT_NAMES && tab[r].name[k]; k++)
+            if (strlen(tab[r].name[k]) == alen && !strncmp(a, tab[r].name[k], alen))
+                return true;
+    return false;
+}
+
 int gen_parse_args(const char *cmd, const struct cli_opt *tab, size_t n, bool operands, int argc, char **argv,
                    struct gen_opts *o, gen_own_fn own, void *user)
 {
@@ -263,7 +274,8 @@ int gen_parse_args(const char *cmd, const struct cli_opt *tab, size_t n, bool op
     int status = GEN_NEXT;
     for (int i = 1; i < argc && status == GEN_NEXT; i++) {
         const char *a = argv[i], *v;
-        int r = gen_parse_opt(argc, argv, &i, o, &n_stop);
+        /* the command's own exact spellings first: serve's -np is not -n with the value "p" */
+        int r = spelled_in(tab, n, a) ? 0 : gen_parse_opt(argc, argv, &i, o, &n_stop);
         if (!r && o->video)
             r = cli_video_parse_opt(argc, argv, &i, o->video);
         if (r)

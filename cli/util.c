@@ -168,3 +168,16 @@ int cli_read_text(const char *path, char **text, size_t *len)
     }
     return CLI_OK;
 }
+
+int cli_count_opt(const char *cmd, const char *opt, const char *v, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (end == v || *end || errno || x < lo || x > hi) {
+        fprintf(stderr, "seer %s: %s needs a whole number in [%lld, %lld], got '%s'\n", cmd, opt, lo, hi, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}

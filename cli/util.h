@@ -22,6 +22,10 @@
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #endif
 
+/* A whole-number option value of subcommand cmd in [lo, hi] into *out: 0, or -1 after one line on
+   stderr naming the option and the range. */
+int cli_count_opt(const char *cmd, const char *opt, const char *v, long long lo, long long hi, long long *out);
+
 /* Records the command's own message for this thread (printf format) and returns code. */
 int cli_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The message for the most recent failure: the command's own (cli_err) if one is waiting — it is

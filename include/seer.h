@@ -326,7 +326,8 @@ enum seer_feed { SEER_FEED_MESSAGES = 0, SEER_FEED_MEDIA = 1 };
 /* Feeds the conversation so far without generating: SEER_FEED_MESSAGES every message (as
    seer_chat_generate would feed them, without the assistant's opening); SEER_FEED_MEDIA stops after
    the last message's last image or video (its text and end not fed; with no media in the last
-   message, the same as feeding all but the last message). The next seer_chat_generate /
+   message, the same as feeding all but the last message: the chat template wants a user message, so
+   a system prompt alone is fed this way, before the first question). The next seer_chat_generate /
    seer_batch_add_chat feeds only the rest, and gives what it gives without the feed. params (NULL =
    defaults; think as the generation will use it): on_progress / on_video_progress / user_data are
    called as in generation (non-zero cancels: SEER_ECANCELED, nothing of the unfed part kept: the

@@ -11,7 +11,7 @@ build_pkgs="build-essential cmake pkg-config
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
   libturbojpeg0-dev libexif-dev libtiff-dev libpoppler-glib-dev libcairo2-dev
   libvulkan-dev glslc
-  libpcre2-dev libutf8proc-dev libjansson-dev libedit-dev libcurl4-openssl-dev libssl-dev"
+  libpcre2-dev libutf8proc-dev libjansson-dev libedit-dev libcurl4-openssl-dev libssl-dev libmicrohttpd-dev"
 # lavapipe (mesa-vulkan-drivers) runs every Vulkan test on the CPU; python3-numpy runs the
 # reference implementation; python3-pil is the resize the image preprocessing must match;
 # ffmpeg and poppler-utils make test images, videos and PDFs; the validation layers check Vulkan

@@ -1,0 +1,641 @@
+/* engine.c — the slots of `seer serve` (server/server.h). Two threads drive one model:
+     the feeder takes queued jobs while a slot is free, restores the longest cached prefix into the
+     slot's context, adds the request's messages, feeds the prompt (seer_chat_feed) and saves
+     snapshots at the two points a later request can share: after the last message's media, and
+     after the last message (docs/SERVING.md "Prefix cache");
+     the decoder adds fed slots to one seer_batch (which feeds only the assistant's opening) and
+     steps it, one token of every reply per pass over the weights, handing text to the jobs as it
+     comes and finishing them as they end.
+   The two take turns on the device: the library releases it between a prompt's micro-batches
+   (on_progress runs unlocked), and the feeder's on_progress waits there for one decode step
+   whenever replies are decoding, so a long prompt delays the others by about one micro-batch (an
+   image by its tower encode) per token, not by the whole prompt. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server/server.h"
+
+enum slot_state { SLOT_FREE, SLOT_FEEDING, SLOT_READY, SLOT_DECODING };
+
+struct slot {
+    engine *e;
+    seer_context *ctx;
+    struct job *job;
+    enum slot_state state;
+    seer_generate_params gp;
+    int64_t cached, fed;      /* prompt tokens restored from the cache, and fed by the feeder */
+    double t_feed;            /* when feeding began */
+};
+
+struct engine {
+    seer_model *m;
+    const struct serve_options *o;
+    struct metrics *met;
+    prefix_cache *cache;
+    seer_batch *batch;
+    struct slot *slots;
+    int n_slots;
+    pthread_mutex_t mu;       /* the queue, the slots' states, steps, stopping */
+    pthread_cond_t cv;        /* any of them changed */
+    struct job **queue;       /* ring of max_queue */
+    int q_head, q_len;
+    unsigned long long steps; /* decode steps done */
+    int decoding;             /* replies in the batch */
+    bool stopping;            /* no new jobs; threads end when idle */
+    bool aborting;            /* grace over: cancel everything */
+    pthread_t feeder, decoder;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- jobs ------------------------------------------------------------------------------------- */
+
+struct job *job_new(void)
+{
+    struct job *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_cond_init(&j->cv, NULL);
+    j->refs = 1;
+    j->http_status = 200;
+    return j;
+}
+
+void job_release(struct job *j)
+{
+    if (!j)
+        return;
+    pthread_mutex_lock(&j->mu);
+    int left = --j->refs;
+    pthread_mutex_unlock(&j->mu);
+    if (left)
+        return;
+    for (size_t i = 0; j->media && i < j->req.n_messages; i++)
+        media_set_free(&j->media[i]);
+    free(j->media);
+    srv_request_free(&j->req);
+    free(j->text);
+    free(j->reasoning);
+    pthread_mutex_destroy(&j->mu);
+    pthread_cond_destroy(&j->cv);
+    free(j);
+}
+
+/* Appends streamed bytes under the job's lock and wakes its HTTP thread. */
+static int job_append(struct job *j, char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+    int rc = 0;
+    pthread_mutex_lock(&j->mu);
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap : 256;
+        while (c < *len + n + 1)
+            c *= 2;
+        char *p = realloc(*buf, c);
+        if (!p)
+            rc = -1;
+        else
+            *buf = p, *cap = c;
+    }
+    if (!rc) {
+        memcpy(*buf + *len, s, n);
+        *len += n;
+        (*buf)[*len] = '\0';
+        if (!j->t_first)
+            j->t_first = now_s();
+    }
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+static int on_text(const char *s, size_t n, void *user)
+{
+    struct slot *sl = user;
+    struct job *j = sl->job;
+    return job_append(j, &j->text, &j->text_len, &j->text_cap, s, n) || atomic_load(&j->cancelled) ||
+           sl->e->aborting;
+}
+
+static int on_thinking(const char *s, size_t n, void *user)
+{
+    struct slot *sl = user;
+    struct job *j = sl->job;
+    return job_append(j, &j->reasoning, &j->reasoning_len, &j->reasoning_cap, s, n) ||
+           atomic_load(&j->cancelled) || sl->e->aborting;
+}
+
+/* Between two prompt micro-batches (the device released) and after each token. While replies are
+   decoding, the feeder waits here for one of their steps (at most 100 ms, so a stalled decoder
+   cannot hold it), which alternates the two on the device. */
+static int on_progress(int64_t done, int64_t total, int64_t generated, void *user)
+{
+    struct slot *sl = user;
+    engine *e = sl->e;
+    (void)total;
+    if (atomic_load(&sl->job->cancelled) || e->aborting)
+        return 1;
+    if (generated == 0 && done < total && sl->state == SLOT_FEEDING) {
+        pthread_mutex_lock(&e->mu);
+        if (e->decoding > 0) {
+            unsigned long long s0 = e->steps;
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 100 * 1000000L;
+            if (until.tv_nsec >= 1000000000L)
+                until.tv_sec++, until.tv_nsec -= 1000000000L;
+            while (e->steps == s0 && e->decoding > 0 && !e->aborting)
+                if (pthread_cond_timedwait(&e->cv, &e->mu, &until) == ETIMEDOUT)
+                    break;
+        }
+        pthread_mutex_unlock(&e->mu);
+    }
+    return 0;
+}
+
+static int on_video_progress(const char *path, int64_t done, int64_t pairs, void *user)
+{
+    (void)path;
+    return on_progress(done, pairs + 1, 0, user); /* pairs + 1: never "done" while encoding */
+}
+
+/* Ends a job: the output fields under its lock, its HTTP thread woken, the engine's reference
+   dropped. status 200 with stop/usage, or an error status with *err. */
+static void job_finish(struct job *j, int status, const struct srv_error *err)
+{
+    pthread_mutex_lock(&j->mu);
+    j->http_status = status;
+    if (err)
+        j->err = *err;
+    j->done = true;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    job_release(j);
+}
+
+/* A library failure as the HTTP error it is: media that cannot be read or decoded 422, media the
+   model cannot take 415, other bad input 400, memory 503, the device 500; cancelled is 499 (nginx's
+   "client closed request": the client is gone, so it is counted, never sent). */
+static void fail_from_library(struct job *j, int rc, const char *what)
+{
+    struct srv_error err = {0};
+    const char *msg = seer_last_error();
+    if (rc == SEER_ECANCELED || atomic_load(&j->cancelled))
+        srv_fail(&err, 499, NULL, "cancelled");
+    else if (rc == SEER_ENOMEM)
+        srv_fail(&err, 503, NULL, "%s: out of memory: %s", what, msg);
+    else if (rc == SEER_EDECODE || rc == SEER_EFORMAT || rc == SEER_EIO)
+        srv_fail(&err, 422, NULL, "%s: %s", what, msg);
+    else if (rc == SEER_EUNSUPPORTED)
+        srv_fail(&err, 415, NULL, "%s: %s", what, msg);
+    else if (rc == SEER_EINVAL)
+        srv_fail(&err, 400, NULL, "%s: %s", what, msg);
+    else
+        srv_fail(&err, 500, NULL, "%s: %s", what, msg);
+    job_finish(j, err.status, &err);
+}
+
+/* ---- the feeder ------------------------------------------------------------------------------- */
+
+static void slot_params(struct slot *sl, const struct job *j)
+{
+    const struct serve_options *o = sl->e->o;
+    seer_generate_params *gp = &sl->gp;
+    *gp = o->gp;
+    gp->sampling = j->req.sampling;
+    if (j->req.max_tokens > 0)
+        gp->max_tokens = j->req.max_tokens;
+    gp->stop = (const char *const *)j->req.stop;
+    gp->n_stop = j->req.n_stop;
+    gp->grammar = j->req.grammar;
+    gp->json_schema = j->req.json_schema;
+    if (j->req.think >= 0)
+        gp->think = j->req.think;
+    gp->show_thinking = 0;
+    gp->on_text = on_text;
+    gp->on_thinking = on_thinking;
+    gp->on_progress = on_progress;
+    gp->on_video_progress = on_video_progress;
+    gp->user_data = sl;
+}
+
+static int add_message(seer_context *ctx, const struct srv_message *msg, const struct media_set *ms,
+                       const char *text)
+{
+    if (ms->n_images || ms->n_videos)
+        return seer_chat_add_media(ctx, msg->role, ms->images, ms->n_images, ms->videos, ms->n_videos, text);
+    return seer_chat_add(ctx, msg->role, text);
+}
+
+static void save(engine *e, seer_context *ctx, struct cache_key key)
+{
+    seer_snapshot *snap;
+    if (e->cache && seer_context_save(ctx, &snap) == SEER_OK)
+        cache_put(e->cache, key, snap);
+}
+
+/* The context limit, before any work: 0, or -1 after finishing the job with 400
+   context_length_exceeded. */
+static int fits(struct slot *sl, int64_t need)
+{
+    const int64_t n_ctx = sl->e->o->cp.n_ctx;
+    if (n_ctx <= 0 || need + 1 <= n_ctx)
+        return 0;
+    struct srv_error err = {0};
+    srv_fail(&err, 400, "messages", "the prompt needs %lld tokens but a slot's context holds %lld (seer serve -c): shorten it",
+             (long long)need, (long long)n_ctx);
+    snprintf(err.code, sizeof err.code, "context_length_exceeded");
+    job_finish(sl->job, 400, &err);
+    return -1;
+}
+
+/* A raw prompt: measured here, fed by seer_batch_add_text. */
+static int feed_completion(struct slot *sl)
+{
+    int64_t measured = 0;
+    int rc = seer_context_reset(sl->ctx);
+    if (!rc)
+        rc = seer_text_measure(sl->ctx, sl->job->req.prompt, NULL, 0, &measured);
+    if (rc) {
+        fail_from_library(sl->job, rc, "the prompt");
+        return -1;
+    }
+    return fits(sl, measured);
+}
+
+/* A chat's prompt fed, from the longest cached prefix on (file comment): 0, or -1 after finishing
+   the job with its error. keys: [2 (n + 1)] scratch. */
+static int feed_chat(struct slot *sl, struct cache_key *keys)
+{
+    engine *e = sl->e;
+    struct job *j = sl->job;
+    seer_context *ctx = sl->ctx;
+    const struct srv_request *r = &j->req;
+    const size_t n = r->n_messages;
+    int64_t fed = 0, measured = 0;
+    int rc;
+
+    /* candidates in prefix order: messages 0..k for k < n-1, the last message's media, all */
+    struct cache_key mkey, *cand = keys + n + 1;
+    bool has_mkey;
+    media_prefix_keys(r, j->media, keys, &mkey, &has_mkey);
+    size_t nc = 0, i_media = (size_t)-1;
+    for (size_t k = 0; k + 1 < n; k++)
+        cand[nc++] = keys[k];
+    if (has_mkey)
+        i_media = nc, cand[nc++] = mkey;
+    cand[nc++] = keys[n - 1];
+    const int hit = e->cache ? cache_restore_longest(e->cache, cand, nc, ctx, &sl->cached) : -1;
+    if (hit < 0 && (rc = seer_context_reset(ctx)))
+        goto fail;
+    if (e->cache)
+        atomic_fetch_add(hit < 0 ? &e->met->cache_misses : &e->met->cache_hits, 1);
+    /* what the restored snapshot holds: messages 0..done-1, the last of them (media_open) with its
+       media and without its text */
+    const bool all = hit >= 0 && (size_t)hit == nc - 1, media_open = hit >= 0 && (size_t)hit == i_media;
+    const size_t done = hit < 0 ? 0 : all || media_open ? n : (size_t)hit + 1;
+    /* the last message's media go in first with no text, to be fed and saved apart */
+    const bool split = !all && !media_open && has_mkey && e->cache;
+    for (size_t k = done; k < n; k++)
+        if ((rc = add_message(ctx, &r->messages[k], &j->media[k], split && k == n - 1 ? "" : r->messages[k].text)))
+            goto fail;
+    if (media_open && (rc = seer_chat_append_text(ctx, r->messages[n - 1].text)))
+        goto fail;
+    /* the split message is measured without its text, which then adds exactly its own tokens (the
+       text follows <|vision_end|>, a special token) */
+    if ((rc = seer_chat_measure(ctx, &sl->gp, &measured)))
+        goto fail;
+    if (split) {
+        int32_t *ids;
+        size_t n_ids;
+        const char *t = r->messages[n - 1].text;
+        if ((rc = seer_tokenize(e->m, t, strlen(t), 0, &ids, &n_ids)))
+            goto fail;
+        seer_free(ids);
+        measured += (int64_t)n_ids;
+    }
+    if (fits(sl, sl->cached + measured))
+        return -1;
+    if (split) {
+        if ((rc = seer_chat_feed(ctx, &sl->gp, SEER_FEED_MEDIA, &fed)))
+            goto fail;
+        sl->fed += fed;
+        save(e, ctx, mkey);
+        if ((rc = seer_chat_append_text(ctx, r->messages[n - 1].text)))
+            goto fail;
+    }
+    if (!all) {
+        if ((rc = seer_chat_feed(ctx, &sl->gp, SEER_FEED_MESSAGES, &fed)))
+            goto fail;
+        sl->fed += fed;
+        save(e, ctx, keys[n - 1]);
+    }
+    return 0;
+fail:
+    fail_from_library(j, rc, "the prompt");
+    return -1;
+}
+
+/* The prompt of slot sl's job fed: 0, or -1 after finishing the job with its error. */
+static int feed_job(struct slot *sl)
+{
+    struct job *j = sl->job;
+    slot_params(sl, j);
+    sl->cached = sl->fed = 0;
+    if (j->req.endpoint == SRV_COMPLETION)
+        return feed_completion(sl);
+    struct cache_key *keys = malloc(2 * (j->req.n_messages + 1) * sizeof *keys);
+    if (!keys) {
+        fail_from_library(j, SEER_ENOMEM, "the prompt");
+        return -1;
+    }
+    int rc = feed_chat(sl, keys);
+    free(keys);
+    return rc;
+}
+
+static void *feeder_main(void *arg)
+{
+    engine *e = arg;
+    pthread_mutex_lock(&e->mu);
+    for (;;) {
+        struct slot *sl = NULL;
+        while (!e->aborting && (e->q_len == 0 || !sl)) {
+            sl = NULL;
+            for (int i = 0; i < e->n_slots && !sl; i++)
+                if (e->slots[i].state == SLOT_FREE)
+                    sl = &e->slots[i];
+            if (e->q_len > 0 && sl)
+                break;
+            if (e->stopping && e->q_len == 0)
+                break;
+            pthread_cond_wait(&e->cv, &e->mu);
+        }
+        if (e->aborting || (e->stopping && e->q_len == 0))
+            break;
+        struct job *j = e->queue[e->q_head];
+        e->q_head = (e->q_head + 1) % e->o->max_queue;
+        e->q_len--;
+        atomic_store(&e->met->queued, e->q_len);
+        sl->job = j;
+        sl->state = SLOT_FEEDING;
+        atomic_fetch_add(&e->met->busy_slots, 1);
+        pthread_mutex_unlock(&e->mu);
+
+        double t0 = now_s();
+        int rc = atomic_load(&j->cancelled) ? -1 : feed_job(sl);
+        if (atomic_load(&j->cancelled) && rc == 0) {
+            struct srv_error err = {0};
+            srv_fail(&err, 499, NULL, "cancelled");
+            job_finish(j, 499, &err);
+            rc = -1;
+        }
+        atomic_fetch_add(&e->met->prefill_ns, (long long)((now_s() - t0) * 1e9));
+        pthread_mutex_lock(&e->mu);
+        if (rc) {
+            sl->job = NULL;
+            sl->state = SLOT_FREE;
+            atomic_fetch_sub(&e->met->busy_slots, 1);
+        } else {
+            sl->state = SLOT_READY;
+        }
+        pthread_cond_broadcast(&e->cv);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
+
+/* ---- the decoder ------------------------------------------------------------------------------ */
+
+static struct slot *slot_of(engine *e, const seer_context *ctx)
+{
+    for (int i = 0; i < e->n_slots; i++)
+        if (e->slots[i].ctx == ctx)
+            return &e->slots[i];
+    return NULL;
+}
+
+/* A reply taken from the batch: the job finished with its usage, the slot freed. */
+static void reply_done(engine *e, struct slot *sl, seer_result *res, int status)
+{
+    struct job *j = sl->job;
+    if (status != SEER_OK) {
+        fail_from_library(j, status, "the reply");
+    } else {
+        pthread_mutex_lock(&j->mu);
+        j->stop = res->stop;
+        j->usage.cached_tokens = sl->cached;
+        j->usage.prompt_tokens = sl->cached + sl->fed + res->prompt_tokens;
+        j->usage.completion_tokens = (int64_t)res->n_tokens;
+        pthread_mutex_unlock(&j->mu);
+        atomic_fetch_add(&e->met->prompt_tokens, sl->fed + res->prompt_tokens);
+        atomic_fetch_add(&e->met->cached_tokens, sl->cached);
+        atomic_fetch_add(&e->met->generated_tokens, (long long)res->n_tokens);
+        if (atomic_load(&j->cancelled)) {
+            struct srv_error err = {0};
+            srv_fail(&err, 499, NULL, "cancelled");
+            job_finish(j, 499, &err);
+        } else {
+            job_finish(j, 200, NULL);
+        }
+    }
+    seer_result_clear(res);
+    pthread_mutex_lock(&e->mu);
+    sl->job = NULL;
+    sl->state = SLOT_FREE;
+    e->decoding--;
+    atomic_fetch_sub(&e->met->busy_slots, 1);
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+}
+
+static void *decoder_main(void *arg)
+{
+    engine *e = arg;
+    for (;;) {
+        pthread_mutex_lock(&e->mu);
+        struct slot *ready = NULL;
+        for (;;) {
+            for (int i = 0; i < e->n_slots && !ready; i++)
+                if (e->slots[i].state == SLOT_READY)
+                    ready = &e->slots[i];
+            if (ready || e->decoding > 0)
+                break;
+            bool busy = e->q_len > 0;
+            for (int i = 0; i < e->n_slots; i++)
+                busy |= e->slots[i].state != SLOT_FREE;
+            if ((e->stopping && !busy) || e->aborting)
+                break;
+            pthread_cond_wait(&e->cv, &e->mu);
+        }
+        if (!ready && e->decoding == 0) {
+            pthread_mutex_unlock(&e->mu);
+            break;
+        }
+        if (ready) {
+            ready->state = SLOT_DECODING;
+            e->decoding++;
+        }
+        pthread_mutex_unlock(&e->mu);
+
+        double t0 = now_s();
+        if (ready) {
+            const struct job *j = ready->job;
+            int rc = j->req.endpoint == SRV_COMPLETION
+                         ? seer_batch_add_text(e->batch, ready->ctx, j->req.prompt, &ready->gp)
+                         : seer_batch_add_chat(e->batch, ready->ctx, &ready->gp);
+            if (rc) {
+                seer_result none = {0};
+                reply_done(e, ready, &none, rc);
+            }
+        }
+        if (seer_batch_active(e->batch) > 0)
+            seer_batch_step(e->batch); /* a failure ends the step's replies with it: taken below */
+        seer_context *ctx;
+        seer_result res;
+        int status;
+        while (seer_batch_take(e->batch, &ctx, &res, &status)) {
+            struct slot *sl = slot_of(e, ctx);
+            if (status != SEER_OK && status != SEER_ECANCELED && sl)
+                seer_context_reset(ctx); /* a failed step leaves the state undefined */
+            if (sl)
+                reply_done(e, sl, &res, status);
+        }
+        atomic_fetch_add(&e->met->decode_ns, (long long)((now_s() - t0) * 1e9));
+        pthread_mutex_lock(&e->mu);
+        e->steps++;
+        pthread_cond_broadcast(&e->cv);
+        pthread_mutex_unlock(&e->mu);
+    }
+    return NULL;
+}
+
+/* ---- life ------------------------------------------------------------------------------------- */
+
+int engine_create(seer_model *m, const struct serve_options *o, struct metrics *met, engine **out)
+{
+    engine *e = calloc(1, sizeof *e);
+    int rc = SEER_ENOMEM;
+    if (!e)
+        return rc;
+    e->m = m, e->o = o, e->met = met;
+    e->n_slots = o->n_slots;
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cv, NULL);
+    e->slots = calloc((size_t)o->n_slots, sizeof *e->slots);
+    e->queue = calloc((size_t)o->max_queue, sizeof *e->queue);
+    if (!e->slots || !e->queue)
+        goto fail;
+    for (int i = 0; i < o->n_slots; i++) {
+        e->slots[i].e = e;
+        if ((rc = seer_context_create(m, &o->cp, &e->slots[i].ctx)))
+            goto fail;
+    }
+    if ((rc = seer_batch_create(m, o->n_slots, &e->batch)))
+        goto fail;
+    if (o->cache_ram > 0 && !(e->cache = cache_create(o->cache_ram))) {
+        rc = SEER_ENOMEM;
+        goto fail;
+    }
+    atomic_store(&met->n_slots, o->n_slots);
+    if (pthread_create(&e->feeder, NULL, feeder_main, e)) {
+        rc = SEER_ENOMEM;
+        goto fail;
+    }
+    if (pthread_create(&e->decoder, NULL, decoder_main, e)) {
+        pthread_mutex_lock(&e->mu);
+        e->aborting = e->stopping = true;
+        pthread_cond_broadcast(&e->cv);
+        pthread_mutex_unlock(&e->mu);
+        pthread_join(e->feeder, NULL);
+        rc = SEER_ENOMEM;
+        goto fail;
+    }
+    *out = e;
+    return SEER_OK;
+fail:
+    seer_batch_free(e->batch);
+    for (int i = 0; e->slots && i < o->n_slots; i++)
+        seer_context_free(e->slots[i].ctx);
+    cache_free(e->cache);
+    free(e->slots);
+    free(e->queue);
+    free(e);
+    return rc;
+}
+
+int engine_submit(engine *e, struct job *j, struct srv_error *err)
+{
+    pthread_mutex_lock(&e->mu);
+    if (e->stopping) {
+        pthread_mutex_unlock(&e->mu);
+        return srv_fail(err, 503, NULL, "the server is shutting down");
+    }
+    if (e->q_len >= e->o->max_queue) {
+        pthread_mutex_unlock(&e->mu);
+        return srv_fail(err, 503, NULL, "the queue is full (%d requests waiting): try again later", e->o->max_queue);
+    }
+    pthread_mutex_lock(&j->mu);
+    j->refs++;
+    j->t_submit = now_s();
+    pthread_mutex_unlock(&j->mu);
+    e->queue[(e->q_head + e->q_len) % e->o->max_queue] = j;
+    e->q_len++;
+    atomic_store(&e->met->queued, e->q_len);
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+    return 0;
+}
+
+prefix_cache *engine_cache(engine *e)
+{
+    return e->cache;
+}
+
+void engine_stop(engine *e, int grace)
+{
+    if (!e)
+        return;
+    pthread_mutex_lock(&e->mu);
+    e->stopping = true;
+    pthread_cond_broadcast(&e->cv);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += grace;
+    for (;;) {
+        bool busy = e->q_len > 0;
+        for (int i = 0; i < e->n_slots; i++)
+            busy |= e->slots[i].state != SLOT_FREE;
+        if (!busy || pthread_cond_timedwait(&e->cv, &e->mu, &until) == ETIMEDOUT)
+            break;
+    }
+    e->aborting = true; /* what is left is cancelled at its next token or micro-batch */
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+    pthread_join(e->feeder, NULL);
+    pthread_join(e->decoder, NULL);
+    /* jobs still queued never reached a slot */
+    for (; e->q_len > 0; e->q_len--, e->q_head = (e->q_head + 1) % e->o->max_queue) {
+        struct srv_error err = {0};
+        srv_fail(&err, 503, NULL, "the server stopped before this request reached a slot");
+        job_finish(e->queue[e->q_head], 503, &err);
+    }
+    seer_batch_free(e->batch);
+    for (int i = 0; i < e->n_slots; i++)
+        seer_context_free(e->slots[i].ctx);
+    cache_free(e->cache);
+    pthread_mutex_destroy(&e->mu);
+    pthread_cond_destroy(&e->cv);
+    free(e->slots);
+    free(e->queue);
+    free(e);
+}

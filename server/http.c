@@ -1,0 +1,517 @@
+/* http.c — the HTTP side of `seer serve` (server/server.h, docs/SERVING.md). libmicrohttpd (GNU,
+   in Debian, HTTP/1.1 with keep-alive, chunked bodies and per-connection limits) parses HTTP; its
+   thread-per-connection mode lets a handler wait for its job plainly, and a slow or hostile client
+   costs one thread, never the engine. Routes:
+     GET  /health                  200 {"status":"ok"}, 503 while the model loads or the server stops
+     GET  /metrics                 Prometheus text (server/metrics.c)
+     GET  /v1/models               the model, with its input modalities
+     POST /v1/chat/completions     chat (server/request.h), streamed as server-sent events on request
+     POST /v1/completions          raw prompts
+   (each /v1/ path also without /v1, as llama-server answers both). /v1/ routes need the API key
+   when one is set; /health and /metrics never do, so probes and scrapers need no secret. */
+#define _GNU_SOURCE /* asprintf, strsignal */
+#include <curl/curl.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/server.h"
+
+enum { STATE_LOADING, STATE_READY, STATE_STOPPING };
+enum route { R_NONE, R_HEALTH, R_METRICS, R_MODELS, R_CHAT, R_COMPLETION };
+
+struct server {
+    const struct serve_options *o;
+    struct MHD_Daemon *d;
+    seer_model *m;
+    engine *e;
+    atomic_int state;
+    struct metrics met;
+    char *model_id;
+    int64_t created;
+    bool vision;
+    struct srv_limits lim;
+    atomic_ullong next_id;
+};
+
+/* One request (libmicrohttpd's con_cls). */
+struct conn {
+    struct server *s;
+    struct MHD_Connection *c;
+    enum route route;
+    bool post, answered;
+    char *body;
+    size_t n, cap;
+    int body_status;              /* 413 / 408 found while reading the body, else 0 */
+    double t_start;
+    struct job *job;
+    /* streaming */
+    size_t sent_text, sent_reasoning;
+    bool sent_first, sent_end;
+    char *ev;                     /* the event being written, and how far */
+    size_t ev_len, ev_off;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- answering -------------------------------------------------------------------------------- */
+
+static enum MHD_Result send_body(struct conn *k, int status, char *body, const char *type)
+{
+    if (!body)
+        body = strdup("{\"error\":{\"message\":\"out of memory\",\"type\":\"server_error\"}}"), status = 500;
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    enum MHD_Result ret = MHD_queue_response(k->c, (unsigned)status, r);
+    MHD_destroy_response(r);
+    metrics_count_status(&k->s->met, status);
+    k->answered = true;
+    return ret;
+}
+
+static enum MHD_Result send_error(struct conn *k, const struct srv_error *err)
+{
+    if (err->status == 499) { /* the client left: nothing to send */
+        metrics_count_status(&k->s->met, 499);
+        return MHD_NO;
+    }
+    return send_body(k, err->status, srv_error_body(err), "application/json");
+}
+
+static enum MHD_Result fail(struct conn *k, int status, const char *fmt, const char *arg)
+{
+    struct srv_error err = {0};
+    srv_fail(&err, status, NULL, fmt, arg);
+    return send_error(k, &err);
+}
+
+/* Whether the client closed its end (a read that would see EOF). */
+static bool client_gone(struct conn *k)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(k->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci)
+        return false;
+    char b;
+    ssize_t r = recv(ci->connect_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/* Waits (under j->mu) until cond or 200 ms; false when the client went away meanwhile (the job is
+   then cancelled). */
+static bool wait_job(struct conn *k)
+{
+    struct job *j = k->job;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 200 * 1000000L;
+    if (until.tv_nsec >= 1000000000L)
+        until.tv_sec++, until.tv_nsec -= 1000000000L;
+    if (pthread_cond_timedwait(&j->cv, &j->mu, &until) == ETIMEDOUT && client_gone(k)) {
+        atomic_store(&j->cancelled, true);
+        return false;
+    }
+    return true;
+}
+
+static void answer_of(const struct job *j, struct srv_answer *a)
+{
+    *a = (struct srv_answer){j->text ? j->text : "", j->text_len, j->reasoning, j->reasoning_len, j->stop, j->usage};
+}
+
+/* The next event of a stream into k->ev: reasoning and text deltas as they come, then the finish
+   chunk, the usage chunk when asked, and [DONE]. Called with j->mu held; false when nothing is
+   ready yet. */
+static bool next_event(struct conn *k)
+{
+    struct job *j = k->job;
+    const struct srv_request *r = &j->req;
+    struct srv_delta d = {.first = !k->sent_first};
+    if (k->sent_reasoning < j->reasoning_len || k->sent_text < j->text_len) {
+        d.reasoning = k->sent_reasoning < j->reasoning_len ? j->reasoning + k->sent_reasoning : NULL;
+        d.reasoning_len = j->reasoning_len - k->sent_reasoning;
+        d.content = k->sent_text < j->text_len ? j->text + k->sent_text : NULL;
+        d.content_len = j->text_len - k->sent_text;
+        k->sent_reasoning = j->reasoning_len, k->sent_text = j->text_len;
+    } else if (!j->done) {
+        return false;
+    } else if (j->http_status != 200) {
+        /* an error after the stream began: an error event, then the end */
+        char *body = srv_error_body(&j->err);
+        k->ev_len = body ? (size_t)asprintf(&k->ev, "data: %s\n\ndata: [DONE]\n\n", body) : 0;
+        free(body);
+        k->sent_end = true;
+        return k->ev_len > 0;
+    } else if (!k->sent_end) {
+        d.finish = &j->stop;
+        k->ev = srv_chunk_event(r->endpoint, j->id, k->s->model_id, j->created, &d);
+        if (r->include_usage) {
+            struct srv_delta u = {.usage = &j->usage};
+            char *uev = srv_chunk_event(r->endpoint, j->id, k->s->model_id, j->created, &u), *both = NULL;
+            if (k->ev && uev && asprintf(&both, "%s%s", k->ev, uev) > 0)
+                free(k->ev), k->ev = both;
+            free(uev);
+        }
+        char *done = NULL;
+        if (k->ev && asprintf(&done, "%sdata: [DONE]\n\n", k->ev) > 0)
+            free(k->ev), k->ev = done;
+        k->ev_len = k->ev ? strlen(k->ev) : 0;
+        k->sent_end = true;
+        return k->ev_len > 0;
+    } else {
+        return false;
+    }
+    k->ev = srv_chunk_event(r->endpoint, j->id, k->s->model_id, j->created, &d);
+    k->ev_len = k->ev ? strlen(k->ev) : 0;
+    k->sent_first = true;
+    return k->ev_len > 0;
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct conn *k = cls;
+    struct job *j = k->job;
+    (void)pos;
+    if (k->ev_off == k->ev_len) {
+        free(k->ev);
+        k->ev = NULL;
+        k->ev_len = k->ev_off = 0;
+        if (k->sent_end && !k->ev)
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        pthread_mutex_lock(&j->mu);
+        while (!next_event(k)) {
+            if (k->sent_end || !wait_job(k)) {
+                pthread_mutex_unlock(&j->mu);
+                return k->sent_end ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+            }
+        }
+        pthread_mutex_unlock(&j->mu);
+    }
+    size_t n = k->ev_len - k->ev_off < max ? k->ev_len - k->ev_off : max;
+    memcpy(buf, k->ev + k->ev_off, n);
+    k->ev_off += n;
+    return (ssize_t)n;
+}
+
+/* ---- generation ------------------------------------------------------------------------------- */
+
+static enum MHD_Result generate(struct conn *k)
+{
+    struct server *s = k->s;
+    struct srv_error err = {0};
+    struct job *j = job_new();
+    if (!j)
+        return fail(k, 503, "%s", "out of memory");
+    k->job = j;
+    const enum srv_endpoint ep = k->route == R_CHAT ? SRV_CHAT : SRV_COMPLETION;
+    if (srv_parse_request(ep, k->body ? k->body : "", k->n, &s->o->gp.sampling, &s->lim, &j->req, &err))
+        return send_error(k, &err);
+    /* any "model" is accepted, as llama-server does: one server serves one model */
+    j->media = calloc(j->req.n_messages ? j->req.n_messages : 1, sizeof *j->media);
+    if (!j->media)
+        return fail(k, 503, "%s", "out of memory");
+    for (size_t i = 0; i < j->req.n_messages; i++) {
+        if (j->req.messages[i].n_media && !s->vision) {
+            srv_fail(&err, 400, j->req.messages[i].media[0].param, "%s has no vision tower: it reads text only",
+                     s->model_id);
+            return send_error(k, &err);
+        }
+        if (media_resolve(s->o, &j->req.messages[i], &j->media[i], &err))
+            return send_error(k, &err);
+    }
+    snprintf(j->id, sizeof j->id, "%s-%llx%04llx", ep == SRV_CHAT ? "chatcmpl" : "cmpl",
+             (unsigned long long)time(NULL), (unsigned long long)atomic_fetch_add(&s->next_id, 1));
+    j->created = (int64_t)time(NULL);
+    if (engine_submit(s->e, j, &err))
+        return send_error(k, &err);
+
+    /* Wait for the first output (or the end): an error found while feeding the prompt (context too
+       small, an undecodable image) still gets its own status, not a 200 stream. */
+    pthread_mutex_lock(&j->mu);
+    while (!j->done && !(j->req.stream && (j->text_len || j->reasoning_len)))
+        if (!wait_job(k))
+            break;
+    const bool done = j->done, gone = atomic_load(&j->cancelled);
+    pthread_mutex_unlock(&j->mu);
+    if (gone && !done) {
+        metrics_count_status(&s->met, 499);
+        return MHD_NO;
+    }
+    if (done && j->http_status != 200)
+        return send_error(k, &j->err);
+    if (!j->req.stream) {
+        struct srv_answer a;
+        answer_of(j, &a);
+        return send_body(k, 200, srv_response_body(ep, j->id, s->model_id, j->created, &a), "application/json");
+    }
+    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, k, NULL);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    MHD_add_response_header(r, "X-Accel-Buffering", "no"); /* nginx: pass events on at once */
+    enum MHD_Result ret = MHD_queue_response(k->c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    metrics_count_status(&s->met, 200);
+    k->answered = true;
+    return ret;
+}
+
+/* ---- routing ---------------------------------------------------------------------------------- */
+
+static enum route route_of(const char *url, bool *v1)
+{
+    static const struct {
+        const char *path;
+        enum route r;
+        bool v1;
+    } table[] = {
+        {"/health", R_HEALTH, false},          {"/metrics", R_METRICS, false},
+        {"/v1/models", R_MODELS, true},        {"/models", R_MODELS, true},
+        {"/v1/chat/completions", R_CHAT, true}, {"/chat/completions", R_CHAT, true},
+        {"/v1/completions", R_COMPLETION, true}, {"/completions", R_COMPLETION, true},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (!strcmp(url, table[i].path)) {
+            *v1 = table[i].v1;
+            return table[i].r;
+        }
+    *v1 = !strncmp(url, "/v1/", 4);
+    return R_NONE;
+}
+
+/* The API key, compared in time independent of where it differs. */
+static bool key_ok(const struct server *s, struct MHD_Connection *c)
+{
+    if (!s->o->api_key)
+        return true;
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!h || strncmp(h, "Bearer ", 7))
+        return false;
+    const char *given = h + 7, *want = s->o->api_key;
+    size_t gl = strlen(given), wl = strlen(want);
+    unsigned diff = (unsigned)(gl ^ wl);
+    for (size_t i = 0; i < wl; i++)
+        diff |= (unsigned char)want[i] ^ (unsigned char)(i < gl ? given[i] : 0);
+    return diff == 0;
+}
+
+static enum MHD_Result dispatch(struct conn *k)
+{
+    struct server *s = k->s;
+    const int state = atomic_load(&s->state);
+    if (k->body_status)
+        return fail(k, k->body_status, "%s",
+                    k->body_status == 413 ? "the request body is too large (seer serve --max-body)"
+                                          : "the request body came too slowly (seer serve --timeout)");
+    switch (k->route) {
+    case R_HEALTH:
+        if (state != STATE_READY) {
+            struct srv_error err = {0};
+            srv_fail(&err, 503, NULL, state == STATE_LOADING ? "loading the model" : "shutting down");
+            return send_error(k, &err);
+        }
+        return send_body(k, 200, strdup("{\"status\":\"ok\"}"), "application/json");
+    case R_METRICS: {
+        int64_t bytes = 0, entries = 0;
+        if (state == STATE_READY)
+            cache_stats(engine_cache(s->e), &bytes, &entries);
+        return send_body(k, 200, metrics_text(&s->met, bytes, entries), "text/plain; version=0.0.4");
+    }
+    default:
+        break;
+    }
+    if (state != STATE_READY)
+        return fail(k, 503, "%s", state == STATE_LOADING ? "loading the model" : "shutting down");
+    if (k->route == R_MODELS)
+        return send_body(k, 200, srv_models_body(s->model_id, s->created, s->vision, s->o->cp.n_ctx),
+                         "application/json");
+    return generate(k);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+    struct server *s = cls;
+    struct conn *k = *con_cls;
+    (void)version;
+    if (!k) { /* headers read: route, method, key and declared size checked before any body */
+        if (!(k = calloc(1, sizeof *k)))
+            return MHD_NO;
+        *con_cls = k;
+        k->s = s, k->c = c, k->t_start = now_s();
+        bool v1;
+        k->route = route_of(url, &v1);
+        k->post = !strcmp(method, "POST");
+        const bool want_post = k->route == R_CHAT || k->route == R_COMPLETION;
+        if (k->route == R_NONE)
+            return fail(k, 404, "no such endpoint: %s", url);
+        if (k->post != want_post || (!k->post && strcmp(method, "GET") && strcmp(method, "HEAD")))
+            return fail(k, 405, "%s: method not allowed here", method);
+        if (v1 && !key_ok(s, c)) {
+            struct srv_error err = {0};
+            srv_fail(&err, 401, NULL, "a missing or wrong API key: send Authorization: Bearer KEY");
+            snprintf(err.code, sizeof err.code, "invalid_api_key");
+            return send_error(k, &err);
+        }
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && strtoull(cl, NULL, 10) > s->o->max_body)
+            k->body_status = 413;
+        return MHD_YES;
+    }
+    if (k->answered)
+        return MHD_YES; /* answered early (404, 401 …): the rest of the body is read and dropped */
+    if (*upload_size) {
+        if (!k->body_status && now_s() - k->t_start > (s->o->timeout > 0 ? s->o->timeout : 600))
+            k->body_status = 408;
+        if (!k->body_status && k->n + *upload_size > s->o->max_body)
+            k->body_status = 413;
+        if (!k->body_status) {
+            if (k->n + *upload_size + 1 > k->cap) {
+                size_t cap = k->cap ? k->cap : 4096;
+                while (cap < k->n + *upload_size + 1)
+                    cap *= 2;
+                char *b = realloc(k->body, cap);
+                if (!b)
+                    return MHD_NO;
+                k->body = b, k->cap = cap;
+            }
+            memcpy(k->body + k->n, upload, *upload_size);
+            k->n += *upload_size;
+            k->body[k->n] = '\0';
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    return dispatch(k);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode why)
+{
+    struct conn *k = *con_cls;
+    (void)cls, (void)c, (void)why;
+    if (!k)
+        return;
+    if (k->job) {
+        atomic_store(&k->job->cancelled, true); /* a no-op once it is done */
+        job_release(k->job);
+    }
+    free(k->body);
+    free(k->ev);
+    free(k);
+    *con_cls = NULL;
+}
+
+/* ---- the process ------------------------------------------------------------------------------ */
+
+static const char *base_name(const char *path)
+{
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    const char *b = path + n;
+    while (b > path && b[-1] != '/')
+        b--;
+    return b;
+}
+
+/* --host as a socket address (numeric only: a server binds an address, it does not resolve one). */
+static int listen_address(const char *host, int port, struct sockaddr_storage *out)
+{
+    struct addrinfo hints = {.ai_flags = AI_NUMERICHOST | AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    char portstr[16];
+    snprintf(portstr, sizeof portstr, "%d", port);
+    if (getaddrinfo(host, portstr, &hints, &res) || !res)
+        return -1;
+    memset(out, 0, sizeof *out);
+    memcpy(out, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
+    return 0;
+}
+
+int serve_run(const struct serve_options *o)
+{
+    static struct server srv; /* the one server of this process; its threads read it until the end */
+    struct server *s = &srv;
+    sigset_t sigs;
+    int sig = 0, rc = 1;
+    s->o = o;
+    s->lim = srv_limits_default();
+    s->created = (int64_t)time(NULL);
+    s->model_id = o->alias ? strdup(o->alias) : strndup(base_name(o->model_path), strcspn(base_name(o->model_path), "/"));
+    /* SIGTERM and SIGINT are taken by sigwait below: blocked in every thread made from here */
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+
+    struct sockaddr_storage addr;
+    if (listen_address(o->host, o->port, &addr)) {
+        fprintf(stderr, "seer serve: --host %s: not an IPv4 or IPv6 address\n", o->host);
+        goto out;
+    }
+    s->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
+                                (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+                            (uint16_t)o->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &addr,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->http_threads, MHD_OPTION_CONNECTION_TIMEOUT,
+                            (unsigned)(o->timeout > 0 ? o->timeout : 600), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                            (size_t)256 * 1024, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+    if (!s->d) {
+        fprintf(stderr, "seer serve: cannot listen on %s:%d: %s\n", o->host, o->port, strerror(errno));
+        goto out;
+    }
+    fprintf(stderr, "seer serve: listening on http://%s:%d (loading %s)\n", o->host, o->port, o->model_path);
+    int lrc = seer_model_load(o->model_path, &o->mp, &s->m);
+    if (lrc) {
+        fprintf(stderr, "seer: %s\n", seer_last_error());
+        goto out;
+    }
+    seer_image_info probe;
+    s->vision = seer_image_measure(s->m, &(seer_image_input){.rgb = (const uint8_t[3]){0}, .width = 1, .height = 1},
+                                   &probe) == SEER_OK;
+    if ((lrc = engine_create(s->m, o, &s->met, &s->e))) {
+        fprintf(stderr, "seer: %s\n", seer_last_error());
+        goto out;
+    }
+    atomic_store(&s->state, STATE_READY);
+    fprintf(stderr, "seer serve: ready: %s on %s, %d slots of %lld tokens\n", s->model_id, seer_model_device(s->m),
+            o->n_slots, (long long)o->cp.n_ctx);
+    sigwait(&sigs, &sig);
+    /* Stop: no new connections (a balancer's retry goes to another server), requests in flight
+       finish within the grace period, then the rest are cancelled. */
+    fprintf(stderr, "seer serve: %s: finishing requests in flight (at most %d s)\n", strsignal(sig), o->grace);
+    atomic_store(&s->state, STATE_STOPPING);
+    MHD_socket ls = MHD_quiesce_daemon(s->d);
+    if (ls != MHD_INVALID_SOCKET)
+        close(ls);
+    engine_stop(s->e, o->grace);
+    s->e = NULL;
+    rc = 0;
+out:
+    if (s->d)
+        MHD_stop_daemon(s->d); /* waits for the connections' threads */
+    engine_stop(s->e, 0);
+    seer_model_free(s->m);
+    curl_global_cleanup();
+    free(s->model_id);
+    return rc;
+}
