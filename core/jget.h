@@ -28,6 +28,16 @@ int jget_load_file(const char *path, size_t max_bytes, const char *limit_name, s
 bool jget_has(const json_t *obj, const char *key);
 int jget_i64(const struct jget_ctx *c, const json_t *obj, const char *key, int64_t lo, int64_t hi,
              const int64_t *def, int64_t *out);
+/* One integer key of a config object for jget_i64_fields: a reader lists its keys, ranges and
+   defaults as a table instead of one call each. */
+struct jget_i64_field {
+    const char *key;
+    int64_t lo, hi;
+    const int64_t *def; /* NULL: the key is required */
+    size_t offset;      /* of the int64_t in the caller's struct (offsetof) */
+};
+/* jget_i64 for each of the n fields in order, into the struct at out; stops at the first problem. */
+int jget_i64_fields(const struct jget_ctx *c, const json_t *obj, const struct jget_i64_field *f, size_t n, void *out);
 /* Accepts JSON integers and reals; must be finite. */
 int jget_f64(const struct jget_ctx *c, const json_t *obj, const char *key, const double *def, double *out);
 int jget_bool(const struct jget_ctx *c, const json_t *obj, const char *key, const bool *def, bool *out);

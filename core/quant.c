@@ -285,12 +285,12 @@ static float fit_scale_min(int n, int nmax, const float *x, const float *w, uint
    (weights |x| + rms(sub-block), so large values count more), their scales and mins quantised to
    6 bits against the largest of each (super-block d = max_scale/63, dmin = max_min/63, both
    halves), then every element requantised against the stored (rounded) scales so the levels fit
-   what a reader decodes. GGUF's search parameters: Q4_K grids from nmax−1 to nmax+1 in 20 steps
-   of 0.1, Q5_K from nmax−0.5 in 15. */
-static void quantize_block_k(const float *x, int nmax, uint8_t *L, uint8_t *scales_out, uint16_t *d_out,
-                             uint16_t *dmin_out)
+   what a reader decodes, and packed into qs (and, for Q5_K, qh). GGUF's search parameters: Q4_K
+   grids from nmax−1 to nmax+1 in 20 steps of 0.1, Q5_K from nmax−0.5 in 15. */
+static void quantize_block_k(const float *x, int nmax, uint8_t *scales_out, uint16_t *d_out, uint16_t *dmin_out,
+                             uint8_t *qs, uint8_t *qh)
 {
-    uint8_t Laux[32];
+    uint8_t L[QK_K], Laux[32];
     float w[32], mins[QK_K / 32], scales[QK_K / 32];
     float max_scale = 0, max_min = 0;
     for (int j = 0; j < QK_K / 32; j++) {
@@ -344,38 +344,51 @@ static void quantize_block_k(const float *x, int nmax, uint8_t *L, uint8_t *scal
             L[32 * j + l] = (uint8_t)MAX(0, MIN(nmax, q));
         }
     }
+
+    /* Both layouts keep the low 4 bits as nibbles, sub-block 2g in the low and 2g+1 in the high
+       half of qs[32g + l]; Q5_K (qh given) puts bit 4 of sub-block j's value l in bit j of qh[l]
+       (dequant_q5_K). For Q4_K the levels are ≤ 15, so the mask changes nothing. */
+    if (qh)
+        memset(qh, 0, QK_K / 8);
+    for (int g = 0; g < QK_K / 64; g++)
+        for (int l = 0; l < 32; l++) {
+            const uint8_t a = L[64 * g + l], b = L[64 * g + l + 32];
+            qs[32 * g + l] = (uint8_t)((a & 0xF) | ((b & 0xF) << 4));
+            if (qh)
+                qh[l] |= (uint8_t)(((a >> 4) << (2 * g)) | ((b >> 4) << (2 * g + 1)));
+        }
+}
+
+/* Runs a super-block quantiser over the n / QK_K blocks of a row (each block_bytes long). */
+static void quantize_blocks(const float *src, void *dst, int64_t n, size_t block_bytes,
+                            void (*block)(const float *x, void *y))
+{
+    ASSERT1(n % QK_K == 0);
+    for (int64_t i = 0; i < n / QK_K; i++)
+        block(src + i * QK_K, (uint8_t *)dst + (size_t)i * block_bytes);
+}
+
+static void quantize_block_q4_K(const float *x, void *blk)
+{
+    block_q4_K *y = blk;
+    quantize_block_k(x, 15, y->scales, &y->d, &y->dmin, y->qs, NULL);
 }
 
 void quantize_row_q4_K(const float *src, void *dst, int64_t n)
 {
-    ASSERT1(n % QK_K == 0);
-    block_q4_K *y = dst;
-    uint8_t L[QK_K];
-    for (int64_t i = 0; i < n / QK_K; i++) {
-        quantize_block_k(src + i * QK_K, 15, L, y[i].scales, &y[i].d, &y[i].dmin);
-        for (int g = 0; g < QK_K / 64; g++)
-            for (int l = 0; l < 32; l++)
-                y[i].qs[32 * g + l] = (uint8_t)(L[64 * g + l] | (L[64 * g + l + 32] << 4));
-    }
+    quantize_blocks(src, dst, n, sizeof(block_q4_K), quantize_block_q4_K);
 }
 
-/* Q5_K: Q4_K's fit with 31 levels; the low 4 bits as Q4_K's nibbles, bit 4 of sub-block j's
-   value l in bit j of qh[l] (dequant_q5_K). */
+/* Q5_K: Q4_K's fit with 31 levels and a fifth bit plane. */
+static void quantize_block_q5_K(const float *x, void *blk)
+{
+    block_q5_K *y = blk;
+    quantize_block_k(x, 31, y->scales, &y->d, &y->dmin, y->qs, y->qh);
+}
+
 void quantize_row_q5_K(const float *src, void *dst, int64_t n)
 {
-    ASSERT1(n % QK_K == 0);
-    block_q5_K *y = dst;
-    uint8_t L[QK_K];
-    for (int64_t i = 0; i < n / QK_K; i++) {
-        quantize_block_k(src + i * QK_K, 31, L, y[i].scales, &y[i].d, &y[i].dmin);
-        memset(y[i].qh, 0, sizeof y[i].qh);
-        for (int g = 0; g < QK_K / 64; g++)
-            for (int l = 0; l < 32; l++) {
-                const uint8_t a = L[64 * g + l], b = L[64 * g + l + 32];
-                y[i].qs[32 * g + l] = (uint8_t)((a & 0xF) | ((b & 0xF) << 4));
-                y[i].qh[l] |= (uint8_t)(((a >> 4) << (2 * g)) | ((b >> 4) << (2 * g + 1)));
-            }
-    }
+    quantize_blocks(src, dst, n, sizeof(block_q5_K), quantize_block_q5_K);
 }
 
 /* ---- Q6_K quantiser ----------------------------------------------------------------------- */
@@ -385,8 +398,9 @@ void quantize_row_q5_K(const float *src, void *dst, int64_t n)
    as int8 against the largest (super-block d, half), then every value requantised against the
    stored steps. A valid Q6_K block any reader decodes; its error is somewhat above GGUF's. Used
    for random-weight models (lm/randmodel.c) and tests. */
-static void quantize_block_q6_K(const float *x, block_q6_K *y)
+static void quantize_block_q6_K(const float *x, void *blk)
 {
+    block_q6_K *y = blk;
     float scales[QK_K / 16], max_scale = 0, max_abs = 0;
     for (int j = 0; j < QK_K / 16; j++) {
         float amax = 0, vmax = 0;
@@ -428,10 +442,7 @@ static void quantize_block_q6_K(const float *x, block_q6_K *y)
 
 void quantize_row_q6_K(const float *src, void *dst, int64_t n)
 {
-    ASSERT1(n % QK_K == 0);
-    block_q6_K *y = dst;
-    for (int64_t i = 0; i < n / QK_K; i++)
-        quantize_block_q6_K(src + i * QK_K, &y[i]);
+    quantize_blocks(src, dst, n, sizeof(block_q6_K), quantize_block_q6_K);
 }
 
 /* ---- dispatch ----------------------------------------------------------------------------- */

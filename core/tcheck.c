@@ -18,3 +18,13 @@ void tcheck_want(struct tcheck *c, const char *name, unsigned flags, int rank, c
     if (c->rc == SEER_OK)
         c->rc = weights_expect(c->w, name, rank, shape, flags, NULL);
 }
+
+int tcheck_run(const struct weights *w, const void *cfg, tcheck_table_fn *gguf_table, tcheck_table_fn *hf_table)
+{
+    struct tcheck c = {.w = w, .rc = SEER_OK};
+    if (w->kind == WEIGHTS_GGUF)
+        gguf_table(&c, cfg);
+    else
+        hf_table(&c, cfg);
+    return c.rc;
+}

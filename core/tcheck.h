@@ -20,4 +20,10 @@ const char *tcheck_name(struct tcheck *c, const char *fmt, ...) SEER_PRINTF(2, 3
    weights_expect). Does nothing once an expectation has failed. */
 void tcheck_want(struct tcheck *c, const char *name, unsigned flags, int rank, const int64_t *shape);
 
+/* A config's expectations for one checkpoint form; cfg is the reader's own config struct. */
+typedef void tcheck_table_fn(struct tcheck *c, const void *cfg);
+/* Checks w against cfg with the table for its form (gguf_table for a GGUF file, hf_table for a
+   Hugging Face checkpoint: names and dimension orders differ); SEER_OK or the first failure's code. */
+int tcheck_run(const struct weights *w, const void *cfg, tcheck_table_fn *gguf_table, tcheck_table_fn *hf_table);
+
 #endif

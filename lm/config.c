@@ -5,6 +5,7 @@
 #include "lm/config.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -385,26 +386,28 @@ int qwen35_config_from_json(const json_t *root, const char *path, struct qwen35_
                         "qwen3_5_text)", path, printable(shown, sizeof shown, mt));
     }
     /* Size-defining keys are required; the rest default to Qwen3_5TextConfig's values (spec §1.1). */
-    const int64_t hd = 256, hk = 16, dk = 128, kc = 4, mtp0 = 0, ctx0 = 0;
+    static const int64_t hd = 256, hk = 16, dk = 128, kc = 4, zero = 0;
+    static const struct jget_i64_field fields[] = {
+        {"num_hidden_layers", 1, QWEN35_MAX_LAYERS, NULL, offsetof(struct qwen35_config, n_layer)},
+        {"hidden_size", 1, QWEN35_MAX_DIM, NULL, offsetof(struct qwen35_config, n_embd)},
+        {"intermediate_size", 1, QWEN35_MAX_DIM, NULL, offsetof(struct qwen35_config, n_ff)},
+        {"vocab_size", 1, QWEN35_MAX_DIM, NULL, offsetof(struct qwen35_config, n_vocab)},
+        {"num_attention_heads", 1, QWEN35_MAX_DIM, NULL, offsetof(struct qwen35_config, n_head)},
+        {"num_key_value_heads", 1, QWEN35_MAX_DIM, NULL, offsetof(struct qwen35_config, n_head_kv)},
+        {"linear_num_value_heads", 1, QWEN35_MAX_DIM, NULL, offsetof(struct qwen35_config, ssm_n_v_heads)},
+        {"head_dim", 1, QWEN35_MAX_DIM, &hd, offsetof(struct qwen35_config, head_dim)},
+        {"linear_num_key_heads", 1, QWEN35_MAX_DIM, &hk, offsetof(struct qwen35_config, ssm_n_k_heads)},
+        {"linear_key_head_dim", 1, QWEN35_MAX_DIM, &dk, offsetof(struct qwen35_config, ssm_d_k)},
+        {"linear_value_head_dim", 1, QWEN35_MAX_DIM, &dk, offsetof(struct qwen35_config, ssm_d_v)},
+        {"linear_conv_kernel_dim", 1, QWEN35_MAX_DIM, &kc, offsetof(struct qwen35_config, ssm_conv_kernel)},
+        {"max_position_embeddings", 0, INT64_MAX, &zero, offsetof(struct qwen35_config, n_ctx_train)},
+    };
     const double eps_def = 1e-6;
     const bool tie_def = false;
-    const int64_t big = QWEN35_MAX_DIM, any = INT64_MAX;
     int64_t mtp;
     double eps;
-    if ((rc = jget_i64(&tc, text, "num_hidden_layers", 1, QWEN35_MAX_LAYERS, NULL, &c.n_layer)) ||
-        (rc = jget_i64(&tc, text, "hidden_size", 1, big, NULL, &c.n_embd)) ||
-        (rc = jget_i64(&tc, text, "intermediate_size", 1, big, NULL, &c.n_ff)) ||
-        (rc = jget_i64(&tc, text, "vocab_size", 1, big, NULL, &c.n_vocab)) ||
-        (rc = jget_i64(&tc, text, "num_attention_heads", 1, big, NULL, &c.n_head)) ||
-        (rc = jget_i64(&tc, text, "num_key_value_heads", 1, big, NULL, &c.n_head_kv)) ||
-        (rc = jget_i64(&tc, text, "linear_num_value_heads", 1, big, NULL, &c.ssm_n_v_heads)) ||
-        (rc = jget_i64(&tc, text, "head_dim", 1, big, &hd, &c.head_dim)) ||
-        (rc = jget_i64(&tc, text, "linear_num_key_heads", 1, big, &hk, &c.ssm_n_k_heads)) ||
-        (rc = jget_i64(&tc, text, "linear_key_head_dim", 1, big, &dk, &c.ssm_d_k)) ||
-        (rc = jget_i64(&tc, text, "linear_value_head_dim", 1, big, &dk, &c.ssm_d_v)) ||
-        (rc = jget_i64(&tc, text, "linear_conv_kernel_dim", 1, big, &kc, &c.ssm_conv_kernel)) ||
-        (rc = jget_i64(&tc, text, "max_position_embeddings", 0, any, &ctx0, &c.n_ctx_train)) ||
-        (rc = jget_i64(&tc, text, "mtp_num_hidden_layers", 0, MAX_MTP, &mtp0, &mtp)) ||
+    if ((rc = jget_i64_fields(&tc, text, fields, ARRAY_LEN(fields), &c)) ||
+        (rc = jget_i64(&tc, text, "mtp_num_hidden_layers", 0, MAX_MTP, &zero, &mtp)) ||
         (rc = jget_f64(&tc, text, "rms_norm_eps", &eps_def, &eps)))
         return rc;
     c.n_mtp = (int)mtp;
@@ -481,8 +484,9 @@ static void gguf_common_layer(struct tcheck *c, const struct qwen35_config *cf, 
     want(c, tcheck_name(c, "blk.%lld.ffn_down.weight", (long long)i), 0, 2, I, H, 0);
 }
 
-static void check_gguf(struct tcheck *c, const struct qwen35_config *cf)
+static void check_gguf(struct tcheck *c, const void *config)
 {
+    const struct qwen35_config *cf = config;
     int64_t H = cf->n_embd, V = cf->n_vocab, Hv = cf->ssm_n_v_heads, CD = qwen35_conv_dim(cf),
             VD = qwen35_value_dim(cf);
     want(c, "token_embd.weight", 0, 2, H, V, 0);
@@ -539,8 +543,9 @@ static void hf_common_layer(struct tcheck *c, const struct qwen35_config *cf, co
     want(c, tcheck_name(c, "%smlp.down_proj.weight", p), 0, 2, H, I, 0);
 }
 
-static void check_hf(struct tcheck *c, const struct qwen35_config *cf)
+static void check_hf(struct tcheck *c, const void *config)
 {
+    const struct qwen35_config *cf = config;
     int64_t H = cf->n_embd, V = cf->n_vocab, Hv = cf->ssm_n_v_heads, CD = qwen35_conv_dim(cf),
             VD = qwen35_value_dim(cf);
     /* Composite checkpoints use model.language_model.*, text-only ones model.* (spec §8, S11). */
@@ -585,10 +590,5 @@ static void check_hf(struct tcheck *c, const struct qwen35_config *cf)
 
 int qwen35_check_tensors(const struct qwen35_config *cfg, const struct weights *w)
 {
-    struct tcheck c = {.w = w, .rc = SEER_OK};
-    if (w->kind == WEIGHTS_GGUF)
-        check_gguf(&c, cfg);
-    else
-        check_hf(&c, cfg);
-    return c.rc;
+    return tcheck_run(w, cfg, check_gguf, check_hf);
 }

@@ -5,6 +5,7 @@
 #include "vision/config.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -181,17 +182,20 @@ int vit_config_from_json(const json_t *root, const char *path, struct vit_config
     if (act && strcmp(act, "gelu_pytorch_tanh") != 0) /* spec §4.5 */
         return seer_err(SEER_EUNSUPPORTED, "%s: vision_config.hidden_act '%s' (only gelu_pytorch_tanh)", path,
                         printable(shown, sizeof shown, act));
-    const int64_t big = VIT_MAX_DIM, p16 = 16, t2 = 2, m2 = 2, c3 = 3, pos = 2304;
-    if ((rc = jget_i64(&vc, v, "depth", 1, VIT_MAX_DEPTH, NULL, &c.depth)) ||
-        (rc = jget_i64(&vc, v, "hidden_size", 1, big, NULL, &c.n_embd)) ||
-        (rc = jget_i64(&vc, v, "num_heads", 1, big, NULL, &c.n_head)) ||
-        (rc = jget_i64(&vc, v, "intermediate_size", 1, big, NULL, &c.n_ff)) ||
-        (rc = jget_i64(&vc, v, "out_hidden_size", 1, big, NULL, &c.out_dim)) ||
-        (rc = jget_i64(&vc, v, "patch_size", 1, big, &p16, &c.patch_size)) ||
-        (rc = jget_i64(&vc, v, "temporal_patch_size", 1, big, &t2, &c.temporal_patch_size)) ||
-        (rc = jget_i64(&vc, v, "spatial_merge_size", 1, big, &m2, &c.merge_size)) ||
-        (rc = jget_i64(&vc, v, "in_channels", 1, big, &c3, &c.in_channels)) ||
-        (rc = jget_i64(&vc, v, "num_position_embeddings", 1, big, &pos, &c.n_pos)))
+    static const int64_t p16 = 16, two = 2, c3 = 3, pos = 2304;
+    static const struct jget_i64_field fields[] = {
+        {"depth", 1, VIT_MAX_DEPTH, NULL, offsetof(struct vit_config, depth)},
+        {"hidden_size", 1, VIT_MAX_DIM, NULL, offsetof(struct vit_config, n_embd)},
+        {"num_heads", 1, VIT_MAX_DIM, NULL, offsetof(struct vit_config, n_head)},
+        {"intermediate_size", 1, VIT_MAX_DIM, NULL, offsetof(struct vit_config, n_ff)},
+        {"out_hidden_size", 1, VIT_MAX_DIM, NULL, offsetof(struct vit_config, out_dim)},
+        {"patch_size", 1, VIT_MAX_DIM, &p16, offsetof(struct vit_config, patch_size)},
+        {"temporal_patch_size", 1, VIT_MAX_DIM, &two, offsetof(struct vit_config, temporal_patch_size)},
+        {"spatial_merge_size", 1, VIT_MAX_DIM, &two, offsetof(struct vit_config, merge_size)},
+        {"in_channels", 1, VIT_MAX_DIM, &c3, offsetof(struct vit_config, in_channels)},
+        {"num_position_embeddings", 1, VIT_MAX_DIM, &pos, offsetof(struct vit_config, n_pos)},
+    };
+    if ((rc = jget_i64_fields(&vc, v, fields, ARRAY_LEN(fields), &c)) != SEER_OK)
         return rc;
     int64_t ds[64];
     size_t n_ds;
@@ -249,8 +253,9 @@ enum { F = WEIGHTS_FLOAT_ONLY };
 
 /* mmproj names, ne order (spec §11.6). The Conv3D patch kernel is stored as two Conv2D kernels,
    one per temporal slice; the merger is mm.0 (fc1) and mm.2 (fc2) around a GELU. */
-static void check_gguf(struct tcheck *c, const struct vit_config *v)
+static void check_gguf(struct tcheck *c, const void *config)
 {
+    const struct vit_config *v = config;
     int64_t D = v->n_embd, P = v->patch_size, M = v->merge_size * v->merge_size * D;
     want(c, "v.patch_embd.weight", F, 4, P, P, v->in_channels, D, 0);
     want(c, "v.patch_embd.weight.1", F, 4, P, P, v->in_channels, D, 0);
@@ -280,8 +285,9 @@ static void check_gguf(struct tcheck *c, const struct vit_config *v)
 }
 
 /* HF names, PyTorch order (spec §8): 3 + 12·Lv + 6 tensors. */
-static void check_hf(struct tcheck *c, const struct vit_config *v)
+static void check_hf(struct tcheck *c, const void *config)
 {
+    const struct vit_config *v = config;
     int64_t D = v->n_embd, P = v->patch_size, M = v->merge_size * v->merge_size * D;
     want(c, "model.visual.patch_embed.proj.weight", F, 5, D, v->in_channels, v->temporal_patch_size, P, P);
     want(c, "model.visual.patch_embed.proj.bias", F, 1, D, 0, 0, 0, 0);
@@ -311,10 +317,5 @@ static void check_hf(struct tcheck *c, const struct vit_config *v)
 
 int vit_check_tensors(const struct vit_config *cfg, const struct weights *w)
 {
-    struct tcheck c = {.w = w, .rc = SEER_OK};
-    if (w->kind == WEIGHTS_GGUF)
-        check_gguf(&c, cfg);
-    else
-        check_hf(&c, cfg);
-    return c.rc;
+    return tcheck_run(w, cfg, check_gguf, check_hf);
 }

@@ -419,52 +419,41 @@ static int gdn_run(const char *op, backend *be, threadpool_fn fn, size_t scratch
     return SEER_OK;
 }
 
-static int gdn_setup(const char *op, struct gdn_ctx *c, tensor *out, const tensor *q, const tensor *k,
-                     const tensor *v, const tensor *g, const tensor *beta, tensor *state, float scale,
-                     enum gdn_head_order order)
+/* Both entry points: the recurrent form keeps per-thread vectors (k, q·scale {dk}; v, Sᵀk, Sᵀq, δ
+   {dv}), the chunked one chunk_layout's buffers; the rest (checks, context, threads) is shared. */
+static int gdn_op(bool chunked, backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
+                  const tensor *g, const tensor *beta, tensor *state, float scale, enum gdn_head_order order)
 {
+    const char *op = chunked ? "op_gdn_chunked" : "op_gdn_recurrent";
     /* ops.c checked dtypes and the {dk,Hk,T} / {dv,Hv,T} / {Hv,T} shapes; a 4th dimension is
        outside the contract */
     if (q->ne[3] != 1 || v->ne[3] != 1 || g->ne[2] * g->ne[3] != 1 || beta->ne[2] * beta->ne[3] != 1)
         return seer_err(SEER_EINVAL, "%s: inputs must be at most 3-D (q{dk,Hk,T}, v{dv,Hv,T}, g{Hv,T})", op);
-    *c = (struct gdn_ctx){.q = q, .k = k, .v = v, .g = g, .beta = beta, .out = out,
-                          .state = (float *)state->data, .scale = scale, .order = order, .dk = q->ne[0], .dv = v->ne[0],
-                          .Hk = q->ne[1], .Hv = v->ne[1], .T = q->ne[2]};
-    return SEER_OK;
-}
-
-int cpu_gdn_recurrent(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                      const tensor *g, const tensor *beta, tensor *state, float scale,
-                      enum gdn_head_order order)
-{
-    static const char op[] = "op_gdn_recurrent";
-    struct gdn_ctx c;
-    int rc = gdn_setup(op, &c, out, q, k, v, g, beta, state, scale, order);
-    size_t n;
-    if (rc)
-        return rc;
-    /* k, q·scale {dk}; v, Sᵀk, Sᵀq, δ {dv} */
-    size_t n4;
-    if (!size_mul(2, (size_t)c.dk, &n) || !size_mul(4, (size_t)c.dv, &n4) || !size_add(n, n4, &n))
+    struct gdn_ctx c = {.q = q, .k = k, .v = v, .g = g, .beta = beta, .out = out,
+                        .state = (float *)state->data, .scale = scale, .order = order, .dk = q->ne[0], .dv = v->ne[0],
+                        .Hk = q->ne[1], .Hv = v->ne[1], .T = q->ne[2]};
+    struct chunk_bufs b;
+    size_t n = 0, n4;
+    if (chunked)
+        n = chunk_layout(NULL, c.dk, c.dv, &b); /* 0 when the sizes overflow */
+    else if (!size_mul(2, (size_t)c.dk, &n) || !size_mul(4, (size_t)c.dv, &n4) || !size_add(n, n4, &n))
+        n = 0;
+    if (n == 0)
         return seer_err(SEER_EINVAL, "%s: dk %lld / dv %lld too large", op, (long long)c.dk, (long long)c.dv);
 #ifdef SEER_MM_X86
-    c.wide = c.dv % 32 == 0 && mm_x86_available();
+    c.wide = !chunked && c.dv % 32 == 0 && mm_x86_available();
 #endif
-    return gdn_run(op, be, recurrent_worker, n, &c);
+    return gdn_run(op, be, chunked ? chunked_worker : recurrent_worker, n, &c);
 }
 
-int cpu_gdn_chunked(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v,
-                    const tensor *g, const tensor *beta, tensor *state, float scale,
-                    enum gdn_head_order order)
+int cpu_gdn_recurrent(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v, const tensor *g,
+                      const tensor *beta, tensor *state, float scale, enum gdn_head_order order)
 {
-    static const char op[] = "op_gdn_chunked";
-    struct gdn_ctx c;
-    int rc = gdn_setup(op, &c, out, q, k, v, g, beta, state, scale, order);
-    size_t n;
-    if (rc)
-        return rc;
-    struct chunk_bufs b;
-    if ((n = chunk_layout(NULL, c.dk, c.dv, &b)) == 0)
-        return seer_err(SEER_EINVAL, "%s: dk %lld / dv %lld too large", op, (long long)c.dk, (long long)c.dv);
-    return gdn_run(op, be, chunked_worker, n, &c);
+    return gdn_op(false, be, out, q, k, v, g, beta, state, scale, order);
+}
+
+int cpu_gdn_chunked(backend *be, tensor *out, const tensor *q, const tensor *k, const tensor *v, const tensor *g,
+                    const tensor *beta, tensor *state, float scale, enum gdn_head_order order)
+{
+    return gdn_op(true, be, out, q, k, v, g, beta, state, scale, order);
 }

@@ -545,6 +545,39 @@ static void j_tps(json_t *r) { json_object_set_new(vis_of(r), "temporal_patch_si
 static void j_no_vision(json_t *r) { json_object_del(r, "vision_config"); }
 static void j_npos(json_t *r) { json_object_set_new(vis_of(r), "num_position_embeddings", json_integer(15)); }
 
+/* jget's messages through both readers: a key of each field table, an array element, each scalar
+   kind, and a table default. */
+static json_t *rope_of(json_t *r) { return json_object_get(text_of(r), "rope_parameters"); }
+static void j_no_vdepth(json_t *r) { json_object_del(vis_of(r), "depth"); }
+static void j_vhidden0(json_t *r) { json_object_set_new(vis_of(r), "hidden_size", json_integer(0)); }
+static void j_sec_str(json_t *r) { json_object_set_new(rope_of(r), "mrope_section", json_pack("[i,s,i]", 2, "a", 0)); }
+static void j_sec_neg(json_t *r) { json_object_set_new(rope_of(r), "mrope_section", json_pack("[i,i,i]", 2, -1, 0)); }
+static void j_inter_str(json_t *r) { json_object_set_new(rope_of(r), "mrope_interleaved", json_string("yes")); }
+static void j_eps_str(json_t *r) { json_object_set_new(text_of(r), "rms_norm_eps", json_string("1e-6")); }
+static void j_no_ctx(json_t *r) { json_object_del(text_of(r), "max_position_embeddings"); }
+
+static void test_jget_messages(void)
+{
+    static const struct { void (*edit)(json_t *); const char *msg; } cases[] = {
+        {j_no_vdepth, "vision_config.depth is missing"},
+        {j_vhidden0, "vision_config.hidden_size = 0 is out of range [1, 1048576]"},
+        {j_sec_str, "text_config.rope_parameters.mrope_section[1] must be an integer"},
+        {j_sec_neg, "text_config.rope_parameters.mrope_section[1] = -1 is out of range [0, 65536]"},
+        {j_inter_str, "text_config.rope_parameters.mrope_interleaved must be true or false"},
+        {j_eps_str, "text_config.rms_norm_eps must be a finite number"},
+    };
+    struct qwen35_config q;
+    struct vit_config v;
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        int rc = hf_with(cases[i].edit, &q, &v);
+        ok(rc == SEER_EFORMAT && good_msg("cfg/config.json", cases[i].msg), "'%s': %s", cases[i].msg,
+           seer_last_error());
+    }
+    q.n_ctx_train = -1;
+    int rc = hf_with(j_no_ctx, &q, &v);
+    ok(rc == SEER_OK && q.n_ctx_train == 0, "absent max_position_embeddings takes the table's default 0");
+}
+
 static void test_hf_meta(void)
 {
     struct qwen35_config q;
@@ -720,6 +753,7 @@ int main(void)
     test_gguf_meta();
     test_json_limits();
     test_hf_meta();
+    test_jget_messages();
     test_mmproj_meta();
     return done_testing();
 }
