@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli/util.h"
 #include "server/server.h"
 
 enum slot_state { SLOT_FREE, SLOT_FEEDING, SLOT_READY, SLOT_DECODING };
@@ -50,11 +51,13 @@ struct engine {
     pthread_t feeder, decoder;
 };
 
-static double now_s(void)
+void srv_deadline(struct timespec *ts, long ms)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += ms % 1000 * 1000000L;
+    if (ts->tv_nsec >= 1000000000L)
+        ts->tv_sec++, ts->tv_nsec -= 1000000000L;
 }
 
 /* ---- jobs ------------------------------------------------------------------------------------- */
@@ -111,7 +114,7 @@ static int job_append(struct job *j, char **buf, size_t *len, size_t *cap, const
         *len += n;
         (*buf)[*len] = '\0';
         if (!j->t_first)
-            j->t_first = now_s();
+            j->t_first = cli_time_now();
     }
     pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);
@@ -149,10 +152,7 @@ static int on_progress(int64_t done, int64_t total, int64_t generated, void *use
         if (e->decoding > 0) {
             unsigned long long s0 = e->steps;
             struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += 100 * 1000000L;
-            if (until.tv_nsec >= 1000000000L)
-                until.tv_sec++, until.tv_nsec -= 1000000000L;
+            srv_deadline(&until, 100);
             while (e->steps == s0 && e->decoding > 0 && !e->aborting)
                 if (pthread_cond_timedwait(&e->cv, &e->mu, &until) == ETIMEDOUT)
                     break;
@@ -391,7 +391,7 @@ static void *feeder_main(void *arg)
         atomic_fetch_add(&e->met->busy_slots, 1);
         pthread_mutex_unlock(&e->mu);
 
-        double t0 = now_s();
+        double t0 = cli_time_now();
         int rc = atomic_load(&j->cancelled) ? -1 : feed_job(sl);
         if (atomic_load(&j->cancelled) && rc == 0) {
             struct srv_error err = {0};
@@ -399,7 +399,7 @@ static void *feeder_main(void *arg)
             job_finish(j, 499, &err);
             rc = -1;
         }
-        atomic_fetch_add(&e->met->prefill_ns, (long long)((now_s() - t0) * 1e9));
+        atomic_fetch_add(&e->met->prefill_ns, (long long)((cli_time_now() - t0) * 1e9));
         pthread_mutex_lock(&e->mu);
         if (rc) {
             sl->job = NULL;
@@ -487,7 +487,7 @@ static void *decoder_main(void *arg)
         }
         pthread_mutex_unlock(&e->mu);
 
-        double t0 = now_s();
+        double t0 = cli_time_now();
         if (ready) {
             const struct job *j = ready->job;
             int rc = j->req.endpoint == SRV_COMPLETION
@@ -510,7 +510,7 @@ static void *decoder_main(void *arg)
             if (sl)
                 reply_done(e, sl, &res, status);
         }
-        atomic_fetch_add(&e->met->decode_ns, (long long)((now_s() - t0) * 1e9));
+        atomic_fetch_add(&e->met->decode_ns, (long long)((cli_time_now() - t0) * 1e9));
         pthread_mutex_lock(&e->mu);
         e->steps++;
         pthread_cond_broadcast(&e->cv);
@@ -586,7 +586,7 @@ int engine_submit(engine *e, struct job *j, struct srv_error *err)
     }
     pthread_mutex_lock(&j->mu);
     j->refs++;
-    j->t_submit = now_s();
+    j->t_submit = cli_time_now();
     pthread_mutex_unlock(&j->mu);
     e->queue[(e->q_head + e->q_len) % e->o->max_queue] = j;
     e->q_len++;
@@ -609,8 +609,7 @@ void engine_stop(engine *e, int grace)
     e->stopping = true;
     pthread_cond_broadcast(&e->cv);
     struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += grace;
+    srv_deadline(&until, (long)grace * 1000);
     for (;;) {
         bool busy = e->q_len > 0;
         for (int i = 0; i < e->n_slots; i++)

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/util.h"
 #include "server/server.h"
 
 enum { STATE_LOADING, STATE_READY, STATE_STOPPING };
@@ -59,13 +60,6 @@ struct conn {
     char *ev;                     /* the event being written, and how far */
     size_t ev_len, ev_off;
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* ---- answering -------------------------------------------------------------------------------- */
 
@@ -119,10 +113,7 @@ static bool wait_job(struct conn *k)
 {
     struct job *j = k->job;
     struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 200 * 1000000L;
-    if (until.tv_nsec >= 1000000000L)
-        until.tv_sec++, until.tv_nsec -= 1000000000L;
+    srv_deadline(&until, 200);
     if (pthread_cond_timedwait(&j->cv, &j->mu, &until) == ETIMEDOUT && client_gone(k)) {
         atomic_store(&j->cancelled, true);
         return false;
@@ -355,7 +346,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!(k = calloc(1, sizeof *k)))
             return MHD_NO;
         *con_cls = k;
-        k->s = s, k->c = c, k->t_start = now_s();
+        k->s = s, k->c = c, k->t_start = cli_time_now();
         bool v1;
         k->route = route_of(url, &v1);
         k->post = !strcmp(method, "POST");
@@ -378,7 +369,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (k->answered)
         return MHD_YES; /* answered early (404, 401 …): the rest of the body is read and dropped */
     if (*upload_size) {
-        if (!k->body_status && now_s() - k->t_start > (s->o->timeout > 0 ? s->o->timeout : 600))
+        if (!k->body_status && cli_time_now() - k->t_start > (s->o->timeout > 0 ? s->o->timeout : 600))
             k->body_status = 408;
         if (!k->body_status && k->n + *upload_size > s->o->max_body)
             k->body_status = 413;

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "seer.h"
 #include "server/request.h"
@@ -50,6 +51,9 @@ struct serve_options {
    or SIGINT, then stops accepting, finishes what is in flight within `grace` seconds and returns
    CLI status 0, or 1 when the model or the socket failed (one line on stderr). */
 int serve_run(const struct serve_options *o);
+
+/* An absolute CLOCK_REALTIME time ms milliseconds from now, for pthread_cond_timedwait (engine.c). */
+void srv_deadline(struct timespec *ts, long ms);
 
 /* ---- metrics (server/metrics.c) ---------------------------------------------------------------- */
 struct metrics {
