@@ -7,7 +7,7 @@
 #   cycle library: media/decode.c media/jpeg.c
 #     media/decode.c -> media/jpeg.c: media_jpeg_decode
 #     media/jpeg.c -> media/decode.c: media_image_alloc media_orient
-# ("command" when it holds a file of cli/ or tools/). Objects map to sources by their path under
+# ("command" when it holds a file of cli/, server/ or tools/). Objects map to sources by their path under
 # CMakeFiles/<target>.dir/; where one source has objects in two targets the newer one counts.
 # Usage: scripts/call-cycles.sh [BUILD_DIR]   (default $SEER_BUILD_DIR, else build; relative to the
 # source tree, which is this script's parent folder or $SEER_SOURCE_DIR)
@@ -94,7 +94,7 @@ for v0 in nodes:
             if len(comp) > 1:
                 sccs.append(sorted(comp))
 for comp in sorted(sccs):
-    part = "command" if any(f.startswith(("cli/", "tools/")) for f in comp) else "library"
+    part = "command" if any(f.startswith(("cli/", "tools/", "server/")) for f in comp) else "library"
     print("cycle %s: %s" % (part, " ".join(comp)))
     for a in comp:
         for b in comp:
