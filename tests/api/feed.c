@@ -4,7 +4,7 @@
    - the PNG as a file and as bytes in memory: the same seer_image_measure and the same greedy
      answer; random bytes fail with one line naming the image; data with pixels is refused;
    - feeding every message (first turn and second turn), or up to the last message's image, then
-     generating gives what generating alone gives: the same greedy tokens, the same ids in the state
+     generating (seer_chat_generate, or a seer_batch) gives what generating alone gives: the same greedy tokens, the same ids in the state
      (so the cut's tokenisation is a prefix of the whole rendering's), the last logits within
      TOL_LOGITS, and prompt_tokens = alone's − the tokens fed;
    - SEER_FEED_MEDIA with no media in the last message feeds what SEER_FEED_MESSAGES feeds without it;
@@ -64,7 +64,28 @@ static int cancel_first(int64_t done, int64_t total, int64_t gen, void *user)
     return 1;
 }
 
-static void run_conv(bool image, int feed, bool cancel, struct run *out)
+/* Turn 2's reply: seer_chat_generate, or (batch) a batch of one, as a server steps it. */
+static int reply(seer_context *c, const seer_generate_params *p, bool batch, seer_result *r)
+{
+    seer_batch *b = NULL;
+    seer_context *done = NULL;
+    int rc, st = SEER_OK;
+    if (!batch)
+        return seer_chat_generate(c, p, r);
+    if ((rc = seer_batch_create(model, 1, &b)) || (rc = seer_batch_add_chat(b, c, p)))
+        goto out;
+    while (!rc && seer_batch_active(b) > 0)
+        rc = seer_batch_step(b);
+    if (!rc && (!seer_batch_take(b, &done, r, &st) || done != c))
+        rc = SEER_EINVAL;
+    if (!rc)
+        rc = st;
+out:
+    seer_batch_free(b);
+    return rc;
+}
+
+static void run_conv(bool image, int feed, bool cancel, bool batch, struct run *out)
 {
     seer_result r = {0};
     seer_generate_params p = test_greedy(N_GEN);
@@ -88,7 +109,7 @@ static void run_conv(bool image, int feed, bool cancel, struct run *out)
         if (cancel && !(out->feed_rc == SEER_ECANCELED && calls == 1))
             diag("cancelled feed: rc %d after %d progress calls (%s)", out->feed_rc, calls, seer_last_error());
     }
-    if (!rc && !(rc = seer_chat_generate(out->c, &p, &r))) {
+    if (!rc && !(rc = reply(out->c, &p, batch, &r))) {
         out->prompt_tokens = r.prompt_tokens;
         out->n_tokens = r.n_tokens < N_GEN ? r.n_tokens : N_GEN;
         memcpy(out->tokens, r.tokens, out->n_tokens * sizeof *out->tokens);
@@ -184,22 +205,24 @@ static void image_bytes(void)
 
 static void feeding(void)
 {
-    struct run alone, fed, alone_img, fed_img, cut, cut_img;
-    run_conv(false, -1, false, &alone);
-    run_conv(false, SEER_FEED_MESSAGES, false, &fed);
+    struct run alone, fed, alone_img, fed_img, cut, cut_img, batched;
+    run_conv(false, -1, false, false, &alone);
+    run_conv(false, SEER_FEED_MESSAGES, false, false, &fed);
     same_as_alone(&alone, &fed, "turn 2, SEER_FEED_MESSAGES");
-    run_conv(true, -1, false, &alone_img);
-    run_conv(true, SEER_FEED_MEDIA, false, &fed_img);
+    run_conv(true, -1, false, false, &alone_img);
+    run_conv(true, SEER_FEED_MEDIA, false, false, &fed_img);
     same_as_alone(&alone_img, &fed_img, "turn 2 with an image, SEER_FEED_MEDIA");
+    run_conv(true, SEER_FEED_MEDIA, false, true, &batched);
+    same_as_alone(&alone_img, &batched, "the same, the reply stepped in a seer_batch");
     ok(fed_img.n_fed + 8 < alone_img.prompt_tokens, "SEER_FEED_MEDIA left the text and the turn's end (%lld of %lld)",
        (long long)fed_img.n_fed, (long long)alone_img.prompt_tokens);
     double e;
-    run_conv(false, SEER_FEED_MESSAGES, true, &cut);
+    run_conv(false, SEER_FEED_MESSAGES, true, false, &cut);
     bool same = same_reply(&alone, &cut, &e);
     ok(cut.feed_rc == SEER_ECANCELED && same && cut.prompt_tokens == alone.prompt_tokens,
        "on_progress cancels the feed (SEER_ECANCELED); the reply then feeds the whole turn and is the one alone "
        "(logits rel L2 %.1e)", e);
-    run_conv(true, SEER_FEED_MEDIA, true, &cut_img);
+    run_conv(true, SEER_FEED_MEDIA, true, false, &cut_img);
     same = same_reply(&alone_img, &cut_img, &e);
     ok(cut_img.feed_rc == SEER_ECANCELED && same &&
            cut_img.prompt_tokens == alone_img.prompt_tokens,
@@ -220,6 +243,7 @@ static void feeding(void)
     ok(seer_chat_feed(b, NULL, (enum seer_feed)7, NULL) == SEER_EINVAL, "an unknown seer_feed: SEER_EINVAL");
     seer_context_free(b);
     run_free(&alone), run_free(&fed), run_free(&alone_img), run_free(&fed_img), run_free(&cut), run_free(&cut_img);
+    run_free(&batched);
 }
 
 int main(void)
@@ -228,12 +252,8 @@ int main(void)
     uint64_t seed = test_seed();
     if (!if_python_pil())
         return plan_skip_all("a python3 with numpy and Pillow missing (scripts/install-deps.sh)");
-    char tiny[700], hf[800];
-    snprintf(tiny, sizeof tiny, "%s/tiny", test_tmp_dir());
-    snprintf(hf, sizeof hf, "%s/hf", tiny);
-    snprintf(png, sizeof png, "%s/noise.png", test_tmp_dir());
-    bool made = if_gen_tiny(tiny, "tiny", seed, "", "f32") == 0 && if_noise_image(png, 90, 70) == 0 &&
-                (png_bytes = read_all(png, &png_size)) != NULL;
+    char hf[700];
+    bool made = if_tiny_vision(seed, 90, 70, hf, png, sizeof png) == 0 && (png_bytes = read_all(png, &png_size));
     if (!ok(made, "tiny model and image made (seed %llu)", (unsigned long long)seed))
         return done_testing();
     seer_set_log_level(SEER_LOG_ERROR);

@@ -70,6 +70,16 @@ int if_gen_tiny(const char *dir, const char *preset, uint64_t seed, const char *
                  mmproj_types);
 }
 
+int if_tiny_vision(uint64_t seed, int w, int h, char *hf, char *png, size_t size)
+{
+    char tiny[700];
+    snprintf(tiny, sizeof tiny, "%s/tiny", test_tmp_dir());
+    snprintf(hf, size, "%s/hf", tiny);
+    snprintf(png, size, "%s/noise.png", test_tmp_dir());
+    int rc = if_gen_tiny(tiny, "tiny", seed, "", "f32");
+    return rc ? rc : if_noise_image(png, w, h);
+}
+
 float *if_read_f32(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");

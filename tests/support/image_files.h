@@ -23,6 +23,11 @@ int if_noise_image(const char *path, int w, int h);
    "f32,f16"). 0 on success. */
 int if_gen_tiny(const char *dir, const char *preset, uint64_t seed, const char *vision, const char *mmproj_types);
 
+/* What the API tests that chat about an image start from: the "tiny" preset with its vision tower
+   (f32 mmproj) in test_tmp_dir()/tiny and a w × h noise PNG beside it; their paths go to hf (the HF
+   directory) and png, each `size` bytes. 0 on success. */
+int if_tiny_vision(uint64_t seed, int w, int h, char *hf, char *png, size_t size);
+
 /* A whole little-endian f32 file as a malloc'ed array (*n values), or NULL. */
 float *if_read_f32(const char *path, size_t *n);
 
