@@ -41,6 +41,7 @@ struct server {
     bool vision;
     struct srv_limits lim;
     atomic_ullong next_id;
+    atomic_int responding;        /* requests with a job whose response is not yet fully sent */
 };
 
 /* One request (libmicrohttpd's con_cls). */
@@ -210,6 +211,7 @@ static enum MHD_Result generate(struct conn *k)
     if (!j)
         return fail(k, 503, "%s", "out of memory");
     k->job = j;
+    atomic_fetch_add(&s->responding, 1); /* until on_completed: SIGTERM waits for the last byte */
     const enum srv_endpoint ep = k->route == R_CHAT ? SRV_CHAT : SRV_COMPLETION;
     if (srv_parse_request(ep, k->body ? k->body : "", k->n, &s->o->gp.sampling, &s->lim, &j->req, &err))
         return send_error(k, &err);
@@ -396,11 +398,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode why)
 {
     struct conn *k = *con_cls;
-    (void)cls, (void)c, (void)why;
+    (void)cls, (void)c;
     if (!k)
         return;
     if (k->job) {
+        /* A stream cut before its end (the client left, or a write failed) was counted 200 when
+           it began; count it as cancelled too, or /metrics never shows clients leaving streams. */
+        if (k->answered && k->job->req.stream && (why != MHD_REQUEST_TERMINATED_COMPLETED_OK || !k->sent_end))
+            metrics_count_status(&k->s->met, 499);
         atomic_store(&k->job->cancelled, true); /* a no-op once it is done */
+        atomic_fetch_sub(&k->s->responding, 1);
         job_release(k->job);
     }
     free(k->body);
@@ -494,8 +501,15 @@ int serve_run(const struct serve_options *o)
     MHD_socket ls = MHD_quiesce_daemon(s->d);
     if (ls != MHD_INVALID_SOCKET)
         close(ls);
+    const double deadline = cli_time_now() + o->grace;
     engine_stop(s->e, o->grace);
     s->e = NULL;
+    /* The engine's jobs are finished, but their HTTP threads may still be writing the last events
+       or the body: MHD_stop_daemon below would cut those connections (a stream lost its tail and
+       [DONE]), so wait for them within the grace period. Idle keep-alive connections hold no job
+       and do not delay the exit. */
+    while (atomic_load(&s->responding) > 0 && cli_time_now() < deadline)
+        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
     rc = 0;
 out:
     if (s->d)

@@ -1,0 +1,599 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `seer serve` (issue 20, docs/SERVING.md) as a TAP program: real servers on
+loopback ports, on a tiny random model from tests/reference/gen_tiny.py, driven over HTTP the way
+clients drive them. Greedy requests (temperature 0) make answers comparable: a streamed answer
+against the same answer unstreamed, a cached prefix against a server without a cache, a batched
+request against the same request served alone. Hostile requests must get their 4xx, and the
+server must keep serving after each. The binary is $SEER_BUILD_DIR/seer (default build/seer)."""
+import atexit
+import base64
+import http.client
+import http.server
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from PIL import Image
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SEER = os.path.join(ROOT, os.environ.get("SEER_BUILD_DIR", "build"), "seer")
+TMP = tempfile.mkdtemp(prefix="seer-serve-test-")
+SERVERS = []
+N_TESTS = 0
+FAILED = 0
+
+
+# ---- TAP ----------------------------------------------------------------------------------------
+
+def ok(cond, name, diag=None):
+    global N_TESTS, FAILED
+    N_TESTS += 1
+    print(("ok %d - %s" if cond else "not ok %d - %s") % (N_TESTS, name), flush=True)
+    if not cond:
+        FAILED += 1
+        if diag is not None:
+            for line in str(diag)[:2000].splitlines():
+                print("#   " + line, flush=True)
+    return cond
+
+
+def skip(name, why):
+    global N_TESTS
+    N_TESTS += 1
+    print("ok %d - %s # SKIP %s" % (N_TESTS, name, why), flush=True)
+
+
+def section(fn):
+    """Runs one group of tests; an exception (a server that died, a timeout) fails the group by name
+    instead of ending the program, so the other groups still run and report."""
+    print("# " + fn.__name__, flush=True)
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - reported as a failing test with its cause
+        import traceback
+        ok(False, "%s ran to the end" % fn.__name__, "%r\n%s" % (e, traceback.format_exc()))
+
+
+# ---- servers ------------------------------------------------------------------------------------
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, *args, model=None, wait=True):
+        self.port = free_port()
+        self.log_path = os.path.join(TMP, "server-%d.log" % self.port)
+        cmd = [SEER, "serve", "-m", model or MODEL, "--port", str(self.port), "--temp", "0", "-c", "2048"]
+        self.proc = subprocess.Popen(cmd + list(args), stdout=subprocess.DEVNULL, stderr=open(self.log_path, "w"))
+        SERVERS.append(self)
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self, timeout=60):
+        end = time.time() + timeout
+        while time.time() < end:
+            if self.proc.poll() is not None:
+                raise RuntimeError("seer serve exited %d: %s" % (self.proc.returncode, self.log()))
+            try:
+                if self.request("GET", "/health", timeout=2)[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("seer serve not ready in %d s: %s" % (timeout, self.log()))
+
+    def log(self):
+        with open(self.log_path) as f:
+            return f.read()[-1500:]
+
+    def request(self, method, path, body=None, headers=None, timeout=120):
+        """(status, headers dict, body bytes) of one request on a fresh connection."""
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            if isinstance(body, (dict, list)):
+                body = json.dumps(body).encode()
+            c.request(method, path, body, dict({"Content-Type": "application/json"}, **(headers or {})))
+            r = c.getresponse()
+            return r.status, dict(r.getheaders()), r.read()
+        finally:
+            c.close()
+
+    def post(self, path, body, headers=None, timeout=120):
+        st, _, raw = self.request("POST", path, body, headers, timeout)
+        try:
+            return st, json.loads(raw)
+        except ValueError:
+            return st, raw
+
+    def chat(self, messages, **kw):
+        body = dict({"messages": messages, "temperature": 0, "max_tokens": 8}, **kw)
+        return self.post("/v1/chat/completions", body)
+
+    def answer(self, messages, **kw):
+        """The content of a chat that must succeed (raises otherwise)."""
+        st, r = self.chat(messages, **kw)
+        if st != 200:
+            raise RuntimeError("chat answered %d: %r" % (st, r))
+        return r["choices"][0]["message"]["content"], r["usage"]
+
+    def metrics(self):
+        st, _, raw = self.request("GET", "/metrics")
+        return st, raw.decode()
+
+    def rss_kib(self):
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+    def serving(self):
+        """Whether /health is 200 and a normal request is answered (after a hostile one)."""
+        try:
+            st = self.request("GET", "/health", timeout=30)[0]
+            return st == 200 and self.chat(user("still there?"), max_tokens=2)[0] == 200
+        except OSError:
+            return False
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@atexit.register
+def cleanup():
+    for s in SERVERS:
+        s.stop()
+    shutil.rmtree(TMP, ignore_errors=True)
+
+
+def user(text, *media):
+    if not media:
+        return [{"role": "user", "content": text}]
+    return [{"role": "user", "content": list(media) + [{"type": "text", "text": text}]}]
+
+
+def image_part(url):
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def data_uri(mime, raw):
+    return "data:%s;base64,%s" % (mime, base64.b64encode(raw).decode())
+
+
+def sse(raw):
+    """The events of a server-sent event stream: (list of 'data: ' payloads, all well-formed)."""
+    events = [e for e in raw.decode().split("\n\n") if e.strip()]
+    return [e[6:] for e in events if e.startswith("data: ")], all(e.startswith("data: ") for e in events)
+
+
+def metric(text, name):
+    m = re.search(r"^%s (\S+)$" % re.escape(name), text, re.M)
+    return float(m.group(1)) if m else None
+
+
+# ---- 1. endpoints -------------------------------------------------------------------------------
+
+def endpoints():
+    s = Server(wait=False)
+    first = None
+    end = time.time() + 30
+    while first is None and time.time() < end:
+        try:
+            first = s.request("GET", "/health", timeout=5)[0]
+        except OSError:
+            time.sleep(0.005)
+    if first == 503:
+        ok(True, "/health is 503 while the model loads")
+    else:
+        skip("/health is 503 while the model loads", "loading finished before the first poll (%s)" % first)
+    s.wait_ready()
+    ok(s.request("GET", "/health")[0] == 200, "/health is 200 when ready")
+    SHARED["main"] = s
+
+    st, _, raw = s.request("GET", "/v1/models")
+    models = json.loads(raw)
+    m = models["data"][0] if st == 200 and models.get("data") else {}
+    ok(st == 200 and models.get("object") == "list" and m.get("object") == "model" and m.get("id") == "model-f32.gguf"
+       and m.get("input_modalities") == ["text", "image", "video"] and isinstance(m.get("created"), int),
+       "/v1/models: the model, with input modalities text, image, video", models)
+
+    st, before = s.metrics()
+    msgs = user("Tell me about the sea.")
+    st1, r = s.chat(msgs, max_tokens=6)
+    ch = r["choices"][0] if st1 == 200 else {}
+    u = r.get("usage", {}) if st1 == 200 else {}
+    ok(st1 == 200 and r["object"] == "chat.completion" and ch["message"]["role"] == "assistant"
+       and isinstance(ch["message"]["content"], str), "chat: 200 chat.completion with an assistant message", r)
+    ok(ch.get("finish_reason") == "length" and u.get("completion_tokens") == 6
+       and u.get("total_tokens") == u.get("prompt_tokens", 0) + 6,
+       "chat usage: completion_tokens == max_tokens 6 with finish_reason length", r)
+    ok(u.get("prompt_tokens", 0) >= u.get("prompt_tokens_details", {}).get("cached_tokens", -1) >= 0,
+       "chat usage: prompt_tokens >= cached_tokens >= 0", u)
+
+    st2, _, raw = s.request("POST", "/v1/chat/completions",
+                            {"messages": msgs, "temperature": 0, "max_tokens": 6, "stream": True})
+    data, well_formed = sse(raw)
+    chunks = [json.loads(d) for d in data[:-1]] if data and data[-1] == "[DONE]" else []
+    ok(st2 == 200 and well_formed and chunks and all(c["object"] == "chat.completion.chunk" for c in chunks),
+       "stream: every event is 'data: ' JSON of chat.completion.chunk, the last 'data: [DONE]'", raw[:600])
+    ok(chunks and chunks[0]["choices"][0]["delta"].get("role") == "assistant", "stream: role in the first delta")
+    text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+    ok(text == ch["message"]["content"], "stream: the deltas joined equal the unstreamed greedy answer",
+       "%r vs %r" % (text, ch["message"].get("content")))
+    ok(chunks and chunks[-1]["choices"][0]["finish_reason"] == "length" and not any("usage" in c and c["usage"] for c in chunks),
+       "stream without include_usage: finish_reason length in the last chunk, no usage chunk", chunks[-2:])
+    st3, _, raw = s.request("POST", "/v1/chat/completions",
+                            {"messages": msgs, "temperature": 0, "max_tokens": 6, "stream": True,
+                             "stream_options": {"include_usage": True}})
+    data, _ = sse(raw)
+    last = json.loads(data[-2]) if len(data) >= 2 and data[-1] == "[DONE]" else {}
+    ok(st3 == 200 and last.get("choices") == [] and last.get("usage", {}).get("completion_tokens") == 6,
+       "stream with include_usage: a usage chunk with choices [] before [DONE]", data[-2:])
+
+    st4, r = s.post("/v1/completions", {"prompt": "Once upon a time", "temperature": 0, "max_tokens": 5})
+    ok(st4 == 200 and r["object"] == "text_completion" and isinstance(r["choices"][0]["text"], str)
+       and r["choices"][0]["finish_reason"] == "length" and r["usage"]["completion_tokens"] == 5,
+       "/v1/completions: text_completion, 5 tokens, finish_reason length", r)
+    st5, _, raw = s.request("POST", "/v1/completions",
+                            {"prompt": "Once upon a time", "temperature": 0, "max_tokens": 5, "stream": True})
+    data, well_formed = sse(raw)
+    streamed = "".join(json.loads(d)["choices"][0]["text"] for d in data[:-1] if json.loads(d)["choices"])
+    ok(st5 == 200 and well_formed and data[-1] == "[DONE]" and streamed == r["choices"][0]["text"],
+       "/v1/completions stream: the chunks joined equal the unstreamed text", (streamed, r))
+
+    st, after = s.metrics()
+    lines = [ln for ln in after.splitlines() if ln and not ln.startswith("#")]
+    bad = [ln for ln in lines if not re.match(r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_]\w*="[^"]*"(,[a-zA-Z_]\w*="[^"]*")*\})? '
+                                             r'[-+]?([0-9.]+([eE][-+]?\d+)?|Inf|NaN)$', ln)]
+    ok(st == 200 and lines and not bad, "/metrics: every sample line is 'name{labels} value'", bad or after[:300])
+    moved = {k: (metric(before, k) or 0, metric(after, k) or 0) for k in
+             ('seer_requests_total{status="2xx"}', "seer_tokens_generated_total", "seer_prompt_tokens_total")}
+    ok(all(b < a for b, a in moved.values()) and moved["seer_tokens_generated_total"][1] - moved["seer_tokens_generated_total"][0] >= 6 * 3 + 5 * 2,
+       "/metrics: requests, prompt and generated token counters moved with the requests", moved)
+
+
+# ---- 2. images and videos -----------------------------------------------------------------------
+
+def make_image(fmt, size=(64, 48), seed=0):
+    rng = np.random.default_rng(seed)
+    buf = io.BytesIO()
+    Image.fromarray(rng.integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)).save(buf, fmt)
+    return buf.getvalue()
+
+
+class Files(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+    def copyfile(self, src, dst):
+        try:
+            super().copyfile(src, dst)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server stopped reading past --max-media-bytes: what the test wants
+
+
+def images():
+    media = os.path.join(TMP, "media")
+    os.makedirs(media, exist_ok=True)
+    png, jpg = make_image("PNG"), make_image("JPEG", seed=1)
+    with open(os.path.join(media, "a.png"), "wb") as f:
+        f.write(png)
+    outside = os.path.join(TMP, "outside.png")
+    with open(outside, "wb") as f:
+        f.write(png)
+    os.symlink(outside, os.path.join(media, "link.png"))
+    s = Server("--media-path", media)
+    q = "What is in this picture?"
+    st, r = s.chat(user(q, image_part(data_uri("image/png", png))))
+    ok(st == 200, "image: a data: URI PNG is 200", r)
+    by_data = r["choices"][0]["message"]["content"] if st == 200 else None
+    st, r = s.chat(user(q, image_part(data_uri("image/jpeg", jpg))))
+    ok(st == 200 and r["usage"]["prompt_tokens"] > 20, "image: a data: URI JPEG is 200", r)
+    st, r = s.chat(user(q, image_part("file://" + os.path.join(media, "a.png"))))
+    ok(st == 200 and r["choices"][0]["message"]["content"] == by_data,
+       "image: file:// under --media-path is 200, the same answer as the same bytes as a data: URI", r)
+    for name, url in (("../", "file://%s/../outside.png" % media), ("a symlink", "file://" + os.path.join(media, "link.png")),
+                      ("an absolute path", "file://" + outside)):
+        st, r = s.chat(user(q, image_part(url)))
+        ok(st == 400 and r["error"]["param"], "image: file:// escaping --media-path through %s is 400" % name, r)
+    st, r = s.chat(user(q, image_part("http://127.0.0.1:1/a.png")))
+    ok(st == 400, "image: an http URL without --allow-remote-media is 400", r)
+    st, r = s.chat(user(q, image_part("data:image/png;base64,!!!not*base64!!!")))
+    ok(st == 400, "image: bad base64 is 400", r)
+    st, r = s.chat(user(q, image_part(data_uri("image/png", os.urandom(3000)))))
+    ok(st == 422, "image: bytes that decode to no image are 422", r)
+    ok(s.serving(), "image: the server still serves after the bad images")
+
+    # remote media from a local http.server, within and past --max-media-bytes 1 (MiB)
+    with open(os.path.join(media, "big.png"), "wb") as f:
+        f.write(png + os.urandom(3 << 20))
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), lambda *a: Files(*a, directory=media))
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    try:
+        r_ = Server("--allow-remote-media", "--max-media-bytes", "1")
+        base = "http://127.0.0.1:%d/" % web.server_address[1]
+        st, r = r_.chat(user(q, image_part(base + "a.png")))
+        ok(st == 200 and r["choices"][0]["message"]["content"] == by_data,
+           "image: an http URL with --allow-remote-media is 200, the same answer as its bytes", r)
+        st, r = r_.chat(user(q, image_part(base + "big.png")))
+        ok(st == 413, "image: an http URL past --max-media-bytes is 413", r)
+        st, r = r_.chat(user(q, image_part(base + "missing.png")))
+        ok(st in (415, 422), "image: an http URL answering 404 is 422", r)
+        ok(r_.serving(), "image: the remote-media server still serves")
+        r_.stop()
+    finally:
+        web.shutdown()
+
+    text_dir = os.path.join(TMP, "text-only")
+    os.makedirs(text_dir, exist_ok=True)
+    shutil.copy(MODEL, text_dir)
+    t = Server(model=os.path.join(text_dir, "model-f32.gguf"))
+    st, _, raw = t.request("GET", "/v1/models")
+    ok(json.loads(raw)["data"][0]["input_modalities"] == ["text"], "text-only model: /v1/models lists text only", raw)
+    st, r = t.chat(user(q, image_part(data_uri("image/png", png))))
+    ok(st == 400, "text-only model: an image is 400", r)
+    ok(t.serving(), "text-only model: still serves text")
+    t.stop()
+
+    if not shutil.which("ffmpeg"):
+        for n in range(4):
+            skip("video %d" % n, "no ffmpeg to make a test video")
+        return
+    video = os.path.join(media, "clip.mp4")
+    subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10", "-t", "2",
+                    "-pix_fmt", "yuv420p", video], check=True)
+    with open(video, "rb") as f:
+        vbytes = f.read()
+    st, r = s.chat(user("What happens?", {"type": "video_url", "video_url": {"url": data_uri("video/mp4", vbytes)}}))
+    ok(st == 200, "video: video_url with a data: URI is 200", r)
+    counts = {}
+    for fps in (1, 4):
+        st, r = s.chat(user("What happens?", {"type": "video", "video": "file://" + video, "fps": fps}))
+        counts[fps] = r["usage"]["prompt_tokens"] if st == 200 else None
+    ok(None not in counts.values() and counts[1] < counts[4],
+       "video: Qwen's {type: video} file:// under --media-path is 200, and fps 4 makes a longer prompt than fps 1", counts)
+    st, r = s.chat(user("What happens?", {"type": "video", "video": "file://" + video, "fps": 4, "max_frames": 2}))
+    ok(st == 200 and r["usage"]["prompt_tokens"] < counts[4], "video: max_frames 2 shortens the fps 4 prompt", r)
+    st, r = s.chat(user("What happens?", {"type": "video_url", "video_url": {"url": data_uri("video/mp4", os.urandom(4000))}}))
+    ok(st == 422 and s.serving(), "video: bytes that are no video are 422, and the server still serves", r)
+    s.stop()
+
+
+# ---- 3. the prefix cache ------------------------------------------------------------------------
+
+def prefix_cache():
+    s = SHARED["main"]
+    nocache = Server("--cache-ram", "0")
+    msgs = user("Describe a quiet morning in the mountains, please, in some detail.")
+    a1, u1 = s.answer(msgs, max_tokens=8)
+    a2, u2 = s.answer(msgs, max_tokens=8)
+    ok(a1 == a2 and u2["prompt_tokens_details"]["cached_tokens"] > 0,
+       "cache: the same request twice, the same answer, the second with cached_tokens > 0", (a1, a2, u2))
+
+    conv, ref, details = [], [], []
+    for k in range(5):
+        conv.append({"role": "user", "content": "Turn %d: and what about the number %d?" % (k + 1, 7 * k + 3)})
+        a, u = s.answer(conv, max_tokens=6)
+        b, _ = nocache.answer(conv, max_tokens=6)
+        details.append((k + 1, u["prompt_tokens_details"]["cached_tokens"], u["prompt_tokens"], a, b))
+        ref.append(a == b)
+        conv.append({"role": "assistant", "content": a})
+    ok(all(ref), "cache: every turn of a 5-turn chat equals the same chat on a server without a cache", details)
+    ok(all(d[1] > 0 and d[1] <= d[2] for d in details[1:]), "cache: turns 2-5 have 0 < cached_tokens <= prompt_tokens", details)
+
+    png = make_image("PNG", (96, 64), seed=7)
+    img = image_part(data_uri("image/png", png))
+    a, u1 = s.answer(user("What colour dominates?", img))
+    b, u2 = s.answer(user("How many objects are there?", img))
+    c, _ = nocache.answer(user("How many objects are there?", img))
+    ok(u2["prompt_tokens_details"]["cached_tokens"] > 0 and b == c,
+       "cache: a second question about the same image in a new chat has cached_tokens > 0 and the uncached answer",
+       (u1, u2, b, c))
+    nocache.stop()
+
+    prompts = [user("Concurrent question number %d about rivers." % i) for i in range(8)]
+    alone = [s.answer(p, max_tokens=12)[0] for p in prompts]
+    with ThreadPoolExecutor(8) as ex:
+        together = list(ex.map(lambda p: s.answer(p, max_tokens=12)[0], prompts))
+    ok(together == alone, "batching: 8 concurrent requests on -np 4 each equal the same request served alone",
+       list(zip(alone, together)))
+
+
+# ---- 4. errors and hostile clients ---------------------------------------------------------------
+
+def raw_send(port, data, read=True, timeout=10):
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as c:
+        c.sendall(data)
+        return c.recv(65536) if read else b""
+
+
+def errors():
+    s = SHARED["main"]
+
+    def check(st, want, name, r):
+        ok(st == want and s.serving(), "%s is %d, and the server still serves" % (name, want), r)
+
+    st, _, raw = s.request("POST", "/v1/chat/completions", b'{"messages": [{"role": "user", "content": "hi"}')
+    check(st, 400, "malformed JSON", raw)
+    err = json.loads(raw).get("error", {}) if st == 400 else {}
+    ok(err.get("type") == "invalid_request_error" and err.get("message"), "malformed JSON: OpenAI's error object", raw)
+    st, _, raw = s.request("POST", "/v1/chat/completions", b"[" * 200000)
+    check(st, 400, "JSON nested 200,000 deep", raw[:300])
+    st, r = s.post("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}] * 10000, "max_tokens": 1})
+    check(st, 400, "10,000 messages", r)
+    st, r = s.chat(user("hi"), max_tokens="many")
+    check(st, 400, "a field of the wrong type", r)
+    st, _, raw = s.request("GET", "/v1/nothing-here")
+    check(st, 404, "an unknown path", raw)
+    st, _, raw = s.request("GET", "/v1/chat/completions")
+    check(st, 405, "GET on the chat endpoint", raw)
+    st, _, raw = s.request("DELETE", "/health")
+    check(st, 405, "DELETE /health", raw)
+    st, r = s.chat([{"role": "user", "content": "word " * 3000}])
+    check(st, 400, "a prompt longer than a slot's context", r)
+
+    small = Server("--max-body", "1", "-np", "1")
+    st, _, raw = small.request("POST", "/v1/chat/completions", b'{"messages": "' + b"x" * (2 << 20) + b'"}')
+    ok(st == 413 and small.serving(), "a body over --max-body 1 MiB is 413, and the server still serves", raw)
+    c = http.client.HTTPConnection("127.0.0.1", small.port, timeout=30)  # chunked: no Content-Length to refuse early
+    c.request("POST", "/v1/chat/completions", iter([b"x" * (1 << 19)] * 5), {"Content-Type": "application/json"},
+              encode_chunked=True)
+    st = c.getresponse().status
+    c.close()
+    ok(st == 413 and small.serving(), "a chunked body over --max-body is 413, and the server still serves", st)
+    small.stop()
+
+    key = Server("--api-key", "sekrit", "-np", "1")
+    st, _ = key.chat(user("hi"))
+    st2, _ = key.post("/v1/chat/completions", {"messages": user("hi")}, {"Authorization": "Bearer wrong"})
+    st3, _ = key.post("/v1/chat/completions", {"messages": user("hi"), "max_tokens": 2}, {"Authorization": "Bearer sekrit"})
+    st4 = key.request("GET", "/health")[0]
+    st5 = key.request("GET", "/v1/models")[0]
+    ok((st, st2, st3, st4, st5) == (401, 401, 200, 200, 401),
+       "--api-key: missing and wrong keys are 401, the right one 200, /health open", (st, st2, st3, st4, st5))
+    key.stop()
+
+    # a client sending its request a byte a second holds one connection, never the others
+    served, stop = [], threading.Event()
+
+    def slow():
+        body = b'{"messages": [{"role": "user", "content": "slow"}], "max_tokens": 2}'
+        head = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body)
+        with socket.create_connection(("127.0.0.1", s.port), timeout=10) as c:
+            for b in head + body:
+                if stop.is_set():
+                    return
+                c.sendall(bytes([b]))
+                time.sleep(1)
+    th = threading.Thread(target=slow, daemon=True)
+    th.start()
+    t0 = time.time()
+    while time.time() - t0 < 4:
+        served.append(s.chat(user("meanwhile"), max_tokens=2)[0])
+    stop.set()
+    th.join()
+    ok(len(served) >= 4 and set(served) == {200}, "a client sending a byte a second: other requests served meanwhile",
+       served)
+
+    q = Server("-np", "1", "--max-queue", "1")
+    # a client that leaves mid-stream: cancelled counted, the slot free again at once
+    c = http.client.HTTPConnection("127.0.0.1", q.port, timeout=30)
+    c.request("POST", "/v1/chat/completions", json.dumps({"messages": user("go on and on"), "max_tokens": 2000,
+                                                          "stream": True, "temperature": 0}),
+              {"Content-Type": "application/json"})
+    resp = c.getresponse()
+    first = resp.readline()
+    c.sock.shutdown(socket.SHUT_RDWR)
+    c.close()
+    t0, cancelled = time.time(), 0
+    while time.time() - t0 < 10 and not cancelled:
+        cancelled = metric(q.metrics()[1], 'seer_requests_total{status="cancelled"}') or 0
+        time.sleep(0.1)
+    ok(first.startswith(b"data: ") and cancelled >= 1, "a client leaving mid-stream is counted as cancelled",
+       (first, cancelled))
+    t0 = time.time()
+    st, r = q.chat(user("next"), max_tokens=4)
+    ok(st == 200 and time.time() - t0 < 5, "... and its slot serves the next request at once (%.1f s)" % (time.time() - t0), r)
+
+    with ThreadPoolExecutor(6) as ex:
+        sts = list(ex.map(lambda i: q.chat(user("long %d" % i), max_tokens=40)[0], range(6)))
+    ok(503 in sts and 200 in sts and set(sts) <= {200, 503},
+       "a full queue (-np 1 --max-queue 1, 6 at once) is 503 for the excess, 200 for the rest", sts)
+    ok(q.serving(), "... and the server still serves after")
+    q.stop()
+
+
+# ---- 5. load ------------------------------------------------------------------------------------
+
+LOAD_TOTAL = int(os.environ.get("SEER_SERVE_LOAD", "2000"))
+
+
+def load():
+    s = Server("-np", "4")
+    prompts = [(user("Load prompt %d: %s" % (i, "abc " * i)), 4 + i % 5) for i in range(6)]
+    alone = [s.answer(p, max_tokens=n)[0] for p, n in prompts]
+
+    def run(total):
+        def one(i):
+            p, n = prompts[i % len(prompts)]
+            st, r = s.chat(p, max_tokens=n)
+            return i, st, r["choices"][0]["message"]["content"] if st == 200 else r
+        with ThreadPoolExecutor(64) as ex:
+            return list(ex.map(one, range(total)))
+    warm = run(200)
+    rss0 = s.rss_kib()
+    t0 = time.time()
+    res = run(LOAD_TOTAL)
+    took = time.time() - t0
+    rss1 = s.rss_kib()
+    bad = [(i, st, a) for i, st, a in res if st != 200 or a != alone[i % len(prompts)]]
+    ok(len(res) == LOAD_TOTAL and not bad and all(st == 200 and a == alone[i % 6] for i, st, a in warm),
+       "load: %d requests from 64 threads on -np 4, each 200 and equal to the same request alone (%.0f s)"
+       % (LOAD_TOTAL, took), bad[:10])
+    ok(rss1 <= rss0 * 1.3, "load: RSS after the run %d KiB within +30%% of %d KiB after the warm-up" % (rss1, rss0))
+    s.stop()
+
+
+# ---- 6. SIGTERM ---------------------------------------------------------------------------------
+
+def sigterm():
+    s = Server("-np", "2")
+    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
+    c.request("POST", "/v1/chat/completions", json.dumps({"messages": user("go on and on"), "max_tokens": 60,
+                                                          "stream": True, "temperature": 0}),
+              {"Content-Type": "application/json"})
+    resp = c.getresponse()
+    lines = [resp.readline()]
+    s.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.5)
+    try:
+        socket.create_connection(("127.0.0.1", s.port), timeout=2).close()
+        refused = False
+    except ConnectionRefusedError:
+        refused = True
+    lines += resp.read().split(b"\n")
+    c.close()
+    events = [ln for ln in lines if ln.startswith(b"data: ")]
+    ok(events and events[-1].strip() == b"data: [DONE]" and b'"finish_reason":"length"' in b"".join(events),
+       "SIGTERM: the stream in flight completes with finish_reason length and [DONE]", lines[-4:])
+    ok(refused, "SIGTERM: new connections are refused")
+    try:
+        rc = s.proc.wait(30)
+    except subprocess.TimeoutExpired:
+        rc = None
+    ok(rc == 0, "SIGTERM: the server exits 0 (%s)" % rc, s.log())
+
+
+def main():
+    global MODEL
+    if not os.access(SEER, os.X_OK):
+        print("1..0 # SKIP no seer binary at %s (set SEER_BUILD_DIR)" % SEER)
+        return 0
+    subprocess.run([sys.executable, os.path.join(ROOT, "tests", "reference", "gen_tiny.py"), "--preset", "tiny",
+                    "--out", os.path.join(TMP, "model")], check=True, stdout=subprocess.DEVNULL)
+    MODEL = os.path.join(TMP, "model", "model-f32.gguf")
+    for fn in (endpoints, images, prefix_cache, errors, load, sigterm):
+        t0 = time.time()
+        section(fn)
+        print("# %s took %.1f s" % (fn.__name__, time.time() - t0), flush=True)
+    print("1..%d" % N_TESTS)
+    return 1 if FAILED else 0
+
+
+MODEL = None
+SHARED = {}
+if __name__ == "__main__":
+    sys.exit(main())
