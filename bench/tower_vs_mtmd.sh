@@ -30,35 +30,10 @@ text=$dir/text-0.8b-q4_k.gguf mmproj=$dir/mmproj-0.8b-f16.gguf
 if [ ! -f "$text" ]; then
   "$seer" bench --preset 0.8b --dtype q4_k -o "$text" -p 8 -n 1 --reps 1 >/dev/null
 fi
-# `seer bench --image --preset` writes its random mmproj (seed 42, so always the same bytes) to a new
-# /tmp/seer-bench-* directory and deletes it on exit; it has no -o. The finished file appears there by an
-# atomic rename, so it is hard-linked here the moment it exists (same file system: /tmp).
-if [ ! -f "$mmproj" ]; then
-  before=$(ls -d /tmp/seer-bench-* 2>/dev/null || true)
-  "$seer" bench --image 1280x1280 --preset 0.8b --dtype f16 --reps 1 >/dev/null 2>&1 &
-  pid=$!
-  while kill -0 $pid 2>/dev/null && [ ! -f "$mmproj" ]; do
-    for d in /tmp/seer-bench-*; do
-      case "$before" in *"$d"*) continue ;; esac
-      [ -f "$d/mmproj-0.8b-f16.gguf" ] && ln "$d/mmproj-0.8b-f16.gguf" "$mmproj" 2>/dev/null && break
-    done
-    sleep 0.05
-  done
-  kill $pid 2>/dev/null || true
-  wait $pid 2>/dev/null || true
-  [ -f "$mmproj" ] || { echo "tower_vs_mtmd.sh: could not keep seer's random mmproj" >&2; exit 1; }
-fi
+# the random mmproj of seer's tower bench, and png (bench/random_inputs.sh)
+. bench/random_inputs.sh
+[ -f "$mmproj" ] || random_mmproj "$seer" "$mmproj" || exit 1
 
-png() { python3 - "$@" <<'PY'
-import random, struct, sys, zlib
-path, w, h, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-rnd = random.Random(seed)
-raw = b"".join(b"\0" + rnd.randbytes(w * 3) for _ in range(h))
-chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
-open(path, "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-                       + chunk(b"IDAT", zlib.compress(raw, 1)) + chunk(b"IEND", b""))
-PY
-}
 for s in $sizes; do
   w=${s%x*} h=${s#*x}
   [ $((w % 32)) -eq 0 ] && [ $((h % 32)) -eq 0 ] || { echo "tower_vs_mtmd.sh: $s: sides must be multiples of 32" >&2; exit 2; }

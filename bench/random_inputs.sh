@@ -1,0 +1,33 @@
+# Sourced (not run) by the benchmarks that need a random vision projector of a released shape or
+# random images (bench/tower_vs_mtmd.sh, bench/serve_vs_llama.sh).
+# random_mmproj SEER OUT: writes the random F16 mmproj of the 0.8B tower shape to OUT.
+# `seer bench --image --preset` writes its random mmproj (seed 42, so always the same bytes) to a new
+# /tmp/seer-bench-* directory and deletes it on exit; it has no -o. The finished file appears there by an
+# atomic rename, so it is hard-linked to OUT the moment it exists (same file system: /tmp).
+random_mmproj() {
+  _before=$(ls -d /tmp/seer-bench-* 2>/dev/null || true)
+  "$1" bench --image 1280x1280 --preset 0.8b --dtype f16 --reps 1 >/dev/null 2>&1 &
+  _pid=$!
+  while kill -0 $_pid 2>/dev/null && [ ! -f "$2" ]; do
+    for _d in /tmp/seer-bench-*; do
+      case "$_before" in *"$_d"*) continue ;; esac
+      [ -f "$_d/mmproj-0.8b-f16.gguf" ] && ln "$_d/mmproj-0.8b-f16.gguf" "$2" 2>/dev/null && break
+    done
+    sleep 0.05
+  done
+  kill $_pid 2>/dev/null || true
+  wait $_pid 2>/dev/null || true
+  [ -f "$2" ] || { echo "random_mmproj: could not keep seer's random mmproj" >&2; return 1; }
+}
+
+# png PATH W H SEED: a W×H PNG of random pixels (python3; the same SEED gives the same bytes).
+png() { python3 - "$@" <<'PY'
+import random, struct, sys, zlib
+path, w, h, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+rnd = random.Random(seed)
+raw = b"".join(b"\0" + rnd.randbytes(w * 3) for _ in range(h))
+chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+open(path, "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                       + chunk(b"IDAT", zlib.compress(raw, 1)) + chunk(b"IEND", b""))
+PY
+}
