@@ -440,10 +440,19 @@ static void reply_done(engine *e, struct slot *sl, seer_result *res, int status)
         atomic_fetch_add(&e->met->prompt_tokens, sl->fed + res->prompt_tokens);
         atomic_fetch_add(&e->met->cached_tokens, sl->cached);
         atomic_fetch_add(&e->met->generated_tokens, (long long)res->n_tokens);
+        pthread_mutex_lock(&e->mu);
+        const bool cut = e->aborting && res->stop == SEER_STOP_CANCELED;
+        pthread_mutex_unlock(&e->mu);
         if (atomic_load(&j->cancelled)) {
             struct srv_error err = {0};
             srv_fail(&err, 499, NULL, "cancelled");
             job_finish(j, 499, &err);
+        } else if (cut) {
+            /* SIGTERM's grace ran out mid-reply: an error (a stream's error event), never a
+               finish_reason "stop" that passes a truncated answer off as complete */
+            struct srv_error err = {0};
+            srv_fail(&err, 503, NULL, "the server stopped before the reply ended (seer serve --grace)");
+            job_finish(j, 503, &err);
         } else {
             job_finish(j, 200, NULL);
         }

@@ -501,13 +501,13 @@ int serve_run(const struct serve_options *o)
     MHD_socket ls = MHD_quiesce_daemon(s->d);
     if (ls != MHD_INVALID_SOCKET)
         close(ls);
-    const double deadline = cli_time_now() + o->grace;
+    /* + 1 s: requests the grace period cut short still get their last event and [DONE] written */
+    const double deadline = cli_time_now() + o->grace + 1;
     engine_stop(s->e, o->grace);
     s->e = NULL;
     /* The engine's jobs are finished, but their HTTP threads may still be writing the last events
        or the body: MHD_stop_daemon below would cut those connections (a stream lost its tail and
-       [DONE]), so wait for them within the grace period. Idle keep-alive connections hold no job
-       and do not delay the exit. */
+       [DONE]), so wait for them. Idle keep-alive connections hold no job and do not delay the exit. */
     while (atomic_load(&s->responding) > 0 && cli_time_now() < deadline)
         nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
     rc = 0;

@@ -16,11 +16,13 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -254,6 +256,16 @@ def endpoints():
     ok(st5 == 200 and well_formed and data[-1] == "[DONE]" and streamed == r["choices"][0]["text"],
        "/v1/completions stream: the chunks joined equal the unstreamed text", (streamed, r))
 
+    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
+    kept = []
+    for i in range(3):  # nginx keeps upstream connections alive: requests one after another on one
+        c.request("POST", "/v1/chat/completions", json.dumps({"messages": user("kept %d" % i), "max_tokens": 2}),
+                  {"Content-Type": "application/json"})
+        r = c.getresponse()
+        kept.append((r.status, json.loads(r.read())["object"]))
+    c.close()
+    ok(kept == [(200, "chat.completion")] * 3, "keep-alive: three requests on one connection", kept)
+
     st, after = s.metrics()
     lines = [ln for ln in after.splitlines() if ln and not ln.startswith("#")]
     bad = [ln for ln in lines if not re.match(r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_]\w*="[^"]*"(,[a-zA-Z_]\w*="[^"]*")*\})? '
@@ -272,6 +284,14 @@ def make_image(fmt, size=(64, 48), seed=0):
     buf = io.BytesIO()
     Image.fromarray(rng.integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)).save(buf, fmt)
     return buf.getvalue()
+
+
+def png_bomb(w, h):
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = zlib.compress(b"\0" * min(w * 3 + 1, 1 << 20) * 64, 9)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) + chunk(b"IDAT", rows)
+            + chunk(b"IEND", b""))
 
 
 class Files(http.server.SimpleHTTPRequestHandler):
@@ -315,6 +335,9 @@ def images():
     ok(st == 400, "image: bad base64 is 400", r)
     st, r = s.chat(user(q, image_part(data_uri("image/png", os.urandom(3000)))))
     ok(st == 422, "image: bytes that decode to no image are 422", r)
+    for w, h in ((100000, 100000), (20000, 20000)):  # a few KiB that claim gigabytes of pixels
+        st, r = s.chat(user(q, image_part(data_uri("image/png", png_bomb(w, h)))))
+        ok(st in (400, 413, 422), "image: a %dx%d PNG bomb is 4xx (%s)" % (w, h, st), r)
     ok(s.serving(), "image: the server still serves after the bad images")
 
     # remote media from a local http.server, within and past --max-media-bytes 1 (MiB)
@@ -394,6 +417,19 @@ def prefix_cache():
     ok(all(ref), "cache: every turn of a 5-turn chat equals the same chat on a server without a cache", details)
     ok(all(d[1] > 0 and d[1] <= d[2] for d in details[1:]), "cache: turns 2-5 have 0 < cached_tokens <= prompt_tokens", details)
 
+    # thinking on: the template drops the reasoning of earlier turns, so later prompts rewrite them
+    conv, details = [], []
+    for k in range(5):
+        conv.append({"role": "user", "content": "Think about turn %d." % (k + 1)})
+        st, a = s.chat(conv, max_tokens=10, chat_template_kwargs={"enable_thinking": True})
+        st2, b = nocache.chat(conv, max_tokens=10, chat_template_kwargs={"enable_thinking": True})
+        ma, mb = a["choices"][0]["message"], b["choices"][0]["message"]
+        details.append((k + 1, ma == mb, a["usage"]["prompt_tokens_details"]["cached_tokens"], ma))
+        conv.append({"role": "assistant", "content": ma["content"], "reasoning_content": ma.get("reasoning_content")})
+    ok(all(d[1] for d in details) and all(d[2] > 0 for d in details[1:]) and details[0][3].get("reasoning_content"),
+       "cache with thinking on: 5 turns equal the uncached server's (content and reasoning_content), turns 2-5 cached",
+       details)
+
     png = make_image("PNG", (96, 64), seed=7)
     img = image_part(data_uri("image/png", png))
     a, u1 = s.answer(user("What colour dominates?", img))
@@ -404,11 +440,14 @@ def prefix_cache():
        (u1, u2, b, c))
     nocache.stop()
 
-    prompts = [user("Concurrent question number %d about rivers." % i) for i in range(8)]
+    # images fed while other slots decode
+    prompts = [user("Concurrent question number %d about rivers." % i) for i in range(4)]
+    prompts += [user("Concurrent image %d?" % i, image_part(data_uri("image/png", make_image("PNG", (64 + 16 * i, 48), i))))
+                for i in range(4)]
     alone = [s.answer(p, max_tokens=12)[0] for p in prompts]
     with ThreadPoolExecutor(8) as ex:
         together = list(ex.map(lambda p: s.answer(p, max_tokens=12)[0], prompts))
-    ok(together == alone, "batching: 8 concurrent requests on -np 4 each equal the same request served alone",
+    ok(together == alone, "batching: 8 concurrent requests (4 with images) on -np 4 each equal the same request alone",
        list(zip(alone, together)))
 
 
@@ -444,6 +483,9 @@ def errors():
     check(st, 405, "DELETE /health", raw)
     st, r = s.chat([{"role": "user", "content": "word " * 3000}])
     check(st, 400, "a prompt longer than a slot's context", r)
+    st, hdr, raw = s.request("POST", "/v1/chat/completions", {"messages": user("word " * 3000), "stream": True})
+    ok(st == 400 and hdr.get("Content-Type") == "application/json" and b"context_length_exceeded" in raw,
+       "a streamed prompt longer than the context is a 400 JSON error, not a 200 stream", (st, hdr, raw[:300]))
 
     small = Server("--max-body", "1", "-np", "1")
     st, _, raw = small.request("POST", "/v1/chat/completions", b'{"messages": "' + b"x" * (2 << 20) + b'"}')
@@ -508,6 +550,17 @@ def errors():
     st, r = q.chat(user("next"), max_tokens=4)
     ok(st == 200 and time.time() - t0 < 5, "... and its slot serves the next request at once (%.1f s)" % (time.time() - t0), r)
 
+    c = http.client.HTTPConnection("127.0.0.1", q.port, timeout=30)  # the same, unstreamed
+    c.request("POST", "/v1/chat/completions", json.dumps({"messages": user("go on and on"), "max_tokens": 2000}),
+              {"Content-Type": "application/json"})
+    time.sleep(0.5)
+    c.sock.shutdown(socket.SHUT_RDWR)
+    c.close()
+    t0 = time.time()
+    st, r = q.chat(user("next"), max_tokens=4)
+    ok(st == 200 and time.time() - t0 < 5,
+       "a client leaving an unstreamed request frees the slot at once (%.1f s)" % (time.time() - t0), r)
+
     with ThreadPoolExecutor(6) as ex:
         sts = list(ex.map(lambda i: q.chat(user("long %d" % i), max_tokens=40)[0], range(6)))
     ok(503 in sts and 200 in sts and set(sts) <= {200, 503},
@@ -549,14 +602,25 @@ def load():
 
 # ---- 6. SIGTERM ---------------------------------------------------------------------------------
 
-def sigterm():
-    s = Server("-np", "2")
+def start_stream(s, text, max_tokens):
     c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
-    c.request("POST", "/v1/chat/completions", json.dumps({"messages": user("go on and on"), "max_tokens": 60,
+    c.request("POST", "/v1/chat/completions", json.dumps({"messages": user(text), "max_tokens": max_tokens,
                                                           "stream": True, "temperature": 0}),
               {"Content-Type": "application/json"})
     resp = c.getresponse()
-    lines = [resp.readline()]
+    return c, resp, resp.readline()
+
+
+def sigterm():
+    s = Server("-np", "1")
+    queued = []
+    threads = [threading.Thread(target=lambda i=i: queued.append(s.chat(user("queued %d" % i), max_tokens=10)[0]))
+               for i in range(2)]
+    # "go on and on" runs past 60 tokens on this model: the reply ends by length, after SIGTERM
+    c, resp, first = start_stream(s, "go on and on", 60)
+    for t in threads:
+        t.start()
+    time.sleep(0.3)  # the two others are queued behind the stream on -np 1
     s.proc.send_signal(signal.SIGTERM)
     time.sleep(0.5)
     try:
@@ -564,17 +628,35 @@ def sigterm():
         refused = False
     except ConnectionRefusedError:
         refused = True
-    lines += resp.read().split(b"\n")
+    lines = [first] + resp.read().split(b"\n")
     c.close()
+    for t in threads:
+        t.join()
     events = [ln for ln in lines if ln.startswith(b"data: ")]
     ok(events and events[-1].strip() == b"data: [DONE]" and b'"finish_reason":"length"' in b"".join(events),
        "SIGTERM: the stream in flight completes with finish_reason length and [DONE]", lines[-4:])
+    ok(queued == [200, 200], "SIGTERM: the requests queued behind it are answered too", queued)
     ok(refused, "SIGTERM: new connections are refused")
     try:
         rc = s.proc.wait(30)
     except subprocess.TimeoutExpired:
         rc = None
     ok(rc == 0, "SIGTERM: the server exits 0 (%s)" % rc, s.log())
+
+    # --grace 0: the reply is cut at once, and says so (an error event), never a false "stop"
+    g = Server("-np", "1", "--grace", "0")
+    c, resp, first = start_stream(g, "a long story please", 1500)  # 666 tokens before its end of turn
+    g.proc.send_signal(signal.SIGTERM)
+    raw = resp.read()
+    c.close()
+    data, _ = sse(raw)
+    ok(first.startswith(b"data: ") and len(data) >= 2 and data[-1] == "[DONE]" and '"error"' in data[-2],
+       "SIGTERM past --grace: the stream ends with an error event and [DONE]", raw[-400:])
+    try:
+        rc = g.proc.wait(30)
+    except subprocess.TimeoutExpired:
+        rc = None
+    ok(rc == 0, "SIGTERM past --grace: the server exits 0 (%s)" % rc, g.log())
 
 
 def main():
