@@ -646,6 +646,16 @@ static int b64_value(int c)
          : c == '+' ? 62 : c == '/' ? 63 : -1;
 }
 
+/* A data: URI's decoded size, known from its length before anything is decoded or allocated. */
+static int size_bad(size_t size, size_t max_bytes, struct srv_error *err)
+{
+    if (size > max_bytes)
+        return srv_fail(err, 413, NULL, "the data: URI holds %zu bytes, more than the %zu allowed", size, max_bytes);
+    if (!size)
+        return srv_fail(err, 400, NULL, "the data: URI is empty");
+    return 0;
+}
+
 /* Strict base64 (RFC 4648 §4: no whitespace, no URL-safe alphabet), its padding optional. The
    decoded size comes from the length alone, so it is bounded before anything is allocated. */
 static int base64_decode(const char *s, size_t n, size_t max_bytes, uint8_t **bytes, size_t *out_n,
@@ -660,10 +670,8 @@ static int base64_decode(const char *s, size_t n, size_t max_bytes, uint8_t **by
     if (m % 4 == 1)
         return srv_fail(err, 400, NULL, "bad base64 in the data: URI: truncated");
     size_t size = m / 4 * 3 + (m % 4 ? m % 4 - 1 : 0);
-    if (size > max_bytes)
-        return srv_fail(err, 413, NULL, "the data: URI holds %zu bytes, more than the %zu allowed", size, max_bytes);
-    if (!size)
-        return srv_fail(err, 400, NULL, "the data: URI is empty");
+    if (size_bad(size, max_bytes, err))
+        return -1;
     uint8_t *b = malloc(size);
     if (!b)
         return oom(err);
@@ -730,12 +738,10 @@ int srv_data_uri(const char *url, size_t max_bytes, uint8_t **bytes, size_t *n, 
     size_t pct = 0;
     for (const char *c = data; (c = strchr(c, '%')); c++)
         pct++;
-    /* every escape is three characters for one byte: the size is known before decoding */
+    /* every escape is three characters for one byte */
     size_t size = len > 2 * pct ? len - 2 * pct : 0;
-    if (size > max_bytes)
-        return srv_fail(err, 413, NULL, "the data: URI holds %zu bytes, more than the %zu allowed", size, max_bytes);
-    if (!size)
-        return srv_fail(err, 400, NULL, "the data: URI is empty");
+    if (size_bad(size, max_bytes, err))
+        return -1;
     uint8_t *b = malloc(len);
     if (!b)
         return oom(err);

@@ -51,8 +51,10 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 /* A JSON string of n bytes (U+0000 included), bad UTF-8 replaced by U+FFFD. */
 static json_t *text_value(const char *s, size_t n)
 {
+    if (!s)
+        s = "", n = 0;
     json_t *v = json_stringn(s, n);
-    if (v || !s)
+    if (v)
         return v;
     char *fixed = malloc(3 * n + 1); /* each bad byte becomes three */
     if (!fixed)
@@ -73,7 +75,7 @@ static json_t *text_value(const char *s, size_t n)
     return v;
 }
 
-static json_t *cstr_value(const char *s) { return text_value(s ? s : "", s ? strlen(s) : 0); }
+static json_t *cstr_value(const char *s) { return text_value(s, s ? strlen(s) : 0); }
 
 /* json_dumps of a tree built with json_pack's "o" (which steals references); NULL when building
    failed (out of memory). */
