@@ -18,15 +18,7 @@ missing=
 for tool in nginx curl; do
   command -v $tool >/dev/null 2>&1 || missing="${missing:+$missing, }$tool not installed"
 done
-if [ -n "$missing" ]; then
-  if [ "${SEER_REQUIRE_ORACLES:-0}" = 1 ]; then
-    echo "1..1"
-    echo "not ok 1 - nginx and curl required (SEER_REQUIRE_ORACLES=1): $missing"
-    exit 1
-  fi
-  echo "1..0 # SKIP $missing"
-  exit 0
-fi
+require_tools "$missing" "nginx and curl"
 
 serve_setup nginx_balance
 started=0

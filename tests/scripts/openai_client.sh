@@ -8,7 +8,7 @@
 #  2. curl: the same chat, exit 0, a JSON body whose content is a string; no key → 401.
 # The server runs on a fresh tiny random model (tests/reference/gen_tiny.py) with --temp 0, so
 # answers are greedy and a stream must equal its non-stream twin. Needs node >= 20 (build/node as
-# scripts/test.sh installs it) and `npm install` in tests/oracle: skipped visibly without them,
+# scripts/test.sh installs it), `npm install` in tests/oracle and curl: skipped visibly without them,
 # failed when SEER_REQUIRE_ORACLES=1. SEER_BUILD_DIR names the build (default build).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,15 +22,8 @@ missing=
 [ "$(node_major)" -ge 20 ] || missing="node >= 20 not on PATH (scripts/test.sh installs it into build/node)"
 [ -n "$missing" ] || [ -f "$root/tests/oracle/node_modules/openai/package.json" ] ||
   missing="tests/oracle/node_modules/openai missing (npm install in tests/oracle)"
-if [ -n "$missing" ]; then
-  if [ "${SEER_REQUIRE_ORACLES:-0}" = 1 ]; then
-    echo "1..1"
-    echo "not ok 1 - the openai client required (SEER_REQUIRE_ORACLES=1): $missing"
-    exit 1
-  fi
-  echo "1..0 # SKIP $missing"
-  exit 0
-fi
+command -v curl >/dev/null 2>&1 || missing="${missing:+$missing, }curl not installed"
+require_tools "$missing" "the openai client and curl"
 
 serve_setup openai_client
 key="k-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"

@@ -20,6 +20,19 @@ ok() { # ok STATUS DESCRIPTION
 }
 diag() { sed 's/^/# /' "$@"; }
 
+# require_tools MISSING WHAT: nothing when MISSING (what is lacking) is empty; else the test is
+# skipped visibly, or fails when SEER_REQUIRE_ORACLES=1, and the script ends.
+require_tools() {
+  [ -z "$1" ] && return 0
+  if [ "${SEER_REQUIRE_ORACLES:-0}" = 1 ]; then
+    echo "1..1"
+    echo "not ok 1 - $2 required (SEER_REQUIRE_ORACLES=1): $1"
+    exit 1
+  fi
+  echo "1..0 # SKIP $1"
+  exit 0
+}
+
 # serve_setup NAME: a temporary directory ($tmp, removed at exit with every server still running)
 # and a tiny random model in $model (SEER_TEST_SEED replays one). A missing seer or model generator
 # ends the test with a failure: they are the project's own.
