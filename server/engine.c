@@ -637,6 +637,12 @@ void engine_stop(engine *e, int grace)
         srv_fail(&err, 503, NULL, "the server stopped before this request reached a slot");
         job_finish(e->queue[e->q_head], 503, &err);
     }
+}
+
+void engine_free(engine *e)
+{
+    if (!e)
+        return;
     seer_batch_free(e->batch);
     for (int i = 0; i < e->n_slots; i++)
         seer_context_free(e->slots[i].ctx);

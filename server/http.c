@@ -504,7 +504,6 @@ int serve_run(const struct serve_options *o)
     /* + 1 s: requests the grace period cut short still get their last event and [DONE] written */
     const double deadline = cli_time_now() + o->grace + 1;
     engine_stop(s->e, o->grace);
-    s->e = NULL;
     /* The engine's jobs are finished, but their HTTP threads may still be writing the last events
        or the body: MHD_stop_daemon below would cut those connections (a stream lost its tail and
        [DONE]), so wait for them. Idle keep-alive connections hold no job and do not delay the exit. */
@@ -514,7 +513,7 @@ int serve_run(const struct serve_options *o)
 out:
     if (s->d)
         MHD_stop_daemon(s->d); /* waits for the connections' threads */
-    engine_stop(s->e, 0);
+    engine_free(s->e);     /* only now: a connection's thread may have submitted to it until here */
     seer_model_free(s->m);
     curl_global_cleanup();
     free(s->model_id);

@@ -144,9 +144,12 @@ int engine_create(seer_model *m, const struct serve_options *o, struct metrics *
 /* Queues j (takes a reference); -1 with err 503 when the queue is full or the engine stops. The
    context limit is checked when the job reaches a slot (400 context_length_exceeded then). */
 int engine_submit(engine *e, struct job *j, struct srv_error *err);
-/* Stops taking jobs, lets those in flight finish for up to `grace` seconds, cancels the rest, joins
-   the threads and frees everything. */
+/* Stops taking jobs (engine_submit answers 503 from then on), lets those in flight finish for up to
+   `grace` seconds, cancels the rest and joins the threads. */
 void engine_stop(engine *e, int grace);
+/* Frees a stopped engine, once no HTTP thread can reach it: one still resolving media (a remote
+   fetch) when SIGTERM came submits afterwards, and must find the engine stopped, not freed. */
+void engine_free(engine *e);
 prefix_cache *engine_cache(engine *e);
 
 #endif

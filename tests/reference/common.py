@@ -8,9 +8,12 @@ import os
 import sys
 
 
-def ensure_numpy():
+def ensure_numpy(*more):
+    """... and the modules named in `more` (e.g. "PIL"), which Debian's python3 has too."""
     try:
         import numpy  # noqa: F401
+        for name in more:
+            __import__(name)
     except ImportError:
         system = "/usr/bin/python3"
         if os.path.realpath(sys.executable) != os.path.realpath(system) and os.path.exists(system):

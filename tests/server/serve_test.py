@@ -25,10 +25,14 @@ import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
-from PIL import Image
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
+from common import ensure_numpy  # noqa: E402
+
+ensure_numpy("PIL")  # a pyenv python3 first on PATH may lack them: then Debian's runs this
+import numpy as np  # noqa: E402
+from PIL import Image  # noqa: E402
+
 SEER = os.path.join(ROOT, os.environ.get("SEER_BUILD_DIR", "build"), "seer")
 TMP = tempfile.mkdtemp(prefix="seer-serve-test-")
 SERVERS = []
@@ -657,6 +661,38 @@ def sigterm():
     except subprocess.TimeoutExpired:
         rc = None
     ok(rc == 0, "SIGTERM past --grace: the server exits 0 (%s)" % rc, g.log())
+
+    # SIGTERM while a request fetches its image: it submits after the engine stopped (this crashed)
+    png = make_image("PNG")
+
+    class Slow(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            time.sleep(2)
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(png)))
+            self.end_headers()
+            self.wfile.write(png)
+
+        def log_message(self, *a):
+            pass
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    f = Server("--allow-remote-media", "-np", "1")
+    out = []
+    url = "http://127.0.0.1:%d/a.png" % web.server_address[1]
+    th = threading.Thread(target=lambda: out.append(f.chat(user("q", image_part(url)))[0]))
+    th.start()
+    time.sleep(0.5)
+    f.proc.send_signal(signal.SIGTERM)
+    th.join()
+    web.shutdown()
+    try:
+        rc = f.proc.wait(30)
+    except subprocess.TimeoutExpired:
+        rc = None
+    ok(rc == 0 and out and out[0] in (200, 503),
+       "SIGTERM during a remote media fetch: the request answered 200 or 503, the server exits 0 (%s, %s)" % (out, rc),
+       f.log())
 
 
 def main():
