@@ -499,13 +499,14 @@ static void test_media_file(void)
         diag("could not remove %s", root);
 }
 
-/* The body parsed back; NULL (and a failed test) when it is not JSON. */
-static json_t *load(const char *s, const char *what)
+/* The body (freed here) parsed back; NULL (and a failed test) when it is not JSON. */
+static json_t *load(char *s, const char *what)
 {
     json_error_t je;
     json_t *v = s ? json_loads(s, JSON_ALLOW_NUL, &je) : NULL;
     if (!ok(v != NULL, "%s is JSON", what))
         diag("%s: %s", s ? s : "(null)", s ? je.text : "");
+    free(s);
     return v;
 }
 
@@ -535,7 +536,6 @@ static void test_responses(void)
         ok(rc == 0 && pt == 12 && ct == 5 && tt == 17 && cached == 8, "usage with prompt_tokens_details.cached_tokens");
     }
     json_decref(v);
-    free(s);
 
     a = (struct srv_answer){.text = "a\0b", .text_len = 3, .stop = SEER_STOP_EOS};
     s = srv_response_body(SRV_CHAT, "c", "m", 1, &a);
@@ -546,7 +546,6 @@ static void test_responses(void)
            !memcmp(json_string_value(json_object_get(msg, "content")), "a\0b", 3),
        "U+0000 in the content is kept");
     json_decref(v);
-    free(s);
 
     a = (struct srv_answer){.text = "done", .text_len = 4, .stop = SEER_STOP_STRING};
     s = srv_response_body(SRV_COMPLETION, "cmpl-1", "m", 1, &a);
@@ -557,7 +556,6 @@ static void test_responses(void)
            !strcmp(json_string_value(json_object_get(c0, "finish_reason")), "stop"),
        "text_completion with choices[0].text");
     json_decref(v);
-    free(s);
 
     ok(!strcmp(srv_finish_reason(SEER_STOP_EOS), "stop") && !strcmp(srv_finish_reason(SEER_STOP_STRING), "stop") &&
            !strcmp(srv_finish_reason(SEER_STOP_CANCELED), "stop") &&
