@@ -260,6 +260,18 @@ def endpoints():
     ok(st5 == 200 and well_formed and data[-1] == "[DONE]" and streamed == r["choices"][0]["text"],
        "/v1/completions stream: the chunks joined equal the unstreamed text", (streamed, r))
 
+    for stop in ("orm", "zzz"):  # "orm" ends the greedy answer early ("N.n"), "zzz" never appears
+        body = {"messages": user("go on and on"), "temperature": 0, "max_tokens": 12, "stop": [stop]}
+        st, r = s.post("/v1/chat/completions", body)
+        st2, _, raw = s.request("POST", "/v1/chat/completions", dict(body, stream=True))
+        data, _ = sse(raw)
+        streamed = "".join(json.loads(d)["choices"][0]["delta"].get("content") or "" for d in data[:-1]
+                           if json.loads(d)["choices"])
+        content = r["choices"][0]["message"]["content"] if st == 200 else None
+        ok(st == 200 and st2 == 200 and stop not in content and streamed == content
+           and r["choices"][0]["finish_reason"] == ("stop" if stop == "orm" else "length"),
+           "stop %r: the same text streamed and not, without the stop string" % stop, (content, streamed))
+
     c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
     kept = []
     for i in range(3):  # nginx keeps upstream connections alive: requests one after another on one
@@ -414,11 +426,12 @@ def prefix_cache():
     for k in range(5):
         conv.append({"role": "user", "content": "Turn %d: and what about the number %d?" % (k + 1, 7 * k + 3)})
         a, u = s.answer(conv, max_tokens=6)
-        b, _ = nocache.answer(conv, max_tokens=6)
+        b, v = nocache.answer(conv, max_tokens=6)
         details.append((k + 1, u["prompt_tokens_details"]["cached_tokens"], u["prompt_tokens"], a, b))
-        ref.append(a == b)
+        ref.append(a == b and u["prompt_tokens"] == v["prompt_tokens"])
         conv.append({"role": "assistant", "content": a})
-    ok(all(ref), "cache: every turn of a 5-turn chat equals the same chat on a server without a cache", details)
+    ok(all(ref), "cache: every turn of a 5-turn chat equals the same chat on a server without a cache "
+       "(content and prompt_tokens)", details)
     ok(all(d[1] > 0 and d[1] <= d[2] for d in details[1:]), "cache: turns 2-5 have 0 < cached_tokens <= prompt_tokens", details)
 
     # thinking on: the template drops the reasoning of earlier turns, so later prompts rewrite them
@@ -442,6 +455,36 @@ def prefix_cache():
     ok(u2["prompt_tokens_details"]["cached_tokens"] > 0 and b == c,
        "cache: a second question about the same image in a new chat has cached_tokens > 0 and the uncached answer",
        (u1, u2, b, c))
+
+    # a system message, two images in the first turn, an image again in later turns
+    conv = [{"role": "system", "content": "You are terse."},
+            {"role": "user", "content": [img, image_part(data_uri("image/png", make_image("PNG", (64, 64), 4))),
+                                         {"type": "text", "text": "Two pictures."}]}]
+    details = []
+    for k in range(4):
+        a, u = s.answer(conv, max_tokens=6)
+        b, v = nocache.answer(conv, max_tokens=6)
+        details.append((k + 1, a == b, u["prompt_tokens"], v["prompt_tokens"], u["prompt_tokens_details"]["cached_tokens"]))
+        conv += [{"role": "assistant", "content": a},
+                 {"role": "user", "content": [img, {"type": "text", "text": "Again %d?" % k}] if k % 2 else "Text %d." % k}]
+    ok(all(d[1] and d[2] == d[3] for d in details) and all(d[4] > 0 for d in details[1:]),
+       "cache: a chat with images in several turns equals the uncached server's, turns 2-4 cached", details)
+
+    # a 1 MiB cache: entries evicted least recently used, the budget kept, the answers unchanged
+    small = Server("--cache-ram", "1")
+    convs, bad = [[] for _ in range(8)], []
+    for turn in range(3):
+        for i, cv in enumerate(convs):
+            cv.append({"role": "user", "content": "Chat %d, turn %d: %s" % (i, turn, "pad " * 20)})
+            a, _ = small.answer(cv, max_tokens=6)
+            b, _ = nocache.answer(cv, max_tokens=6)
+            bad += [] if a == b else [(i, turn, a, b)]
+            cv.append({"role": "assistant", "content": a})
+    text = small.metrics()[1]
+    held, hits = metric(text, "seer_cache_bytes"), metric(text, "seer_cache_hits_total")
+    ok(not bad and held is not None and 0 < held <= 1 << 20 and hits > 0,
+       "cache: --cache-ram 1 holds %s bytes <= 1 MiB, %s hits, answers equal the uncached server's" % (held, hits), bad)
+    small.stop()
     nocache.stop()
 
     # images fed while other slots decode
