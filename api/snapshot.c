@@ -63,9 +63,10 @@ static int copy_device(const seer_model *m, const qwen35_state *st, const seer_s
     return rc;
 }
 
+/* NULL is fine whatever n (a copy that failed is NULL). */
 static void hist_free(struct chat_msg *h, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; h && i < n; i++)
         free(h[i].role), free(h[i].content);
     free(h);
 }
@@ -154,7 +155,7 @@ int api_snapshot_put(seer_context *c, const seer_snapshot *s)
     char *text = s->fed_text ? mem_dup(s->fed_text, s->fed_len + 1) : NULL;
     if (!hist || (s->fed_text && !text) || !seer_grow(&c->pending, &c->cap_pending, s->n_pending, sizeof *c->pending, 4) ||
         !seer_grow(&c->hist, &c->cap_hist, s->n_hist, sizeof *c->hist, 8)) {
-        hist_free(hist, hist ? s->n_hist : 0);
+        hist_free(hist, s->n_hist);
         free(text);
         return seer_err(SEER_ENOMEM, "no memory to restore a snapshot");
     }

@@ -9,13 +9,15 @@
      a q8_0 cache: a restored context answers as the original;
    - a context too small for the snapshot, or of another KV cache type: SEER_EINVAL with a message,
      the context unchanged; queued images: save refuses; bytes > 0 and growing with the tokens held;
-   - two threads restoring one snapshot at once into two contexts give the original's answer. */
+   - two threads restoring one snapshot at once into two contexts give the original's answer;
+   - allocations failing one at a time (CPU): SEER_ENOMEM, nothing half made or changed. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/internal.h"
+#include "core/util.h"
 #include "seer.h"
 #include "support/image_files.h"
 #include "support/testutil.h"
@@ -158,6 +160,46 @@ static void refusals(const seer_snapshot *snap, const seer_context *orig)
     seer_snapshot_free(NULL);
 }
 
+/* Every allocation of a save, then of a restore, failing in turn: SEER_ENOMEM and nothing half made
+   (a failed restore leaves the context as it was: its history and state kept); then both succeed, and
+   the restored context answers as the original (*orig) after turn 1 (`turn1_snap`). */
+static void out_of_memory(const seer_snapshot *turn1_snap, const struct answer *orig)
+{
+    seer_snapshot *snap = NULL;
+    seer_context *from = context(256, NULL), *to = context(256, NULL);
+    struct answer a = {0};
+    int rc = from && to ? seer_context_restore(from, turn1_snap) : -100, fails = 0, bad = 0;
+    if (!rc)
+        rc = turn1(to, "Something else entirely.");
+    const size_t hist = to ? to->n_hist : 0;
+    const int64_t past = to ? to->st->n_past : 0;
+    for (long n = 1; !rc && n < 100; n++, fails++) {
+        seer_alloc_fail_after(n);
+        rc = seer_context_save(from, &snap);
+        seer_alloc_fail_after(0);
+        bad += rc != SEER_OK && (rc != SEER_ENOMEM || snap);
+        rc = rc == SEER_ENOMEM ? SEER_OK : rc ? rc : 1;
+    }
+    for (long n = 1; rc == 1 && n < 100; n++, fails++) {
+        seer_alloc_fail_after(n);
+        rc = seer_context_restore(to, snap);
+        seer_alloc_fail_after(0);
+        bad += rc != SEER_OK && (rc != SEER_ENOMEM || to->n_hist != hist || to->st->n_past != past);
+        rc = rc == SEER_ENOMEM ? 1 : rc;
+    }
+    if (!rc)
+        turn2(to, false, &a);
+    double e = 1e9;
+    const bool same = same_answer(orig, &a, &e);
+    ok(!rc && !bad && fails > 2 && same,
+       "%s: %d allocations failing one at a time in save and restore: SEER_ENOMEM, nothing changed (%d wrong); then "
+       "the same answer (rel L2 %.1e)", dev, fails, bad, e);
+    answer_free(&a);
+    seer_snapshot_free(snap);
+    seer_context_free(from);
+    seer_context_free(to);
+}
+
 /* A conversation saved from one context of `cache_type` and restored into another that held a
    conversation of its own; then the original and the restored context answer. `image`: the
    conversation is a question about the image fed up to the image (seer_chat_feed SEER_FEED_MEDIA),
@@ -227,6 +269,8 @@ static void run_on(const char *hf, const char *device)
     ok(rc == SEER_OK && same,
        "%s: restored into a context that held another conversation: the same (rel L2 %.1e)", device, e);
     refusals(snap, orig);
+    if (!strcmp(device, "cpu")) /* the hook counts the library's allocations, not a driver's */
+        out_of_memory(snap, &a0);
     copy_to_another("f16", true);
     copy_to_another("q8_0", false);
     threads(snap, &a0);
