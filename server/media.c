@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "server/server.h"
@@ -174,11 +175,13 @@ static int resolve_one(const struct serve_options *o, const struct srv_media *md
     size_t n = 0;
     char *path = NULL;
     const char *url = md->url;
-    if (!strncmp(url, "data:", 5)) {
+    if (!strncasecmp(url, "data:", 5)) { /* URI schemes are case-insensitive (RFC 3986 §3.1) */
         char mime[64];
-        if (srv_data_uri(url, o->max_media_bytes, &bytes, &n, mime, err))
+        if (srv_data_uri(url, o->max_media_bytes, &bytes, &n, mime, err)) {
+            snprintf(err->param, sizeof err->param, "%s", md->param);
             return -1;
-    } else if (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8)) {
+        }
+    } else if (!strncasecmp(url, "http://", 7) || !strncasecmp(url, "https://", 8)) {
         if (!o->allow_remote_media)
             return srv_fail(err, 400, md->param,
                             "remote media are not fetched: send a data: URI, or start seer serve with "
