@@ -115,7 +115,11 @@ static bool wait_job(struct conn *k)
     struct job *j = k->job;
     struct timespec until;
     srv_deadline(&until, 200);
-    if (pthread_cond_timedwait(&j->cv, &j->mu, &until) == ETIMEDOUT && client_gone(k)) {
+    /* the client is looked at after every wake-up, not only after 200 ms without one: a reply's
+       tokens wake this thread more often than that, and a client that left an unstreamed request
+       went unnoticed until the whole reply was generated */
+    pthread_cond_timedwait(&j->cv, &j->mu, &until);
+    if (client_gone(k)) {
         atomic_store(&j->cancelled, true);
         return false;
     }
