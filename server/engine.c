@@ -392,8 +392,12 @@ static void *feeder_main(void *arg)
         pthread_mutex_unlock(&e->mu);
 
         double t0 = cli_time_now();
-        int rc = atomic_load(&j->cancelled) ? -1 : feed_job(sl);
-        if (atomic_load(&j->cancelled) && rc == 0) {
+        /* a job whose client left while it was queued is finished here too: feed_job, which
+           finishes the jobs it fails, never saw it, and the engine's reference (with the
+           request's media) leaked */
+        const bool left = atomic_load(&j->cancelled);
+        int rc = left ? -1 : feed_job(sl);
+        if (left || (atomic_load(&j->cancelled) && rc == 0)) {
             struct srv_error err = {0};
             srv_fail(&err, 499, NULL, "cancelled");
             job_finish(j, 499, &err);
