@@ -146,6 +146,13 @@ class Server:
         except OSError:
             return False
 
+    def exit_status(self, timeout=30):
+        """The exit status once the process ends, None when it does not within timeout seconds."""
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
     def stop(self):
         if self.proc.poll() is None:
             self.proc.kill()
