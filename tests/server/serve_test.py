@@ -461,19 +461,24 @@ def load():
         def one(i):
             p, n = prompts[i % len(prompts)]
             st, r = s.chat(p, max_tokens=n)
-            return i, st, r["choices"][0]["message"]["content"] if st == 200 else r
+            return i, st, r["choices"][0]["message"]["content"] if st == 200 else r, r.get("id")
         with ThreadPoolExecutor(64) as ex:
             return list(ex.map(one, range(total)))
     warm = run(200)
     rss0 = s.rss_kib()
+    before = s.metrics()[1]
     t0 = time.time()
     res = run(LOAD_TOTAL)
     took = time.time() - t0
     rss1 = s.rss_kib()
-    bad = [(i, st, a) for i, st, a in res if st != 200 or a != alone[i % len(prompts)]]
-    ok(len(res) == LOAD_TOTAL and not bad and all(st == 200 and a == alone[i % 6] for i, st, a in warm),
+    answered = metric(s.metrics()[1], 'seer_requests_total{status="2xx"}') - metric(before, 'seer_requests_total{status="2xx"}')
+    answered -= 1  # the first scrape, counted after its own text was written
+    bad = [(i, st, a) for i, st, a, _ in res if st != 200 or a != alone[i % len(prompts)]]
+    ok(len(res) == LOAD_TOTAL and not bad and all(st == 200 and a == alone[i % 6] for i, st, a, _ in warm),
        "load: %d requests from 64 threads on -np 4, each 200 and equal to the same request alone (%.0f s)"
        % (LOAD_TOTAL, took), bad[:10])
+    ok(len({r[3] for r in res}) == LOAD_TOTAL and answered == LOAD_TOTAL,
+       "load: %d distinct response ids, /metrics counted %d answers" % (len({r[3] for r in res}), answered))
     ok(rss1 <= rss0 * 1.3, "load: RSS after the run %d KiB within +30%% of %d KiB after the warm-up" % (rss1, rss0))
     s.stop()
 
