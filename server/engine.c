@@ -397,7 +397,8 @@ static void *feeder_main(void *arg)
            request's media) leaked */
         const bool left = atomic_load(&j->cancelled);
         int rc = left ? -1 : feed_job(sl);
-        if (left || (atomic_load(&j->cancelled) && rc == 0)) {
+        /* rc first: a job feed_job failed is finished, and may be freed already */
+        if (left || (rc == 0 && atomic_load(&j->cancelled))) {
             struct srv_error err = {0};
             srv_fail(&err, 499, NULL, "cancelled");
             job_finish(j, 499, &err);
