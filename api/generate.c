@@ -96,15 +96,6 @@ int seer_context_create(seer_model *m, const seer_context_params *params, seer_c
     return SEER_OK;
 }
 
-void api_history_clear(seer_context *c)
-{
-    for (size_t i = 0; i < c->n_hist; i++)
-        free(c->hist[i].role), free(c->hist[i].content);
-    c->n_hist = 0;
-    seer_freep(&c->fed_text);
-    c->fed_len = 0;
-}
-
 void seer_context_free(seer_context *c)
 {
     if (!c)
@@ -123,21 +114,6 @@ void seer_context_free(seer_context *c)
     qwen35_state_free(c->st);
     api_device_unlock(c->m);
     free(c);
-}
-
-int seer_context_reset(seer_context *c)
-{
-    api_history_clear(c);
-    api_images_clear(&c->images);
-    api_videos_clear(&c->videos);
-    c->n_pending = 0;
-    c->n_fed = 0;
-    if (!c->st)
-        return SEER_OK;
-    api_device_lock(c->m);
-    int rc = qwen35_state_reset(c->m->lm, c->st);
-    api_device_unlock(c->m);
-    return rc;
 }
 
 /* A measuring context (of a vocab_only model) has no state to generate with. */

@@ -16,6 +16,16 @@
 #include "seer.h"
 #include "vision/vit.h"
 
+/* A lock taken in turn, first come first served (a ticket lock). A thread that releases the device
+   and asks again (between two prompt micro-batches or tower blocks) queues behind the threads
+   already waiting, so a server's decode step gets its turn there; a plain mutex makes no such
+   promise, and the thread that just let go usually wins it back. */
+struct api_turns {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t next, serving; /* the next ticket handed out; the ticket whose turn it is */
+};
+
 struct seer_model {
     char *path;                      /* as given to seer_model_load: names the model in messages */
     bool vocab_only;                 /* loaded without weights (seer_model_params.vocab_only): be is
@@ -38,19 +48,34 @@ struct seer_model {
     struct media_limits limits;      /* what an image file may cost to decode */
     struct video_settings video_defaults; /* spec §5.3 sampling (video_preprocessor_config.json) */
     int video_threads;               /* libavcodec threads per video file (seer_model_params.n_threads) */
-    pthread_mutex_t device_lock;     /* work on the device (be), one thread at a time: states made,
+    struct api_turns device_lock;    /* work on the device (be), one thread at a time: states made,
                                         reset and freed, forward passes, tower encodes, the tower
                                         placed. The backends keep per-device scratch (the CPU's pool
                                         and rounded activations, Vulkan's command buffers), and
                                         contexts of one model may run on several threads (seer.h
                                         THREADING, tests/api/threads.c). Held per forward pass or
-                                        frame pair, so two threads' work interleaves; never held
-                                        while taking vit_lock */
+                                        frame pair (tower block), so two threads' work interleaves;
+                                        never held while taking vit_lock */
 };
 
-/* Brackets one piece of device work of model m (its device_lock). */
-static inline void api_device_lock(struct seer_model *m) { pthread_mutex_lock(&m->device_lock); }
-static inline void api_device_unlock(struct seer_model *m) { pthread_mutex_unlock(&m->device_lock); }
+/* Brackets one piece of device work of model m (its device_lock), first come first served. */
+static inline void api_device_lock(struct seer_model *m)
+{
+    struct api_turns *t = &m->device_lock;
+    pthread_mutex_lock(&t->mu);
+    const uint64_t mine = t->next++;
+    while (t->serving != mine)
+        pthread_cond_wait(&t->cv, &t->mu);
+    pthread_mutex_unlock(&t->mu);
+}
+static inline void api_device_unlock(struct seer_model *m)
+{
+    struct api_turns *t = &m->device_lock;
+    pthread_mutex_lock(&t->mu);
+    t->serving++;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+}
 
 /* Calls on_progress between two micro-batches of a prefill that holds m's device lock, with the
    lock released: other contexts' forward passes (a server's decode step) run in between, so a long
@@ -63,6 +88,14 @@ static inline int api_progress_unlocked(struct seer_model *m, const seer_generat
     int stop = p->on_progress(done, total, 0, p->user_data);
     api_device_lock(m);
     return stop;
+}
+
+/* vit_encode_yielding's `between` for work holding m's device lock: lets other threads' forward
+   passes run between two tower blocks. */
+static inline void api_device_yield(void *m)
+{
+    api_device_unlock(m);
+    api_device_lock(m);
 }
 
 /* The two checks below are inline here, not in model.c: api/vision.c asks them while model.c calls

@@ -167,7 +167,8 @@ int seer_model_load(const char *path, const seer_model_params *params, seer_mode
         return seer_err(SEER_ENOMEM, "no memory for a model");
     m->vocab_only = p.vocab_only != 0;
     pthread_mutex_init(&m->vit_lock, NULL);
-    pthread_mutex_init(&m->device_lock, NULL);
+    pthread_mutex_init(&m->device_lock.mu, NULL);
+    pthread_cond_init(&m->device_lock.cv, NULL);
     m->video_threads = p.n_threads; /* decoding a video uses as many threads as the model's CPU work */
     if (!(m->path = seer_strdup(path))) {
         rc = seer_err(SEER_ENOMEM, "no memory for a model");
@@ -210,7 +211,8 @@ void seer_model_free(seer_model *m)
         return;
     free_parts(m);
     pthread_mutex_destroy(&m->vit_lock);
-    pthread_mutex_destroy(&m->device_lock);
+    pthread_mutex_destroy(&m->device_lock.mu);
+    pthread_cond_destroy(&m->device_lock.cv);
     free(m->path);
     free(m);
 }

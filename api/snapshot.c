@@ -188,6 +188,35 @@ int api_snapshot_put(seer_context *c, const seer_snapshot *s)
     return SEER_OK;
 }
 
+/* ---- forgetting ------------------------------------------------------------------------------ */
+/* Here rather than in api/generate.c: restoring replaces the history and, when the device copy
+   fails, forgets the state, while api/generate.c takes and puts snapshots; files never call each
+   other in both directions (scripts/call-cycles.sh). */
+
+void api_history_clear(seer_context *c)
+{
+    for (size_t i = 0; i < c->n_hist; i++)
+        free(c->hist[i].role), free(c->hist[i].content);
+    c->n_hist = 0;
+    seer_freep(&c->fed_text);
+    c->fed_len = 0;
+}
+
+int seer_context_reset(seer_context *c)
+{
+    api_history_clear(c);
+    api_images_clear(&c->images);
+    api_videos_clear(&c->videos);
+    c->n_pending = 0;
+    c->n_fed = 0;
+    if (!c->st)
+        return SEER_OK;
+    api_device_lock(c->m);
+    int rc = qwen35_state_reset(c->m->lm, c->st);
+    api_device_unlock(c->m);
+    return rc;
+}
+
 /* ---- the public functions ------------------------------------------------------------------- */
 
 int seer_context_save(const seer_context *c, seer_snapshot **out)

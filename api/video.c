@@ -153,7 +153,7 @@ static int encode_video(seer_model *m, video_file *v, const struct video_plan *p
         const double t1 = seer_time_now();
         if (!rc) {
             api_device_lock(m);
-            rc = vit_encode(vit, rows, &pair, 1, out + (size_t)(g * per_pair) * (size_t)H);
+            rc = vit_encode_yielding(vit, rows, &pair, 1, out + (size_t)(g * per_pair) * (size_t)H, api_device_yield, m);
             api_device_unlock(m);
         }
         tm->patchify += t1 - t0;

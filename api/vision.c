@@ -274,7 +274,7 @@ static int encode_image(seer_model *m, const struct image_rgb8 *im, float **emb,
         rc = seer_err(SEER_ENOMEM, "no memory for %lld image embeddings", (long long)tokens);
     else {
         api_device_lock(m);
-        rc = vit_encode(vit, rows, grid, 1, out);
+        rc = vit_encode_yielding(vit, rows, grid, 1, out, api_device_yield, m);
         api_device_unlock(m);
         if (rc)
             seer_freep(&out);

@@ -230,6 +230,12 @@ static int setup(const vit_model *m, arena *ar, struct bufs *b, const float *pix
 
 int vit_encode(vit_model *m, const float *pixels, const struct vis_grid *grids, int n_grids, float *out)
 {
+    return vit_encode_yielding(m, pixels, grids, n_grids, out, NULL, NULL);
+}
+
+int vit_encode_yielding(vit_model *m, const float *pixels, const struct vis_grid *grids, int n_grids, float *out,
+                        void (*between)(void *user), void *user)
+{
     const struct vit_config *c = &m->cfg;
     const int64_t M2 = c->merge_size * c->merge_size;
     struct tables tb = {0};
@@ -253,8 +259,11 @@ int vit_encode(vit_model *m, const float *pixels, const struct vis_grid *grids, 
     }
     if ((rc = arena_init(&ar, m->be, bytes)) || (rc = setup(m, &ar, &b, pixels, &tb, N)) || (rc = embed(m, &b, N)))
         goto done;
-    for (int64_t j = 0; j < c->depth && rc == SEER_OK; j++)
+    for (int64_t j = 0; j < c->depth && rc == SEER_OK; j++) {
         rc = block(m, &m->blocks[j], &b, N);
+        if (between && rc == SEER_OK && j + 1 < c->depth && (rc = backend_sync(m->be)) == SEER_OK)
+            between(user);
+    }
     if (rc)
         goto done;
     tensor fc1 = mat(&b.big, M2 * c->n_embd, N / M2);

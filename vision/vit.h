@@ -46,6 +46,11 @@ size_t vit_scratch_bytes(const struct vit_config *c, int64_t n_patches, size_t a
    (t, h, w in patches). out: f32 [N/4][out_dim] merged embeddings in order (spec §4.6: per grid,
    per t, raster order over the merged grid). SEER_EINVAL for a bad grid list. */
 int vit_encode(vit_model *m, const float *pixels, const struct vis_grid *grids, int n_grids, float *out);
+/* vit_encode calling between(user) after each transformer block, with the device synchronised (the
+   caller may let another thread's forward pass run there: api/vision.c releases the model's device
+   lock, so a large image stalls a server's other replies by one block, not by the whole tower). */
+int vit_encode_yielding(vit_model *m, const float *pixels, const struct vis_grid *grids, int n_grids, float *out,
+                        void (*between)(void *user), void *user);
 
 /* ---- internal form (vision/load.c, vision/vit.c, vision/merger.c) -------------------------------- */
 
