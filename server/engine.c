@@ -7,9 +7,10 @@
      steps it, one token of every reply per pass over the weights, handing text to the jobs as it
      comes and finishing them as they end.
    The two take turns on the device: the library releases it between a prompt's micro-batches
-   (on_progress runs unlocked), and the feeder's on_progress waits there for one decode step
-   whenever replies are decoding, so a long prompt delays the others by about one micro-batch (an
-   image by its tower encode) per token, not by the whole prompt. */
+   (on_progress runs unlocked) and between tower blocks, first come first served, and the feeder's
+   on_progress waits there for one decode step whenever replies are decoding, so a long prompt
+   delays the others by about one micro-batch (an image by one tower block) per token, not by the
+   whole prompt. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
