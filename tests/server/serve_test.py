@@ -567,6 +567,9 @@ def main():
         t0 = time.time()
         section(fn)
         print("# %s took %.1f s" % (fn.__name__, time.time() - t0), flush=True)
+    status = {s.port: s.stop() for s in lib.SERVERS}
+    bad = [s.log() for s in lib.SERVERS if s.proc.returncode != 0]
+    ok(not bad, "every server exited 0 on SIGTERM (%d servers)" % len(status), "\n".join(bad))
     print("1..%d" % lib.N_TESTS)
     return 1 if lib.FAILED else 0
 
