@@ -42,6 +42,12 @@ if [ "${SEER_SKIP_DEPS:-0}" != 1 ]; then
   fi
 fi
 
+# The Hugging Face reference (tests/reference/hf_*_test.py): a pinned venv cached outside the clone,
+# made on first use (minutes); a failure fails the run. The tests re-run themselves with its python.
+SEER_HF_PYTHON=$(scripts/reference-venv.sh)
+HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+export SEER_HF_PYTHON HF_HUB_OFFLINE TRANSFORMERS_OFFLINE
+
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$jobs"
 

@@ -269,6 +269,21 @@ def gen_weights(p, cfg, seed):
     return w
 
 
+def preprocessor_configs():
+    """The releases' preprocessor_config.json and video_preprocessor_config.json (spec §5.1, §5.3); also the
+    settings hf_make.py gives transformers' own processors."""
+    mean_std = {"image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}   # spec §5.1
+    common = {"do_convert_rgb": True, "do_normalize": True, "do_rescale": True, "do_resize": True,
+              "rescale_factor": 1 / 255, "resample": 3, "patch_size": 16, "temporal_patch_size": 2,
+              "merge_size": 2, **mean_std, "processor_class": "Qwen3VLProcessor"}
+    image = {**common, "size": {"shortest_edge": 65536, "longest_edge": 16777216},
+             "image_processor_type": "Qwen2VLImageProcessorFast"}
+    video = {**common, "size": {"shortest_edge": 4096, "longest_edge": 25165824},        # spec §5.3
+             "video_processor_type": "Qwen3VLVideoProcessor", "fps": 2, "min_frames": 4, "max_frames": 768,
+             "do_sample_frames": True}
+    return image, video
+
+
 def write_hf(hf_dir, cfg, weights, tok, shards):
     os.makedirs(hf_dir, exist_ok=True)
     with open(os.path.join(hf_dir, "config.json"), "w") as f:
@@ -279,15 +294,7 @@ def write_hf(hf_dir, cfg, weights, tok, shards):
     else:
         safetensors.write(os.path.join(hf_dir, "model.safetensors"), weights, "BF16", {"format": "pt"})
     tiny_tokenizer.write_files(tok, hf_dir, MAX_POS)
-    mean_std = {"image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}   # spec §5.1
-    common = {"do_convert_rgb": True, "do_normalize": True, "do_rescale": True, "do_resize": True,
-              "rescale_factor": 1 / 255, "resample": 3, "patch_size": 16, "temporal_patch_size": 2,
-              "merge_size": 2, **mean_std, "processor_class": "Qwen3VLProcessor"}
-    image = {**common, "size": {"shortest_edge": 65536, "longest_edge": 16777216},
-             "image_processor_type": "Qwen2VLImageProcessorFast"}
-    video = {**common, "size": {"shortest_edge": 4096, "longest_edge": 25165824},        # spec §5.3
-             "video_processor_type": "Qwen3VLVideoProcessor", "fps": 2, "min_frames": 4, "max_frames": 768,
-             "do_sample_frames": True}
+    image, video = preprocessor_configs()
     gen = {"bos_token_id": tok.id_of("<|endoftext|>"), "pad_token_id": tok.id_of("<|endoftext|>"),
            "eos_token_id": [tok.id_of("<|im_end|>"), tok.id_of("<|endoftext|>")],     # spec §6.1
            "do_sample": True, "temperature": 1.0, "top_p": 1.0, "top_k": 20, "transformers_version": "5.0.0"}

@@ -1,0 +1,105 @@
+"""Both sides of a comparison with Hugging Face transformers, for the hf_*_test.py TAP programs.
+
+transformers' side: a checkpoint loaded with from_pretrained in a given dtype, the logits of every prompt
+position, a greedy continuation with each step's logits. seer's side: the seer_golden helper
+(tests/reference/seer_golden.c, built beside seer) for the same ids, and the ids seer renders a chat to.
+Import after common.ensure_hf_python() (the venv's python) and hf_make (which loads torch and
+transformers in the order the folder's own safetensors.py needs).
+"""
+
+import json
+import os
+import subprocess
+
+import numpy as np
+
+from hf_make import DTYPES, torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def build_dir():
+    d = os.environ.get("SEER_BUILD_DIR", "build")
+    return d if os.path.isabs(d) else os.path.join(ROOT, d)
+
+
+def seer_bin(name="seer"):
+    return os.path.join(build_dir(), name)
+
+
+def rel_l2(a, b):
+    """||a - b|| / ||b|| in float64 (b is the reference)."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    n = np.linalg.norm(b)
+    return float(np.linalg.norm(a - b) / n) if n else float(np.linalg.norm(a))
+
+
+def worst_row_rel_l2(a, b):
+    """The largest relative L2 over rows (positions): each position must be right, not just the sum."""
+    return max(rel_l2(x, y) for x, y in zip(a, b))
+
+
+class HFModel:
+    """A transformers checkpoint (Qwen3_5ForConditionalGeneration or Qwen3_5ForCausalLM) in eval mode."""
+
+    def __init__(self, path, dtype="f32"):
+        from transformers import AutoConfig, Qwen3_5ForCausalLM, Qwen3_5ForConditionalGeneration
+        cls = (Qwen3_5ForCausalLM if AutoConfig.from_pretrained(path).model_type == "qwen3_5_text"
+               else Qwen3_5ForConditionalGeneration)
+        self.model = cls.from_pretrained(path, dtype=DTYPES[dtype]).eval()
+
+    def logits(self, ids):
+        """[T, V] float32 logits of every position of one prompt."""
+        with torch.no_grad():
+            out = self.model(input_ids=torch.tensor([ids], dtype=torch.long))
+        return out.logits[0].float().numpy()
+
+    def greedy(self, ids, n):
+        """(n greedy tokens, [n, V] the logits each was taken from), never stopping at an end token."""
+        from transformers import GenerationConfig
+        gc = GenerationConfig(do_sample=False, max_new_tokens=n, min_new_tokens=0, eos_token_id=None,
+                              pad_token_id=0, output_logits=True, return_dict_in_generate=True)
+        x = torch.tensor([ids], dtype=torch.long)
+        with torch.no_grad():
+            out = self.model.generate(input_ids=x, attention_mask=torch.ones_like(x), generation_config=gc)
+        toks = out.sequences[0, len(ids):].tolist()
+        return toks, np.stack([s[0].float().numpy() for s in out.logits])
+
+
+def seer_logits(model_dir, ids, n_decode, tmp):
+    """seer's (logits [T, V] of every prompt position, n greedy tokens) through seer_golden."""
+    stem = os.path.join(tmp, "seer")
+    np.asarray(ids, "<i4").tofile(stem + ".ids")
+    subprocess.run([seer_bin("seer_golden"), "logits", model_dir, stem + ".ids", str(n_decode), stem],
+                   check=True, stdout=subprocess.DEVNULL)
+    lg = np.fromfile(stem + ".prefill.f32", "<f4").reshape(len(ids), -1)
+    return lg, np.fromfile(stem + ".tokens.i32", "<i4").tolist()
+
+
+def seer_chat_ids(model_dir, messages, think, tmp):
+    """The ids seer feeds for `messages` in a fresh context; think: True, False or None (seer's default)."""
+    conv, out = os.path.join(tmp, "conv.json"), os.path.join(tmp, "chat.i32")
+    with open(conv, "w", encoding="utf-8") as f:
+        json.dump({"messages": messages}, f, ensure_ascii=False)
+    arg = "default" if think is None else str(int(think))
+    subprocess.run([seer_bin("seer_golden"), "chat", model_dir, conv, arg, out], check=True,
+                   stdout=subprocess.DEVNULL)
+    return np.fromfile(out, "<i4").tolist()
+
+
+# Near ties (the stated rule): where transformers' two best logits differ by less than NEAR_TIE times the
+# best one's magnitude, rounding may pick either, so seer may take the other token; from there on the two
+# continuations differ legitimately and are no longer compared.
+NEAR_TIE = 1e-4
+
+
+def compare_greedy(seer_toks, hf_toks, hf_step_logits):
+    """(agree, steps compared, note): equal up to the first divergence, which must be a near tie."""
+    for i, (s, h) in enumerate(zip(seer_toks, hf_toks)):
+        if s != h:
+            top2 = np.sort(hf_step_logits[i])[-2:]
+            gap = float(top2[1] - top2[0])
+            tie = gap < NEAR_TIE * abs(float(top2[1]))
+            return tie, i, f"step {i}: seer {s}, transformers {h}, top-2 gap {gap:.2e}" + (
+                " (a near tie: not compared further)" if tie else "")
+    return len(seer_toks) == len(hf_toks), len(hf_toks), "all equal"
