@@ -95,7 +95,10 @@ def endpoints():
     ok(st5 == 200 and well_formed and data[-1] == "[DONE]" and streamed == r["choices"][0]["text"],
        "/v1/completions stream: the chunks joined equal the unstreamed text", (streamed, r))
 
-    for stop in ("orm", "zzz"):  # "orm" ends the greedy answer early ("N.n"), "zzz" never appears
+    full = s.answer(user("go on and on"), max_tokens=12)[0]
+    # a stop string from the middle of the greedy answer ends it there; "zzz" never appears
+    mid = re.search(r"[A-Za-z0-9]{2}", full[2:])
+    for stop in ([mid.group(0)] if mid else []) + ["zzz"]:
         body = {"messages": user("go on and on"), "temperature": 0, "max_tokens": 12, "stop": [stop]}
         st, r = s.post("/v1/chat/completions", body)
         st2, _, raw = s.request("POST", "/v1/chat/completions", dict(body, stream=True))
@@ -103,9 +106,16 @@ def endpoints():
         streamed = "".join(json.loads(d)["choices"][0]["delta"].get("content") or "" for d in data[:-1]
                            if json.loads(d)["choices"])
         content = r["choices"][0]["message"]["content"] if st == 200 else None
-        ok(st == 200 and st2 == 200 and stop not in content and streamed == content
-           and r["choices"][0]["finish_reason"] == ("stop" if stop == "orm" else "length"),
-           "stop %r: the same text streamed and not, without the stop string" % stop, (content, streamed))
+        ok(st == 200 and st2 == 200 and content == full.split(stop)[0] and streamed == content
+           and r["choices"][0]["finish_reason"] == ("stop" if stop in full else "length"),
+           "stop %r: the answer up to it, the same streamed and not" % stop, (full, content, streamed))
+    if not mid:
+        skip("stop string from the answer", "the greedy answer %r has no two ASCII letters in a row" % full)
+
+    # LONG's natural length: the replies that SIGTERM and leaving clients must cut short
+    st, r = s.chat(user(LONG), max_tokens=1500)
+    SHARED["long"] = r["usage"]["completion_tokens"] if st == 200 else 0
+    print("# %r: %d tokens before the end of its turn" % (LONG, SHARED["long"]), flush=True)
 
     sampled = [s.answer(user("Pick a word."), temperature=1.0, max_tokens=8)[0] for _ in range(4)]
     seeded = [s.answer(user("Pick a word."), temperature=1.0, max_tokens=8, seed=7)[0] for _ in range(2)]
@@ -315,10 +325,6 @@ def prefix_cache():
 
 # ---- 4. errors and hostile clients ---------------------------------------------------------------
 
-LONG = "a long story please"  # greedy on the tiny model: 666 tokens before its end of turn
-LONG_TOKENS = 666
-
-
 def leave_early(s, stream):
     """Starts the LONG reply and leaves once it began: (how far the cancelled counter moved, tokens
     generated for it, the status and seconds of the next request)."""
@@ -413,7 +419,7 @@ def errors():
         served.append(s.chat(user("meanwhile"), max_tokens=2)[0])
     stop.set()
     th.join()
-    ok(len(served) >= 4 and set(served) == {200}, "a client sending a byte a second: other requests served meanwhile",
+    ok(len(served) >= 2 and set(served) == {200}, "a client sending a byte a second: other requests served meanwhile",
        served)
 
     # 300 connections that each sent half a request line hold every connection thread (256)
@@ -433,11 +439,14 @@ def errors():
 
     q = Server("-np", "1", "--max-queue", "1")
     for stream in (True, False):
+        name = "a client leaving %s" % ("mid-stream" if stream else "an unstreamed request")
+        if SHARED["long"] < 100:
+            skip(name, "the greedy reply to %r ends after %d tokens: too soon to leave it" % (LONG, SHARED["long"]))
+            continue
         moved, generated, st, took = leave_early(q, stream)
-        ok(moved == 1 and generated < LONG_TOKENS and st == 200 and took < 5,
-           "a client leaving %s: counted cancelled, its reply stopped after %d of %d tokens, the slot free "
-           "(next request in %.1f s)" % ("mid-stream" if stream else "an unstreamed request", generated, LONG_TOKENS,
-                                        took), (moved, st))
+        ok(moved == 1 and generated < SHARED["long"] and st == 200 and took < 5,
+           "%s: counted cancelled, its reply stopped after %d of %d tokens, the slot free (next request in %.1f s)"
+           % (name, generated, SHARED["long"], took), (moved, st))
 
     with ThreadPoolExecutor(6) as ex:
         sts = list(ex.map(lambda i: q.chat(user("long %d" % i), max_tokens=40)[0], range(6)))
@@ -490,8 +499,8 @@ def sigterm():
     queued = []
     threads = [threading.Thread(target=lambda i=i: queued.append(s.chat(user("queued %d" % i), max_tokens=10)[0]))
                for i in range(2)]
-    # "go on and on" runs past 60 tokens on this model: the reply ends by length, after SIGTERM
-    c, resp, first = start_stream(s, "go on and on", 60)
+    n = min(SHARED["long"], 200) if SHARED["long"] else 200
+    c, resp, first = start_stream(s, LONG, 200)
     for t in threads:
         t.start()
     time.sleep(0.3)  # the two others are queued behind the stream on -np 1
@@ -507,24 +516,28 @@ def sigterm():
     for t in threads:
         t.join()
     events = [ln for ln in lines if ln.startswith(b"data: ")]
-    ok(events and events[-1].strip() == b"data: [DONE]" and b'"finish_reason":"length"' in b"".join(events),
-       "SIGTERM: the stream in flight completes with finish_reason length and [DONE]", lines[-4:])
+    want = b'"finish_reason":"%s"' % (b"length" if n == 200 else b"stop")
+    ok(events and events[-1].strip() == b"data: [DONE]" and want in b"".join(events) and b'"error"' not in events[-2],
+       "SIGTERM: the stream in flight completes (%d tokens, %s) with [DONE]" % (n, want.decode()), lines[-4:])
     ok(queued == [200, 200], "SIGTERM: the requests queued behind it are answered too", queued)
     ok(refused, "SIGTERM: new connections are refused")
     rc = s.exit_status()
     ok(rc == 0, "SIGTERM: the server exits 0 (%s)" % rc, s.log())
 
     # --grace 0: the reply is cut at once, and says so (an error event), never a false "stop"
-    g = Server("-np", "1", "--grace", "0")
-    c, resp, first = start_stream(g, LONG, 1500)
-    g.proc.send_signal(signal.SIGTERM)
-    raw = resp.read()
-    c.close()
-    data, _ = sse(raw)
-    ok(first.startswith(b"data: ") and len(data) >= 2 and data[-1] == "[DONE]" and '"error"' in data[-2],
-       "SIGTERM past --grace: the stream ends with an error event and [DONE]", raw[-400:])
-    rc = g.exit_status()
-    ok(rc == 0, "SIGTERM past --grace: the server exits 0 (%s)" % rc, g.log())
+    if SHARED["long"] < 100:
+        skip("SIGTERM past --grace", "the greedy reply to %r ends after %d tokens: too soon" % (LONG, SHARED["long"]))
+    else:
+        g = Server("-np", "1", "--grace", "0")
+        c, resp, first = start_stream(g, LONG, 1500)
+        g.proc.send_signal(signal.SIGTERM)
+        raw = resp.read()
+        c.close()
+        data, _ = sse(raw)
+        rc = g.exit_status()
+        ok(first.startswith(b"data: ") and len(data) >= 2 and data[-1] == "[DONE]" and '"error"' in data[-2]
+           and rc == 0, "SIGTERM past --grace: the stream ends with an error event and [DONE], exit 0 (%s)" % rc,
+           raw[-400:])
 
     # SIGTERM while a request fetches its image: it submits after the engine stopped (this crashed)
     png = make_image("PNG")
@@ -574,6 +587,7 @@ def main():
     return 1 if lib.FAILED else 0
 
 
-SHARED = {}
+SHARED = {"long": 0}
+LONG = "a long story please"  # greedy on the tiny model here: 666 tokens before its end of turn
 if __name__ == "__main__":
     sys.exit(main())
