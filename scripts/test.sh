@@ -2,7 +2,8 @@
 # Builds seer and runs every test with prove: the C TAP programs (build/t/*.t), the script tests
 # (tests/scripts/*.sh, tests/reference/*_test.py, tests/server/*_test.py), and the file-parser tests again under
 # AddressSanitizer + UndefinedBehaviorSanitizer (build-san/). Installs what it needs first.
-# Environment: JOBS (default: nproc), SEER_SKIP_DEPS=1 to skip apt/npm.
+# Environment: JOBS (default: nproc), SEER_SKIP_DEPS=1 to skip apt/npm, SEER_CACHE_DIR (where the
+# Hugging Face reference venv is kept: default ~/.cache/seer).
 set -eu
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}

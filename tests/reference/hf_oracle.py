@@ -57,6 +57,9 @@ class HFModel:
     def greedy(self, ids, n):
         """(n greedy tokens, [n, V] the logits each was taken from), never stopping at an end token."""
         from transformers import GenerationConfig
+        # generate fills what a config leaves unset from the checkpoint's generation_config.json, whose end
+        # tokens would stop it early: clear them there too
+        self.model.generation_config.eos_token_id = None
         gc = GenerationConfig(do_sample=False, max_new_tokens=n, min_new_tokens=0, eos_token_id=None,
                               pad_token_id=0, output_logits=True, return_dict_in_generate=True)
         x = torch.tensor([ids], dtype=torch.long)
@@ -66,12 +69,19 @@ class HFModel:
         return toks, np.stack([s[0].float().numpy() for s in out.logits])
 
 
+def run_golden(*args):
+    """Runs seer_golden; its failure raises RuntimeError with its message (a test reports it as not ok)."""
+    r = subprocess.run([seer_bin("seer_golden"), *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True)
+    if r.returncode:
+        raise RuntimeError(r.stderr.strip() or f"seer_golden exited {r.returncode}")
+
+
 def seer_logits(model_dir, ids, n_decode, tmp):
     """seer's (logits [T, V] of every prompt position, n greedy tokens) through seer_golden."""
     stem = os.path.join(tmp, "seer")
     np.asarray(ids, "<i4").tofile(stem + ".ids")
-    subprocess.run([seer_bin("seer_golden"), "logits", model_dir, stem + ".ids", str(n_decode), stem],
-                   check=True, stdout=subprocess.DEVNULL)
+    run_golden("logits", model_dir, stem + ".ids", str(n_decode), stem)
     lg = np.fromfile(stem + ".prefill.f32", "<f4").reshape(len(ids), -1)
     return lg, np.fromfile(stem + ".tokens.i32", "<i4").tolist()
 
@@ -82,8 +92,7 @@ def seer_chat_ids(model_dir, messages, think, tmp):
     with open(conv, "w", encoding="utf-8") as f:
         json.dump({"messages": messages}, f, ensure_ascii=False)
     arg = "default" if think is None else str(int(think))
-    subprocess.run([seer_bin("seer_golden"), "chat", model_dir, conv, arg, out], check=True,
-                   stdout=subprocess.DEVNULL)
+    run_golden("chat", model_dir, conv, arg, out)
     return np.fromfile(out, "<i4").tolist()
 
 
@@ -102,4 +111,5 @@ def compare_greedy(seer_toks, hf_toks, hf_step_logits):
             tie = gap < NEAR_TIE * abs(float(top2[1]))
             return tie, i, f"step {i}: seer {s}, transformers {h}, top-2 gap {gap:.2e}" + (
                 " (a near tie: not compared further)" if tie else "")
-    return len(seer_toks) == len(hf_toks), len(hf_toks), "all equal"
+    same = len(seer_toks) == len(hf_toks)
+    return same, len(hf_toks), "all equal" if same else f"{len(seer_toks)} tokens vs {len(hf_toks)}"

@@ -7,7 +7,8 @@
      seer_golden logits MODEL IDS N OUT
          IDS: the prompt, little-endian int32. Writes OUT.prefill.f32 (the logits of every prompt
          position, [T, n_vocab] f32: one prefill in the default 512-token micro-batches, chunked GDN)
-         and OUT.tokens.i32 (N greedy tokens: argmax of the last logits, fed back one at a time).
+         and OUT.tokens.i32 (N greedy tokens: seer's sampler at temperature 0 over every row of the
+         last logits, each token fed back to get the next).
      seer_golden chat MODEL CONV THINK OUT
          CONV: JSON {"messages": [{"role", "content"}, ...]}; THINK: 1, 0, or "default" (the
          generation parameters' default). Writes OUT: the ids seer_chat_generate feeds for that
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "lm/sampler.h"
 #include "seer.h"
 
 static int fail_seer(const char *what)
@@ -59,15 +61,6 @@ static int32_t *read_ids(const char *path, int64_t *n)
     return ids;
 }
 
-static int64_t argmax(const float *x, int64_t n)
-{
-    int64_t best = 0;
-    for (int64_t i = 1; i < n; i++)
-        if (x[i] > x[best])
-            best = i;
-    return best;
-}
-
 static int cmd_logits(seer_model *m, const char *ids_path, int64_t n_decode, const char *out)
 {
     int64_t T;
@@ -78,8 +71,12 @@ static int cmd_logits(seer_model *m, const char *ids_path, int64_t n_decode, con
     float *lg = malloc(sizeof(float) * (size_t)(V * T));
     int32_t *toks = malloc(sizeof(int32_t) * (size_t)(n_decode + 1));
     qwen35_state *st = NULL;
+    sampler *greedy = NULL; /* seer's own greedy pick: the argmax, lowest id on a tie, every row */
+    sampler_params sp = sampler_params_default();
+    sp.temperature = 0;
     char path[4096];
     int rc = lg && toks ? SEER_OK : seer_err(SEER_ENOMEM, "no memory for %lld x %lld logits", (long long)T, (long long)V);
+    rc = rc ? rc : sampler_create(&sp, (int32_t)V, &greedy);
     rc = rc ? rc : qwen35_state_create(m->lm, T + n_decode + 1, seer_context_params_default().n_batch, &st);
     rc = rc ? rc : qwen35_eval(m->lm, st, ids, T, QWEN35_LOGITS_ALL, lg, true);
     int status = rc ? fail_seer("prefill") : 0;
@@ -89,14 +86,15 @@ static int cmd_logits(seer_model *m, const char *ids_path, int64_t n_decode, con
     /* greedy from the last prompt position; each token is fed to get the next distribution */
     const float *last = lg + (T - 1) * V;
     for (int64_t i = 0; i < n_decode && !status; i++) {
-        toks[i] = (int32_t)argmax(last, V);
-        if (i + 1 < n_decode && (rc = qwen35_eval(m->lm, st, &toks[i], 1, QWEN35_LOGITS_LAST, lg, true)))
+        if ((rc = sampler_sample(greedy, last, &toks[i])) ||
+            (i + 1 < n_decode && (rc = qwen35_eval(m->lm, st, &toks[i], 1, QWEN35_LOGITS_LAST, lg, true))))
             status = fail_seer("decode");
         last = lg;
     }
     snprintf(path, sizeof path, "%s.tokens.i32", out);
     if (!status)
         status = write_file(path, toks, sizeof(int32_t) * (size_t)n_decode);
+    sampler_free(greedy);
     qwen35_state_free(st);
     free(lg), free(toks), free(ids);
     return status;
