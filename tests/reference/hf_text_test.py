@@ -2,18 +2,19 @@
 """TAP: seer against Hugging Face transformers 5.23.0, the golden oracle (issue 21), on text, on
 checkpoints transformers itself wrote (hf_make.py, fresh seed each run: SEER_TEST_SEED=N replays one):
 
-- every hf_make shape as Qwen3_5ForConditionalGeneration and tiny as Qwen3_5ForCausalLM, f32: seer loads
-  the directory as written (`seer info`, `seer run`); for prompts of 1, 63, 64, 65, 128 and 300 random ids
-  (across Gated DeltaNet's 64-token chunk) and one of real text, the logits of every position, and 32
-  greedy tokens (hf_oracle's near-tie rule);
+- every hf_make shape as Qwen3_5ForConditionalGeneration, tiny (tied) and heads (untied) as
+  Qwen3_5ForCausalLM, f32: seer loads the directory as written (`seer info`, `seer run`); for prompts of
+  1, 63, 64, 65, 128 and 300 random ids (across Gated DeltaNet's 64-token chunk) and one of real text,
+  the logits of every position, and 32 greedy tokens (hf_oracle's near-tie rule);
 - the same shapes in bf16: seer reading the bf16 weights against transformers computing in f32 on them
   (1e-3) and in bf16 (bounded by transformers' own bf16 rounding error: see BF16_SLACK);
 - the tokenizer on real text and the chat template: `apply_chat_template(..., tokenize=True)` against the
   ids seer feeds for the same conversation (system, multi-turn, thinking on, off and default, reasoning
-  in earlier turns, tool results). Cases issue 21 item 4 is to change are TODO, with the reason.
+  in earlier turns, tool results, a template that thinks by default). Cases issue 21 item 4 is to
+  change are TODO, with the reason, and so is one difference found here (PARSE).
 
 Runs under the reference venv's python (common.ensure_hf_python re-executes it there); needs
-SEER_BUILD_DIR's seer and seer_golden (scripts/test.sh builds both). About a minute on 2 cores.
+SEER_BUILD_DIR's seer and seer_golden (scripts/test.sh builds both). 1-2 minutes on 2 cores.
 """
 
 import os
@@ -44,7 +45,7 @@ N_GREEDY = 32
 LENGTHS = (1, 63, 64, 65, 128, 300)
 BF16_LENGTHS = (64, 65, 300)
 GREEDY_AT = (64, 300, 0)  # the prompts (0: the real text) continued greedily: transformers' decode is slow
-MODELS = (("tiny", "cond"), ("heads", "cond"), ("pattern", "cond"), ("tiny", "causal"))
+MODELS = (("tiny", "cond"), ("heads", "cond"), ("pattern", "cond"), ("tiny", "causal"), ("heads", "causal"))
 TEXT = ("The quick brown fox jumps over the lazy dog. Über den Wolken, 3.14159 — こんにちは世界。\n"
         "def forward(self, x):\n    return x + 1  # 42\n")
 
@@ -128,6 +129,47 @@ CHATS = [
 ]
 
 
+# The larger Qwen3.5 models' form of the generation prompt: thinking unless enable_thinking is false.
+OPT_IN = ("{%- if enable_thinking is defined and enable_thinking is true -%}{{- '<think>\\n' -}}\n"
+          "{%- else -%}{{- '<think>\\n\\n</think>\\n\\n' -}}{%- endif -%}")
+OPT_OUT = ("{%- if enable_thinking is defined and enable_thinking is false -%}{{- '<think>\\n\\n</think>\\n\\n' -}}\n"
+           "{%- else -%}{{- '<think>\\n' -}}{%- endif -%}")
+DEFAULT = "issue 21 item 4: seer defaults to no thinking whatever the template's default"
+
+
+def thinking_by_default(d, out):
+    """A copy of checkpoint d (links) whose chat template thinks unless told not to."""
+    os.makedirs(out)
+    for f in os.listdir(d):
+        if f != "chat_template.jinja":
+            os.symlink(os.path.join(d, f), os.path.join(out, f))
+    with open(os.path.join(d, "chat_template.jinja"), encoding="utf-8") as f:
+        text = f.read()
+    assert OPT_IN in text, "tiny_tokenizer's generation prompt changed: update OPT_IN"
+    with open(os.path.join(out, "chat_template.jinja"), "w", encoding="utf-8") as f:
+        f.write(text.replace(OPT_IN, OPT_OUT))
+    return out
+
+
+def check_chat(t, d, name, msgs, think, todo, tmp):
+    tok = AutoTokenizer.from_pretrained(d)
+    kw = {} if think is None else {"enable_thinking": think}
+    want = list(tok.apply_chat_template(msgs, tokenize=True, add_generation_prompt=True, **kw)["input_ids"])
+    try:
+        got = seer_chat_ids(d, msgs, think, tmp)
+    except RuntimeError as err:
+        t.ok(False, f"chat: {name}: seer_golden: {err}")
+        return
+    at = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    same = got == want
+    desc = f"chat: {name}: seer's {len(got)} ids = apply_chat_template's {len(want)}" + (
+        "" if same else f" (first difference at {at}: {tok.decode(got[at:at + 8])!r} vs {tok.decode(want[at:at + 8])!r})")
+    if todo:
+        t.todo(same, desc, todo)
+    else:
+        t.ok(same, desc)
+
+
 def check_chats(t, d, tmp):
     tok = AutoTokenizer.from_pretrained(d)
     seer_text = subprocess.run([seer_bin(), "tokenize", "-m", d, "--json", "--", TEXT], capture_output=True,
@@ -136,21 +178,11 @@ def check_chats(t, d, tmp):
     t.ok(seer_text.returncode == 0 and seer_text.stdout.strip() == str(want).replace(" ", ""),
          f"tokenizer: seer tokenize = transformers on {len(want)} ids of mixed-script text")
     for name, msgs, think, todo in CHATS:
-        kw = {} if think is None else {"enable_thinking": think}
-        want = list(tok.apply_chat_template(msgs, tokenize=True, add_generation_prompt=True, **kw)["input_ids"])
-        try:
-            got = seer_chat_ids(d, msgs, think, tmp)
-        except RuntimeError as err:
-            t.ok(False, f"chat: {name}: seer_golden: {err}")
-            continue
-        at = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-        same = got == want
-        desc = f"chat: {name}: seer's {len(got)} ids = apply_chat_template's {len(want)}" + (
-            "" if same else f" (first difference at {at}: {tok.decode(got[at:at + 8])!r} vs {tok.decode(want[at:at + 8])!r})")
-        if todo:
-            t.todo(same, desc, todo)
-        else:
-            t.ok(same, desc)
+        check_chat(t, d, name, msgs, think, todo, tmp)
+    thinks = thinking_by_default(d, os.path.join(tmp, "thinks-by-default"))
+    hello = [{"role": "user", "content": "Hello, who are you?"}]
+    for think, todo in ((None, DEFAULT), (False, None), (True, None)):
+        check_chat(t, thinks, f"a template that thinks by default, enable_thinking {think}", hello, think, todo, tmp)
 
 
 def main():
