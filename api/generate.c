@@ -1,10 +1,13 @@
 /* generate.c — the conversation half of the public API (include/seer.h): contexts, chat history,
    and the generation loop (prefill, sample, stream, stop).
-   Multi-turn chats never re-process earlier turns (a hybrid model's GDN state cannot be rolled
-   back, so this is also the only correct way): the context remembers the exact rendered text its
-   state holds, renders the whole conversation again each turn (spec §6.2, with reasoning kept in
-   every assistant turn so the rendering of history does not change), and feeds only the new
-   suffix. Divisions: contexts · history · generation loop · entry points. */
+   Multi-turn chats never re-process earlier turns: the context remembers the exact rendered text
+   its state holds, renders the whole conversation again each turn as the template does (spec
+   §6.2) and feeds only the new suffix. One turn does render differently later: the template drops
+   an assistant turn's reasoning (or empty think block) once a user message follows it. A hybrid
+   model's GDN state cannot be rolled back token by token, so the context keeps a copy of its state
+   where the latest reply began (the turn point, seer_context.turn) and the next turn goes back
+   there, feeding that reply again in its final form, then the new message (docs/MODEL.md §6.2).
+   Divisions: contexts · history · generation loop · entry points. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,6 +113,7 @@ void seer_context_free(seer_context *c)
     free(c->fed);
     free(c->logits);
     grammar_vocab_free(c->gvocab);
+    seer_snapshot_free(c->turn);
     api_device_lock(c->m);
     qwen35_state_free(c->st);
     api_device_unlock(c->m);
@@ -207,8 +211,8 @@ int seer_chat_add_media(seer_context *c, const char *role, const seer_image_inpu
     return rc;
 }
 
-/* Renders history[0..n) (spec §6.2). Reasoning is kept in every assistant turn
-   (preserve_thinking) so an earlier turn renders the same way it was fed. */
+/* Renders history[0..n) as the template does (spec §6.2): an assistant turn before the last user
+   query without its reasoning (chat_prompt goes back to the turn point for it). */
 static int render(const seer_context *c, size_t n, bool gen_prompt, bool think, char **out, size_t *len,
                   chat_range **ranges, size_t *n_ranges)
 {
@@ -238,7 +242,8 @@ static int render(const seer_context *c, size_t n, bool gen_prompt, bool think, 
     chat_params p = chat_params_default();
     p.add_generation_prompt = gen_prompt;
     p.enable_thinking = think;
-    p.preserve_thinking = true;
+    p.preserve_thinking = false; /* the template's own default: earlier turns drop their reasoning
+                                    (spec §6.2); the turn point (seer_context.turn) re-feeds them */
     p.scalar_args_as_json = c->m->tmpl_info.scalar_args_as_json;
     int rc = chat_render_ranges(msgs, n, &p, out, len, ranges, n_ranges);
     free(msgs);
@@ -455,7 +460,7 @@ static int render_until(const seer_context *c, int until, bool think, char **out
    counting them. *full (the whole rendering up to `until`, for api_chat_end) is set even on failure
    (maybe NULL). Leaves the queues alone. */
 static int chat_prompt(seer_context *c, const seer_generate_params *p, int until, bool measure, char **full,
-                       size_t *full_len, struct api_fused *fused)
+                       size_t *full_len, struct api_fused *fused, size_t *pending)
 {
     char *prev = NULL;
     size_t prev_len;
@@ -470,9 +475,21 @@ static int chat_prompt(seer_context *c, const seer_generate_params *p, int until
         return rc;
     }
     /* The new text: what the rendering adds after the text the state already holds. */
-    const char *suffix = *full;
+    const char *suffix = *full, *turn_text = NULL;
+    size_t turn_len = 0;
+    if (c->turn)
+        turn_text = api_snapshot_text(c->turn, &turn_len);
+    *pending = c->n_pending;
     if (c->fed_text && *full_len >= c->fed_len && !memcmp(*full, c->fed_text, c->fed_len)) {
         suffix = *full + c->fed_len;
+    } else if (turn_text && *full_len >= turn_len && !memcmp(*full, turn_text, turn_len)) {
+        /* The latest assistant turn renders differently now that a message follows it (its
+           reasoning, or the empty think block, dropped: spec §6.2): back to where it began, and
+           feed it again as the template renders it. A measure only counts from there. */
+        if (!measure && (rc = api_snapshot_rewind(c, c->turn)))
+            goto done;
+        *pending = api_snapshot_pending(c->turn);
+        suffix = *full + turn_len;
     } else if (c->fed_text) {
         /* The model's last reply renders differently from how it was generated (e.g. whitespace
            the template trims): keep the state and append the new turns after it. */
@@ -500,54 +517,37 @@ done:
     return rc;
 }
 
-/* The first half of seer_chat_generate: the prompt (chat_prompt), fed, and the reply (rp) begun. */
-int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply *rp, char **full,
-                   size_t *full_len)
-{
-    struct api_fused fused = {0};
-    reply_init(rp);
-    *full = NULL;
-    int rc = can_generate(c);
-    if (!rc)
-        rc = chat_prompt(c, p, FEED_REPLY, false, full, full_len, &fused);
-    api_images_clear(&c->images);
-    api_videos_clear(&c->videos);
-    if (!rc)
-        rc = reply_begin(rp, c, fused.ids, fused.n_ids, p, p->think != 0, &fused);
-    api_fused_clear(&fused);
-    return rc;
-}
-
 int seer_chat_measure(seer_context *c, const seer_generate_params *params, int64_t *prompt_tokens)
 {
     const seer_generate_params p = params ? *params : seer_generate_params_default();
     struct api_fused fused = {0};
     char *full = NULL;
     size_t full_len = 0;
-    int rc = chat_prompt(c, &p, FEED_REPLY, true, &full, &full_len, &fused);
+    size_t pending = 0;
+    int rc = chat_prompt(c, &p, FEED_REPLY, true, &full, &full_len, &fused, &pending);
     if (!rc)
-        *prompt_tokens = (int64_t)(c->n_pending + fused.n_ids);
+        *prompt_tokens = (int64_t)(pending + fused.n_ids);
     free(full);
     api_fused_clear(&fused);
     return rc;
 }
 
-int seer_chat_feed(seer_context *c, const seer_generate_params *params, enum seer_feed until, int64_t *n_fed)
+/* seer_chat_feed, with what the feed cost in *r (prompt tokens, prefill and media timings). */
+static int feed(seer_context *c, const seer_generate_params *params, enum seer_feed until, seer_result *r)
 {
-    seer_generate_params p = params ? *params : seer_generate_params_default();
+    const seer_generate_params p = *params;
     struct api_fused fused = {0};
     struct reply rp;
-    seer_result r = {0};
     seer_snapshot *back = NULL;
     char *full = NULL, *cut = NULL;
-    size_t full_len = 0, cut_len = 0;
+    size_t full_len = 0, cut_len = 0, pending;
     reply_init(&rp);
     int rc = can_generate(c);
     if (!rc && until != SEER_FEED_MESSAGES && until != SEER_FEED_MEDIA)
         rc = seer_err(SEER_EINVAL, "seer_chat_feed: %d is not a seer_feed", (int)until);
     /* the cut must lie on the way to the reply's prompt, or the reply could not continue it */
     if (!rc && !(rc = render(c, c->n_hist, true, p.think != 0, &full, &full_len, NULL, NULL)) &&
-        !(rc = chat_prompt(c, &p, until, false, &cut, &cut_len, &fused)) &&
+        !(rc = chat_prompt(c, &p, until, false, &cut, &cut_len, &fused, &pending)) &&
         (cut_len > full_len || memcmp(full, cut, cut_len)))
         rc = seer_err(SEER_EINVAL, "seer_chat_feed: the template renders the conversation differently when the "
                       "assistant's turn follows: feed it by generating");
@@ -557,8 +557,8 @@ int seer_chat_feed(seer_context *c, const seer_generate_params *params, enum see
     if (!rc && any && !(rc = api_snapshot_take(c, false, &back))) {
         seer_generate_params fp = p;
         fp.grammar = fp.json_schema = NULL; /* nothing is sampled */
-        rc = reply_end(&rp, reply_begin(&rp, c, fused.ids, fused.n_ids, &fp, false, &fused), &r);
-        if (!rc && r.prompt_cut)
+        rc = reply_end(&rp, reply_begin(&rp, c, fused.ids, fused.n_ids, &fp, false, &fused), r);
+        if (!rc && r->prompt_cut)
             rc = seer_err(SEER_ECANCELED, "seer_chat_feed: cancelled by on_progress");
         if (rc)
             api_snapshot_put(c, back);
@@ -570,13 +570,89 @@ int seer_chat_feed(seer_context *c, const seer_generate_params *params, enum see
         c->fed_text = cut;
         c->fed_len = cut_len;
         cut = NULL;
-        if (n_fed)
-            *n_fed = r.prompt_tokens;
     }
-    seer_result_clear(&r);
     seer_snapshot_free(back);
     api_fused_clear(&fused);
     free(full), free(cut);
+    return rc;
+}
+
+int seer_chat_feed(seer_context *c, const seer_generate_params *params, enum seer_feed until, int64_t *n_fed)
+{
+    const seer_generate_params p = params ? *params : seer_generate_params_default();
+    seer_result r = {0};
+    int rc = feed(c, &p, until, &r);
+    if (!rc && n_fed)
+        *n_fed = r.prompt_tokens;
+    seer_result_clear(&r);
+    return rc;
+}
+
+/* What feeding the messages cost, added to the reply's own prefill (one call, one prompt). */
+static void add_prefill(seer_result *into, const seer_result *from)
+{
+    into->prompt_tokens += from->prompt_tokens;
+    into->prefill_seconds += from->prefill_seconds;
+    into->vision_seconds += from->vision_seconds;
+    into->video_demux_seconds += from->video_demux_seconds;
+    into->video_decode_seconds += from->video_decode_seconds;
+    into->video_resize_seconds += from->video_resize_seconds;
+    into->video_patchify_seconds += from->video_patchify_seconds;
+    into->video_encode_seconds += from->video_encode_seconds;
+    into->video_frames += from->video_frames;
+    into->video_pairs += from->video_pairs;
+    into->video_frames_decoded += from->video_frames_decoded;
+    into->video_seeks += from->video_seeks;
+    into->video_tokens += from->video_tokens;
+}
+
+/* The messages fed (feed), then the state kept there as the turn point (seer_context.turn): the
+   next turn comes back to it when this one renders differently once a message follows. A feed
+   the template cannot cut there (it renders the conversation differently when a reply follows)
+   leaves the whole prompt to the reply and no turn point. A cancelled feed ends the reply as a
+   prompt cut short does. */
+static int turn_point(seer_context *c, const seer_generate_params *p, struct reply *rp, seer_result *fr)
+{
+    seer_snapshot *t;
+    int rc = feed(c, p, SEER_FEED_MESSAGES, fr);
+    if (rc == SEER_ECANCELED && fr->prompt_cut) { /* on_progress; on_video_progress's is an error */
+        reply_cut(rp, c, p);
+        return SEER_OK;
+    }
+    seer_snapshot_free(c->turn);
+    c->turn = NULL;
+    if (rc == SEER_EINVAL) /* no cut on the way to the reply: the reply feeds it all */
+        return SEER_OK;
+    if (rc || (rc = api_snapshot_take(c, false, &t)))
+        return rc;
+    c->turn = t;
+    return SEER_OK;
+}
+
+/* The first half of seer_chat_generate: the messages fed up to the turn point, then the reply's
+   opening (chat_prompt), and the reply (rp) begun. */
+int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply *rp, char **full,
+                   size_t *full_len)
+{
+    struct api_fused fused = {0};
+    seer_result fr = {0};
+    size_t pending;
+    reply_init(rp);
+    *full = NULL;
+    int rc = can_generate(c);
+    if (!rc)
+        rc = turn_point(c, p, rp, &fr);
+    if (!rc && !rp->done)
+        rc = chat_prompt(c, p, FEED_REPLY, false, full, full_len, &fused, &pending);
+    if (!rc && rp->done) /* cancelled while feeding the messages: api_chat_end forgets them */
+        rc = render(c, c->n_hist, true, p->think != 0, full, full_len, NULL, NULL);
+    api_images_clear(&c->images);
+    api_videos_clear(&c->videos);
+    if (!rc && !rp->done)
+        rc = reply_begin(rp, c, fused.ids, fused.n_ids, p, p->think != 0, &fused);
+    add_prefill(&rp->r, &fr);
+    seer_result_clear(&fr);
+    api_fused_clear(&fused);
     return rc;
 }
 
@@ -596,6 +672,8 @@ int api_chat_end(seer_context *c, int rc, struct reply *rp, char *full, size_t f
         api_device_lock(c->m);
         rc = qwen35_state_reset(c->m->lm, c->st);
         api_device_unlock(c->m);
+        seer_snapshot_free(c->turn);
+        c->turn = NULL;
         if (rc)
             goto done;
         c->n_fed = 0;

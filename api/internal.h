@@ -140,6 +140,11 @@ struct seer_context {
     struct api_images images; /* decoded images of messages not yet fed, in order */
     struct api_videos videos; /* videos of messages not yet fed, in order (decoded when fed) */
     struct grammar_vocab *gvocab; /* token trie for structured output (lm/grammar.h), built on first use */
+    seer_snapshot *turn;     /* where the latest assistant turn began (the state after the messages
+                                before it; no KV rows, api/snapshot.h): the template renders that
+                                turn differently once a user message follows (its reasoning
+                                dropped, spec §6.2), so the next turn goes back here and feeds it
+                                again in its final form. NULL before the first reply */
 };
 
 /* Forgets the history and the text the state holds (api/generate.c); the state itself is kept. */

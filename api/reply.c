@@ -205,6 +205,29 @@ void reply_init(struct reply *rp)
     memset(rp, 0, sizeof *rp);
 }
 
+/* What every reply starts from, fed or not. */
+static void reply_setup(struct reply *rp, seer_context *c, const seer_generate_params *p, bool think_open)
+{
+    reply_init(rp);
+    rp->c = c;
+    rp->p = *p;
+    rp->g_on = !think_open;
+    rp->vis = (struct visible){.p = &rp->p, .reasoning = think_open, .hiding = think_open && !p->show_thinking,
+                               .strip_lead = true};
+    for (size_t i = 0; i < p->n_stop; i++)
+        rp->vis.max_stop = MAX(rp->vis.max_stop, strlen(p->stop[i]));
+    tok_stream_init(&rp->ts, c->m->tok, true);
+}
+
+void reply_cut(struct reply *rp, seer_context *c, const seer_generate_params *p)
+{
+    reply_setup(rp, c, p, false);
+    rp->t0 = seer_time_now();
+    rp->r.stop = SEER_STOP_CANCELED;
+    rp->r.prompt_cut = 1;
+    rp->done = true;
+}
+
 int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t n_prompt,
                 const seer_generate_params *p, bool think_open, const struct api_fused *fused)
 {
@@ -214,15 +237,7 @@ int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t
     const size_t n_feed = c->n_pending + n_prompt;
     int32_t *feed = NULL;
     int rc;
-    reply_init(rp);
-    rp->c = c;
-    rp->p = *p;
-    rp->g_on = !think_open;
-    rp->vis = (struct visible){.p = &rp->p, .reasoning = think_open, .hiding = think_open && !p->show_thinking,
-                               .strip_lead = true};
-    for (size_t i = 0; i < p->n_stop; i++)
-        rp->vis.max_stop = MAX(rp->vis.max_stop, strlen(p->stop[i]));
-    tok_stream_init(&rp->ts, m->tok, true);
+    reply_setup(rp, c, p, think_open);
     if (n_feed == 0)
         return seer_err(SEER_EINVAL, "nothing to generate from: the prompt is empty");
     if (c->st->n_past + (int64_t)n_feed > c->st->n_ctx)

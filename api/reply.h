@@ -60,6 +60,9 @@ int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t
 /* Samples the next token from c->logits. 0: *id is part of the reply and must be fed to the model,
    then reply_fed; 1: the reply ended (rp->r.stop says why); < 0: an error. */
 int reply_next(struct reply *rp, int32_t *id);
+/* A reply whose prompt was cancelled before any of it was fed: done, as reply_begin leaves one
+   whose on_progress stopped the prompt (prompt_cut), ready for reply_end. */
+void reply_cut(struct reply *rp, seer_context *c, const seer_generate_params *p);
 /* *id (from reply_next) was fed: the context's logits now follow it. */
 void reply_fed(struct reply *rp, int32_t id);
 /* Completes the result into *r when rc is SEER_OK (r zeroed otherwise) and frees what rp holds.

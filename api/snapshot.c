@@ -5,6 +5,7 @@
    (the last logits, the pending stop token, the fed ids, the history and the text the state holds).
    Only rows [0, n_past) of each KV cache are copied, in the cache's own type, so a snapshot costs
    what the conversation holds, not n_ctx. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,10 @@ struct seer_snapshot {
     size_t n_hist;
     char *fed_text;
     size_t fed_len;
-    size_t bytes;            /* host memory held, for seer_snapshot_bytes */
+    size_t bytes;            /* host memory held, for seer_snapshot_bytes (its turn's included) */
+    seer_snapshot *turn;     /* a public snapshot: the context's turn point then (seer_context.turn),
+                                shared, not copied: snapshots are immutable */
+    atomic_int refs;         /* owners: the taker, and contexts and snapshots holding it as a turn */
 };
 
 /* The two device tensors of layer il and how many of their bytes a snapshot holds: the first `rows`
@@ -95,10 +99,19 @@ static void *mem_dup(const void *p, size_t n)
     return d;
 }
 
+/* Another owner of s (NULL is fine). Atomic: contexts on several threads may restore one snapshot. */
+static seer_snapshot *ref(seer_snapshot *s)
+{
+    if (s)
+        atomic_fetch_add(&s->refs, 1);
+    return s;
+}
+
 void seer_snapshot_free(seer_snapshot *s)
 {
-    if (!s)
+    if (!s || atomic_fetch_sub(&s->refs, 1) > 1)
         return;
+    seer_snapshot_free(s->turn);
     free(s->dev), free(s->off), free(s->logits), free(s->pending), free(s->fed), free(s->fed_text);
     hist_free(s->hist, s->n_hist);
     free(s);
@@ -113,7 +126,8 @@ int api_snapshot_take(const seer_context *c, bool kv, seer_snapshot **out)
     if (!s)
         goto oom;
     *s = (seer_snapshot){.m = m, .kv_type = st->kv_type, .kv = kv, .n_past = st->n_past, .pos_next = st->pos_next,
-                         .n_pending = c->n_pending, .n_fed = c->n_fed, .n_hist = c->n_hist, .fed_len = c->fed_len};
+                         .n_pending = c->n_pending, .n_fed = c->n_fed, .n_hist = c->n_hist, .fed_len = c->fed_len,
+                         .refs = 1};
     if (!(s->off = seer_malloc((size_t)(2 * L + 1) * sizeof *s->off)))
         goto oom;
     s->off[0] = 0;
@@ -138,6 +152,10 @@ int api_snapshot_take(const seer_context *c, bool kv, seer_snapshot **out)
         seer_snapshot_free(s);
         return rc;
     }
+    if (kv && c->turn) { /* so that the restored conversation's next turn can go back there too */
+        s->turn = ref(c->turn);
+        s->bytes += s->turn->bytes;
+    }
     *out = s;
     return SEER_OK;
 oom:
@@ -145,16 +163,18 @@ oom:
     return seer_err(SEER_ENOMEM, "no memory for a snapshot of %lld tokens", (long long)st->n_past);
 }
 
-int api_snapshot_put(seer_context *c, const seer_snapshot *s)
+/* api_snapshot_put, or with keep_history api_snapshot_rewind. */
+static int put(seer_context *c, const seer_snapshot *s, bool keep_history)
 {
     qwen35_state *st = c->st;
     const int64_t V = c->m->lm->cfg.n_vocab;
     /* the host half is built first, so running out of memory leaves c as it was */
     size_t ignored = 0;
-    struct chat_msg *hist = hist_dup(s->hist, s->n_hist, &ignored);
+    struct chat_msg *hist = keep_history ? NULL : hist_dup(s->hist, s->n_hist, &ignored);
     char *text = s->fed_text ? mem_dup(s->fed_text, s->fed_len + 1) : NULL;
-    if (!hist || (s->fed_text && !text) || !seer_grow(&c->pending, &c->cap_pending, s->n_pending, sizeof *c->pending, 4) ||
-        !seer_grow(&c->hist, &c->cap_hist, s->n_hist, sizeof *c->hist, 8)) {
+    if ((!keep_history && !hist) || (s->fed_text && !text) ||
+        !seer_grow(&c->pending, &c->cap_pending, s->n_pending, sizeof *c->pending, 4) ||
+        (!keep_history && !seer_grow(&c->hist, &c->cap_hist, s->n_hist, sizeof *c->hist, 8))) {
         hist_free(hist, s->n_hist);
         free(text);
         return seer_err(SEER_ENOMEM, "no memory to restore a snapshot");
@@ -168,14 +188,22 @@ int api_snapshot_put(seer_context *c, const seer_snapshot *s)
     }
     st->n_past = s->n_past;
     st->pos_next = s->pos_next;
-    api_history_clear(c);
-    if (s->kv) { /* another conversation's queued media; a rollback keeps its own for the next try */
-        api_images_clear(&c->images);
-        api_videos_clear(&c->videos);
+    if (keep_history) {
+        free(c->fed_text);
+    } else {
+        api_history_clear(c);
+        if (s->kv) { /* another conversation's queued media; a rollback keeps its own for the next try */
+            api_images_clear(&c->images);
+            api_videos_clear(&c->videos);
+        }
+        memcpy(c->hist, hist, s->n_hist * sizeof *hist);
+        free(hist); /* its strings now belong to c->hist */
+        c->n_hist = s->n_hist;
+        if (s->kv) { /* the restored conversation's turn point replaces c's */
+            seer_snapshot_free(c->turn);
+            c->turn = ref(s->turn);
+        }
     }
-    memcpy(c->hist, hist, s->n_hist * sizeof *hist);
-    free(hist); /* its strings now belong to c->hist */
-    c->n_hist = s->n_hist;
     c->fed_text = text;
     c->fed_len = s->fed_len;
     memcpy(c->logits, s->logits, (size_t)V * sizeof *c->logits);
@@ -186,6 +214,27 @@ int api_snapshot_put(seer_context *c, const seer_snapshot *s)
         memcpy(c->fed, s->fed, s->n_fed * sizeof *c->fed);
     c->n_fed = s->n_fed;
     return SEER_OK;
+}
+
+int api_snapshot_put(seer_context *c, const seer_snapshot *s)
+{
+    return put(c, s, false);
+}
+
+int api_snapshot_rewind(seer_context *c, const seer_snapshot *s)
+{
+    return put(c, s, true);
+}
+
+const char *api_snapshot_text(const seer_snapshot *s, size_t *len)
+{
+    *len = s->fed_len;
+    return s->fed_text;
+}
+
+size_t api_snapshot_pending(const seer_snapshot *s)
+{
+    return s->n_pending;
 }
 
 /* ---- forgetting ------------------------------------------------------------------------------ */
@@ -205,6 +254,8 @@ void api_history_clear(seer_context *c)
 int seer_context_reset(seer_context *c)
 {
     api_history_clear(c);
+    seer_snapshot_free(c->turn);
+    c->turn = NULL;
     api_images_clear(&c->images);
     api_videos_clear(&c->videos);
     c->n_pending = 0;

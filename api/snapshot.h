@@ -16,5 +16,12 @@ int api_snapshot_take(const seer_context *c, bool kv, seer_snapshot **out);
    itself, whose queued images and videos are then kept). Checks nothing; on failure c is reset (the
    state may be half written). */
 int api_snapshot_put(seer_context *c, const seer_snapshot *s);
+/* api_snapshot_put of a rollback point that keeps c's history and queued media as they are: the
+   state goes back to s, the messages added since stay (seer_context.turn). */
+int api_snapshot_rewind(seer_context *c, const seer_snapshot *s);
+/* The rendered text the state held when s was taken (*len bytes; NULL when none), and its pending
+   tokens: what a measure counts from a rollback point without putting it. */
+const char *api_snapshot_text(const seer_snapshot *s, size_t *len);
+size_t api_snapshot_pending(const seer_snapshot *s);
 
 #endif

@@ -256,9 +256,13 @@ SEER_API void seer_result_clear(seer_result *result);
    tokenized as the characters they are, never as the template's markup, so a message cannot close
    its turn or open another (seer_generate_text is the way to write them). */
 SEER_API int seer_chat_add(seer_context *ctx, const char *role, const char *content);
-/* Renders the conversation with the chat template, feeds only what the context has not seen yet
-   (earlier turns are never re-processed), generates the assistant's reply and appends it to the
-   history. On failure the result is zeroed. */
+/* Renders the conversation with the chat template exactly as Hugging Face's apply_chat_template
+   does, feeds only what the context has not seen yet, generates the assistant's reply and appends
+   it to the history. Earlier turns are never re-processed, except the last reply: the template
+   drops its reasoning (and the empty think block) once a user message follows it, so the next turn
+   goes back to where that reply began (a copy of the state kept there: the recurrent state, not the
+   KV cache) and feeds it again as rendered, then the new message. prompt_tokens counts both. On
+   failure the result is zeroed. */
 SEER_API int seer_chat_generate(seer_context *ctx, const seer_generate_params *params, seer_result *result);
 /* Continues the context with raw text (no chat template; special tokens in it are parsed). */
 SEER_API int seer_generate_text(seer_context *ctx, const char *prompt, const seer_generate_params *params,

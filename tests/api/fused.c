@@ -308,11 +308,19 @@ static void chat_turns(seer_model *m, const char *hf, double tol, const char *wh
     const char *imgs[2] = {raw_imgs[0].name, turn2_img.name};
     if (run_ref(hf, conv, n_conv, imgs, 2, tag, &ref)) {
         const json_t *ids = json_object_get(ref.j, "ids");
-        /* turn 1's prompt and reply, then turn 2's prompt (which starts with turn 1's stop token) */
-        const int64_t fed = r1.prompt_tokens + (int64_t)r1.n_tokens + r2.prompt_tokens;
-        ok(json_array_size(ids) == n_prompt && (int64_t)n_prompt == fed,
-           "%s: conversation of %zu tokens (%lld + %zu + %lld fed) as the reference's %zu", what, n_prompt,
-           (long long)r1.prompt_tokens, r1.n_tokens, (long long)r2.prompt_tokens, json_array_size(ids));
+        /* turn 1's prompt less its generation prompt (the turn point), then turn 2's prompt, which
+           feeds turn 1's reply again as the template renders it once a user message follows (its
+           empty think block dropped, spec §6.2) and turn 2's own message: nothing of turn 1's
+           prompt is fed twice */
+        static const char gen_prompt[] = "<|im_start|>assistant\n<think>\n\n</think>\n\n";
+        int32_t *g = NULL;
+        size_t n_g = 0;
+        const int grc = seer_tokenize(m, gen_prompt, strlen(gen_prompt), 1, &g, &n_g);
+        seer_free(g);
+        const int64_t fed = r1.prompt_tokens - (int64_t)n_g + r2.prompt_tokens;
+        ok(grc == SEER_OK && json_array_size(ids) == n_prompt && (int64_t)n_prompt == fed,
+           "%s: conversation of %zu tokens (%lld - %zu + %lld fed) as the reference's %zu", what, n_prompt,
+           (long long)r1.prompt_tokens, n_g, (long long)r2.prompt_tokens, json_array_size(ids));
         check_greedy(m, CHAT, &r2, &ref, tol, what);
         seer_result a, b;
         seer_context *c2 = run_scenario(m, CHAT, 0, &a, &b, what);

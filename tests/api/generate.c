@@ -98,9 +98,21 @@ static void check_multiturn(seer_model *m)
     int64_t first_prompt = r1.prompt_tokens;
     rc = seer_chat_add(c1, "user", "And three animals?");
     rc = rc ? rc : seer_chat_generate(c1, &p, &r2);
-    ok(rc == SEER_OK && r2.prompt_tokens > 0 && r2.prompt_tokens < first_prompt + (int64_t)r1.n_tokens,
-       "second turn feeds only the new suffix (%lld tokens; the first turn fed %lld and generated %zu)",
-       (long long)r2.prompt_tokens, (long long)first_prompt, r1.n_tokens);
+    /* Turn 2 goes back to where turn 1's reply began (turn 1's prompt less its generation prompt)
+       and feeds from there: the reply as the template renders it once a user message follows (its
+       empty think block dropped, spec §6.2), then the new message. Turn 1's prompt is not fed
+       again: the state holds it once, then exactly turn 2's prompt and reply. */
+    static const char gen_prompt[] = "<|im_start|>assistant\n<think>\n\n</think>\n\n";
+    int32_t *g = NULL;
+    size_t n_g = 0;
+    if (rc == SEER_OK)
+        rc = seer_tokenize(m, gen_prompt, strlen(gen_prompt), 1, &g, &n_g);
+    seer_free(g);
+    ok(rc == SEER_OK && r2.prompt_tokens > 0 &&
+           (int64_t)c1->n_fed == first_prompt - (int64_t)n_g + r2.prompt_tokens + (int64_t)r2.n_tokens,
+       "second turn feeds only from the turn point (%lld tokens; the first turn fed %lld, %zu of them its "
+       "generation prompt, and generated %zu; the state holds %zu)",
+       (long long)r2.prompt_tokens, (long long)first_prompt, n_g, r1.n_tokens, c1->n_fed);
     /* every id fed before turn 2's generation began, in one call on a fresh context (the tokens
        generated in turn 2 were all fed: it stopped on EOS or length) */
     size_t n_before = c1->n_fed - r2.n_tokens;

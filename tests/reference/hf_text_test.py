@@ -95,7 +95,6 @@ def check_model(t, d, name, dtype, ids, text_ids, tmp):
 
 
 # (name, messages, think (None: both sides' default), TODO reason or None)
-KEEPS = "issue 21 item 4: seer renders earlier assistant turns with their think block (preserve_thinking)"
 # found here, not in issue 21's list: seer tokenizes the added tokens written in a message's text as plain
 # characters (so a message cannot forge markup), apply_chat_template tokenizes the whole rendering, so an
 # assistant turn's own <tool_call> markup becomes the added token there
@@ -110,11 +109,11 @@ CHATS = [
     ("two turns", [{"role": "system", "content": "You are terse."},
                    {"role": "user", "content": "What is 2+2?"},
                    {"role": "assistant", "content": "4."},
-                   {"role": "user", "content": "And 3+3?"}], False, KEEPS),
+                   {"role": "user", "content": "And 3+3?"}], False, None),
     ("two turns, thinking, reasoning in the first answer",
      [{"role": "user", "content": "What is 2+2?"},
       {"role": "assistant", "content": "<think>\nAdd them.\n</think>\n\n4."},
-      {"role": "user", "content": "And 3+3?"}], True, KEEPS),
+      {"role": "user", "content": "And 3+3?"}], True, None),
     ("tool results after a reasoning turn (kept: after the last user query)",
      [{"role": "system", "content": "Use the tools."},
       {"role": "user", "content": "Weather in Paris?"},
