@@ -268,9 +268,14 @@ def prefix_cache():
         ma, mb = a["choices"][0]["message"], b["choices"][0]["message"]
         details.append((k + 1, ma == mb, a["usage"]["prompt_tokens_details"]["cached_tokens"], ma))
         conv.append({"role": "assistant", "content": ma["content"], "reasoning_content": ma.get("reasoning_content")})
-    ok(all(d[1] for d in details) and all(d[2] > 0 for d in details[1:]) and details[0][3].get("reasoning_content"),
+    ok(all(d[1] for d in details) and all(d[2] > 0 for d in details[1:]),
        "cache with thinking on: 5 turns equal the uncached server's (content and reasoning_content), turns 2-5 cached",
        details)
+    on, off = (s.chat(user("Think about turn 1."), max_tokens=10, chat_template_kwargs={"enable_thinking": t})[1]
+               for t in (True, False))
+    ok(on["choices"][0]["message"].get("reasoning_content") and on["usage"]["prompt_tokens"] != off["usage"]["prompt_tokens"],
+       "enable_thinking: true opens a think block (another prompt), the reply's reasoning apart as reasoning_content",
+       (on, off))
 
     png = make_image("PNG", (96, 64), seed=7)
     img = image_part(data_uri("image/png", png))
