@@ -120,6 +120,12 @@ void seer_context_free(seer_context *c)
     free(c);
 }
 
+/* Whether a reply opens a reasoning block: think, or with -1 the template's own default. */
+static bool think_on(const seer_context *c, const seer_generate_params *p)
+{
+    return p->think < 0 ? c->m->tmpl_info.thinking_default : p->think != 0;
+}
+
 /* A measuring context (of a vocab_only model) has no state to generate with. */
 static int can_generate(const seer_context *c)
 {
@@ -470,7 +476,7 @@ static int chat_prompt(seer_context *c, const seer_generate_params *p, int until
     size_t n_ranges = 0;
     int rc;
     *full = NULL;
-    if ((rc = render_until(c, until, p->think != 0, full, full_len, &ranges, &n_ranges))) {
+    if ((rc = render_until(c, until, think_on(c, p), full, full_len, &ranges, &n_ranges))) {
         free(ranges);
         return rc;
     }
@@ -546,7 +552,7 @@ static int feed(seer_context *c, const seer_generate_params *params, enum seer_f
     if (!rc && until != SEER_FEED_MESSAGES && until != SEER_FEED_MEDIA)
         rc = seer_err(SEER_EINVAL, "seer_chat_feed: %d is not a seer_feed", (int)until);
     /* the cut must lie on the way to the reply's prompt, or the reply could not continue it */
-    if (!rc && !(rc = render(c, c->n_hist, true, p.think != 0, &full, &full_len, NULL, NULL)) &&
+    if (!rc && !(rc = render(c, c->n_hist, true, think_on(c, &p), &full, &full_len, NULL, NULL)) &&
         !(rc = chat_prompt(c, &p, until, false, &cut, &cut_len, &fused, &pending)) &&
         (cut_len > full_len || memcmp(full, cut, cut_len)))
         rc = seer_err(SEER_EINVAL, "seer_chat_feed: the template renders the conversation differently when the "
@@ -645,11 +651,11 @@ int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply 
     if (!rc && !rp->done)
         rc = chat_prompt(c, p, FEED_REPLY, false, full, full_len, &fused, &pending);
     if (!rc && rp->done) /* cancelled while feeding the messages: api_chat_end forgets them */
-        rc = render(c, c->n_hist, true, p->think != 0, full, full_len, NULL, NULL);
+        rc = render(c, c->n_hist, true, think_on(c, p), full, full_len, NULL, NULL);
     api_images_clear(&c->images);
     api_videos_clear(&c->videos);
     if (!rc && !rp->done)
-        rc = reply_begin(rp, c, fused.ids, fused.n_ids, p, p->think != 0, &fused);
+        rc = reply_begin(rp, c, fused.ids, fused.n_ids, p, think_on(c, p), &fused);
     add_prefill(&rp->r, &fr);
     seer_result_clear(&fr);
     api_fused_clear(&fused);

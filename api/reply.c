@@ -18,6 +18,7 @@ seer_generate_params seer_generate_params_default(void)
         .sampling = {.temperature = 1.0f, .top_k = 20, .top_p = 1.0f, .min_p = 0.0f, .repeat_penalty = 1.0f,
                      .presence_penalty = 2.0f, .seed = 0},
         .max_tokens = 1024,
+        .think = -1,
     };
 }
 

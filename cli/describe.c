@@ -206,6 +206,7 @@ static int parse(int argc, char **argv, struct describe_opts *o)
     /* a video is thousands of tokens (a minute at the defaults: ~60 pairs of ~100): room for it
        unless -c says otherwise */
     o->g.cp.n_ctx = 32768;
+    o->g.gp.think = 0; /* a task answer, not a conversation: no reasoning unless --think */
     int status = gen_parse_args("describe", describe_opts, sizeof describe_opts / sizeof *describe_opts, true, argc,
                                 argv, &o->g, own_opt, o);
     if (status != GEN_NEXT)

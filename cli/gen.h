@@ -52,6 +52,7 @@ struct gen_opts {
     bool raw, json;
     bool progress; /* --progress: the prompt progress line even when stderr is not a terminal */
     bool no_progress_line; /* the command draws its own progress (describe) */
+    bool seed_given;       /* -s was on the command line (else gp.sampling.seed is a random one) */
     seer_model_params mp;
     seer_context_params cp;
     seer_generate_params gp;

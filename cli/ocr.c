@@ -217,6 +217,7 @@ static int parse(int argc, char **argv, struct ocr_opts *o)
     o->g.gp.sampling.temperature = OCR_TEMPERATURE;
     o->g.gp.sampling.presence_penalty = OCR_PRESENCE_PENALTY;
     o->g.gp.max_tokens = OCR_MAX_TOKENS;
+    o->g.gp.think = 0; /* a task answer, not a conversation: no reasoning unless --think */
     o->g.cp.n_ctx = OCR_N_CTX;
     o->shard_n = 1;
     o->guard_repeats = GUARD_REPEATS, o->guard_span = GUARD_SPAN;

@@ -47,8 +47,8 @@ const struct cli_opt gen_opts_table[] = {
     {{"--presence-penalty"}, "P", "(default 2.0; the model card's)", G_PRESENCE},
     {{"-s", "--seed"}, "S", "sampling seed (default: random, printed with -v and in --json)", G_SEED},
     {{"--stop"}, "STR", "stop when STR appears (repeatable)", G_STOP},
-    {{"--think"}, NULL, "let the model reason first (default: off for these small models)", G_THINK},
-    {{"--no-think"}, NULL, "answer without reasoning (the default)", G_NO_THINK},
+    {{"--think"}, NULL, "let the model reason first (default: as the model's chat template; the small models' does not)", G_THINK},
+    {{"--no-think"}, NULL, "answer without reasoning (the default of ocr and describe)", G_NO_THINK},
     {{"--show-thinking"}, NULL, "stream the reasoning too (--json has it apart, as \"thinking\")", G_SHOW_THINKING},
     {{"-sys", "--system-prompt", "--system"}, "TEXT", "a system message (plain text, like every message)",
      G_SYSTEM},
@@ -122,18 +122,6 @@ static bool device_ok(const char *d)
     return true;
 }
 
-/* A seed nobody chose: the clock's nanoseconds mixed with the process id (splitmix64's finaliser),
-   so two runs in the same second differ. Printed with -v and in --json, so a run can be repeated. */
-static uint64_t random_seed(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t z = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + ((uint64_t)getpid() << 32);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return (z ^ (z >> 31)) % 4294967296ull; /* 32 bits: short enough to type back */
-}
-
 void gen_opts_init(struct gen_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -143,7 +131,7 @@ void gen_opts_init(struct gen_opts *o)
     o->cp = seer_context_params_default();
     o->gp = seer_generate_params_default();
     o->gp.stop = o->stops;
-    o->gp.sampling.seed = random_seed();
+    o->gp.sampling.seed = cli_random_seed(0);
 }
 
 /* -j SCHEMA / -j @FILE, --grammar FILE, --format json: one of them per command line. A file's text
@@ -222,7 +210,7 @@ int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_s
     case G_MIN_P: NUM(0, 1); o->gp.sampling.min_p = (float)d; break;
     case G_REPEAT: NUM(0.01, 100); o->gp.sampling.repeat_penalty = (float)d; break;
     case G_PRESENCE: NUM(-100, 100); o->gp.sampling.presence_penalty = (float)d; break;
-    case G_SEED: NUM(0, 1.8e19); o->gp.sampling.seed = (uint64_t)d; break;
+    case G_SEED: NUM(0, 1.8e19); o->gp.sampling.seed = (uint64_t)d, o->seed_given = true; break;
     case G_THINK: o->gp.think = 1; break;
     case G_NO_THINK: o->gp.think = 0; break;
     case G_SHOW_THINKING: o->gp.show_thinking = 1; break;

@@ -134,6 +134,7 @@ int cli_serve(int argc, char **argv)
     c.s.cp = c.g.cp;
     c.s.gp = c.g.gp;
     c.s.gp.n_stop = 0; /* stops are per request */
+    c.s.fixed_seed = c.g.seed_given;
     if (c.s.cp.n_ctx == 0) {
         /* each slot's context must be known to check requests against it */
         fprintf(stderr, "seer serve: -c 0 is not supported: give each slot's context in tokens\n");

@@ -37,6 +37,11 @@ const char *cli_last_error(void);
    overflow or a failed allocation, with *pp and *cap untouched. */
 bool cli_grow(void *pp, size_t *cap, size_t need, size_t elem_bytes, size_t first);
 
+/* A seed nobody chose: the clock's nanoseconds mixed with the process id and salt (splitmix64's
+   finaliser), so two runs in the same second, or two requests with different salts, differ. 32
+   bits, short enough to type back (printed with -v and in --json). */
+uint64_t cli_random_seed(uint64_t salt);
+
 /* Monotonic seconds, for timings printed on stderr. */
 double cli_time_now(void);
 

@@ -191,8 +191,9 @@ typedef struct seer_generate_params {
     int64_t max_tokens;      /* default 1024; -1 = until the end of the turn or of the context */
     const char *const *stop; /* [n_stop] extra stop strings */
     size_t n_stop;
-    int think;               /* open a reasoning block before answering (default 0: these small models
-                                do not think unless asked, spec §6.2) */
+    int think;               /* 1 = open a reasoning block before answering, 0 = the closed empty block
+                                (answer at once), -1 (default) = the model's chat template default (the
+                                small models' template does not think unless asked, spec §6.2) */
     int show_thinking;       /* stream/return the reasoning too (default 0: only the answer) */
     seer_text_fn on_text;    /* optional streaming callback */
     void *user_data;

@@ -97,12 +97,16 @@ static enum MHD_Result fail(struct conn *k, int status, const char *fmt, const c
     return send_error(k, &err);
 }
 
-/* Whether the client closed its end (a read that would see EOF). */
+/* Whether the client closed its end: poll's POLLRDHUP (Linux: the peer shut its side down, seen
+   even when a read would still return buffered bytes or EAGAIN), else a read that would see EOF. */
 static bool client_gone(struct conn *k)
 {
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(k->c, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (!ci)
         return false;
+    struct pollfd pf = {.fd = ci->connect_fd, .events = POLLIN | POLLRDHUP};
+    if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+        return true;
     char b;
     ssize_t r = recv(ci->connect_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
     return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
@@ -217,7 +221,11 @@ static enum MHD_Result generate(struct conn *k)
     k->job = j;
     atomic_fetch_add(&s->responding, 1); /* until on_completed: SIGTERM waits for the last byte */
     const enum srv_endpoint ep = k->route == R_CHAT ? SRV_CHAT : SRV_COMPLETION;
-    if (srv_parse_request(ep, k->body ? k->body : "", k->n, &s->o->gp.sampling, &s->lim, &j->req, &err))
+    seer_sampling defaults = s->o->gp.sampling;
+    if (!s->o->fixed_seed) /* a seed of its own, as OpenAI's API and llama-server draw: two such
+                              requests at temperature 1 differ */
+        defaults.seed = cli_random_seed(atomic_fetch_add(&s->next_id, 1));
+    if (srv_parse_request(ep, k->body ? k->body : "", k->n, &defaults, &s->lim, &j->req, &err))
         return send_error(k, &err);
     /* any "model" is accepted, as llama-server does: one server serves one model */
     j->media = calloc(j->req.n_messages ? j->req.n_messages : 1, sizeof *j->media);

@@ -396,7 +396,7 @@ static int schema_text(struct parse *p, const json_t *schema, const char *param,
 
 /* response_format in OpenAI's shape ({"type": "json_schema", "json_schema": {"schema": S}}) and
    llama.cpp's ({"type": "json_object"|"json_schema", "schema": S}); {"type": "json_object"} alone
-   is any JSON value ("{}"). */
+   is any JSON object ({"type": "object"}), as OpenAI's JSON mode promises an object, not a number. */
 static int parse_response_format(struct parse *p, const json_t *rf, struct srv_request *r)
 {
     if (!json_is_object(rf))
@@ -417,7 +417,7 @@ static int parse_response_format(struct parse *p, const json_t *rf, struct srv_r
     if ((s = member(rf, "schema")))
         return schema_text(p, s, "response_format.schema", &r->json_schema);
     free(r->json_schema);
-    return (r->json_schema = strdup("{}")) ? 0 : oom(p->err);
+    return (r->json_schema = strdup("{\"type\":\"object\"}")) ? 0 : oom(p->err);
 }
 
 /* Fields seer has no feature for: refused, as ignoring them would answer a different question. */

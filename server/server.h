@@ -32,6 +32,7 @@ struct serve_options {
     seer_model_params mp;
     seer_context_params cp;       /* per slot: -c is each slot's context */
     seer_generate_params gp;      /* defaults for fields a request leaves out */
+    bool fixed_seed;              /* -s given: a request without "seed" uses gp's; else each draws its own */
     const char *host;             /* default 127.0.0.1 */
     int port;                     /* default 8080 */
     int n_slots;                  /* -np: replies decoded together (default 4) */

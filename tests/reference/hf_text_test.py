@@ -133,7 +133,6 @@ OPT_IN = ("{%- if enable_thinking is defined and enable_thinking is true -%}{{- 
           "{%- else -%}{{- '<think>\\n\\n</think>\\n\\n' -}}{%- endif -%}")
 OPT_OUT = ("{%- if enable_thinking is defined and enable_thinking is false -%}{{- '<think>\\n\\n</think>\\n\\n' -}}\n"
            "{%- else -%}{{- '<think>\\n' -}}{%- endif -%}")
-DEFAULT = "issue 21 item 4: seer defaults to no thinking whatever the template's default"
 
 
 def thinking_by_default(d, out):
@@ -180,7 +179,7 @@ def check_chats(t, d, tmp):
         check_chat(t, d, name, msgs, think, todo, tmp)
     thinks = thinking_by_default(d, os.path.join(tmp, "thinks-by-default"))
     hello = [{"role": "user", "content": "Hello, who are you?"}]
-    for think, todo in ((None, DEFAULT), (False, None), (True, None)):
+    for think, todo in ((None, None), (False, None), (True, None)):
         check_chat(t, thinks, f"a template that thinks by default, enable_thinking {think}", hello, think, todo, tmp)
 
 

@@ -192,7 +192,8 @@ static void test_formats(void)
         srv_request_free(&r);
     rc = parse(SRV_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":\"json_object\"}}",
                &r, &e);
-    ok(rc == 0 && r.json_schema && !strcmp(r.json_schema, "{}"), "json_object alone is any JSON value, \"{}\"");
+    ok(rc == 0 && r.json_schema && !strcmp(r.json_schema, "{\"type\":\"object\"}"),
+       "json_object alone is any JSON object, {\"type\":\"object\"}");
     if (!rc)
         srv_request_free(&r);
     rc = parse(SRV_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":\"text\"},"
