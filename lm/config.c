@@ -112,6 +112,17 @@ static int g_opt_id(const gguf *g, const char *key, int64_t *out)
     return rc;
 }
 
+/* The rotary embedding seer implements is the default one with MRoPE sections (spec §3.3): a
+   config asking for another (YaRN, linear, dynamic NTK, LongRoPE, llama3) for long contexts would
+   otherwise run silently without it. "mrope" is Qwen2-VL's older name for the same default. */
+static int rope_type_ok(const char *path, const char *key, const char *type)
+{
+    if (!strcmp(type, "default") || !strcmp(type, "mrope") || !strcmp(type, "none"))
+        return SEER_OK;
+    return seer_err(SEER_EUNSUPPORTED, "%s: %s '%s' is not supported: seer implements the default rotary "
+                    "embedding only (remove the scaling to run within the trained context)", path, key, type);
+}
+
 /* Layer types: `qwen35.attention.recurrent_layers` (per-layer bools, newer files) when present,
    else the interval rule (spec §11.2). MTP entries, if listed, must be non-recurrent. With a list,
    full_attention_interval is only informative (0 when the file does not give it). */
@@ -214,6 +225,16 @@ int qwen35_config_from_gguf(const gguf *g, struct qwen35_config *cfg)
         c.mrope_sections[i] = (int)sec[i];
     }
     c.mrope_interleaved = true; /* llama.cpp hard-codes IMROPE for qwen35 (spec §11.1) */
+    if (gguf_find_key(g, "qwen35.rope.scaling.type") >= 0) {
+        const char *type;
+        size_t type_len;
+        if ((rc = gguf_get_str(g, "qwen35.rope.scaling.type", &type, &type_len)) != SEER_OK)
+            return rc;
+        char t[64];
+        snprintf(t, sizeof t, "%.*s", (int)MIN(type_len, sizeof t - 1), type);
+        if ((rc = rope_type_ok(path, "qwen35.rope.scaling.type", printable(shown, sizeof shown, t))) != SEER_OK)
+            return rc;
+    }
     if (c.n_layer > QWEN35_MAX_LAYERS)
         return validate(&c, path);
     if ((rc = g_schedule(g, &c)) != SEER_OK)
@@ -305,6 +326,18 @@ static int j_rope(const struct jget_ctx *tc, const json_t *text, struct qwen35_c
         memset(sec, 0, sizeof sec);
         memcpy(sec, s3, n_sec * sizeof sec[0]);
     }
+    const char *type = NULL;
+    if (rp && jget_has(rp, "rope_type"))
+        rc = jget_str(&cp, rp, "rope_type", false, &type);
+    else if (rs && (jget_has(rs, "rope_type") || jget_has(rs, "type")))
+        rc = jget_str(&cs, rs, jget_has(rs, "rope_type") ? "rope_type" : "type", false, &type);
+    if (rc == SEER_OK && type) {
+        char key[96];
+        snprintf(key, sizeof key, "%s%s", rp ? pre_rp : pre_rs, rp || jget_has(rs, "rope_type") ? "rope_type" : "type");
+        rc = rope_type_ok(tc->path, key, type);
+    }
+    if (rc != SEER_OK)
+        return rc;
     if (rp && jget_has(rp, "mrope_interleaved"))
         rc = jget_bool(&cp, rp, "mrope_interleaved", NULL, &c->mrope_interleaved);
     else if (rs && jget_has(rs, "mrope_interleaved"))

@@ -556,6 +556,46 @@ static void j_inter_str(json_t *r) { json_object_set_new(rope_of(r), "mrope_inte
 static void j_eps_str(json_t *r) { json_object_set_new(text_of(r), "rms_norm_eps", json_string("1e-6")); }
 static void j_no_ctx(json_t *r) { json_object_del(text_of(r), "max_position_embeddings"); }
 
+static void j_yarn(json_t *r)
+{
+    json_object_set_new(rope_of(r), "rope_type", json_string("yarn"));
+    json_object_set_new(rope_of(r), "factor", json_real(4.0));
+}
+static void j_legacy_linear(json_t *r) /* the older layout's rope_scaling {"type": "linear"} */
+{
+    json_t *t = text_of(r);
+    json_object_del(t, "rope_parameters");
+    json_object_set_new(t, "rope_scaling", json_pack("{s:s, s:f}", "type", "linear", "factor", 2.0));
+}
+static void j_legacy_mrope(json_t *r) /* Qwen2-VL's older name for the default: accepted */
+{
+    json_t *t = text_of(r);
+    json_object_del(t, "rope_parameters");
+    json_object_set_new(t, "rope_scaling", json_pack("{s:s, s:[i,i,i]}", "type", "mrope", "mrope_section", 2, 2, 0));
+}
+static void e_yarn(struct gw_file *f) { gw_add_str(f, "qwen35.rope.scaling.type", "yarn"); }
+static void e_rope_none(struct gw_file *f) { gw_add_str(f, "qwen35.rope.scaling.type", "none"); }
+
+/* issue 21: a rotary scaling seer does not implement is refused by name, never run without it */
+static void test_rope_type(void)
+{
+    struct qwen35_config q;
+    struct vit_config v;
+    int rc = hf_with(j_yarn, &q, &v);
+    ok(rc == SEER_EUNSUPPORTED && good_msg("cfg/config.json", "text_config.rope_parameters.rope_type 'yarn' is not supported"),
+       "rope_parameters.rope_type yarn refused: %s", seer_last_error());
+    rc = hf_with(j_legacy_linear, &q, &v);
+    ok(rc == SEER_EUNSUPPORTED && good_msg("cfg/config.json", "text_config.rope_scaling.type 'linear' is not supported"),
+       "rope_scaling.type linear refused: %s", seer_last_error());
+    rc = hf_with(j_legacy_mrope, &q, &v);
+    ok(rc == SEER_OK, "rope_scaling.type mrope (the default's older name) accepted: %s", rc ? seer_last_error() : "ok");
+    rc = text_gguf_with(e_yarn, &q);
+    ok(rc == SEER_EUNSUPPORTED && good_msg(tmp("meta.gguf"), "qwen35.rope.scaling.type 'yarn' is not supported"),
+       "GGUF rope.scaling.type yarn refused: %s", seer_last_error());
+    rc = text_gguf_with(e_rope_none, &q);
+    ok(rc == SEER_OK, "GGUF rope.scaling.type none accepted: %s", rc ? seer_last_error() : "ok");
+}
+
 static void test_jget_messages(void)
 {
     static const struct { void (*edit)(json_t *); const char *msg; } cases[] = {
@@ -754,6 +794,7 @@ int main(void)
     test_json_limits();
     test_hf_meta();
     test_jget_messages();
+    test_rope_type();
     test_mmproj_meta();
     return done_testing();
 }
