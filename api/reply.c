@@ -220,6 +220,25 @@ static void reply_setup(struct reply *rp, seer_context *c, const seer_generate_p
     tok_stream_init(&rp->ts, c->m->tok, true);
 }
 
+/* With a thinking budget, the ids that close the think block as the template writes it
+   ("<think>\n{reasoning}\n</think>\n\n", spec §6.2), forced once the budget is spent. */
+static int budget_start(struct reply *rp)
+{
+    static const char close[] = "\n</think>\n\n";
+    if (rp->p.thinking_budget <= 0)
+        return SEER_OK;
+    tok_ids v = {0};
+    int rc = tok_encode(rp->c->m->tok, close, sizeof close - 1, true, &v);
+    if (rc)
+        return rc;
+    if (v.n > ARRAY_LEN(rp->close_ids))
+        rc = seer_err(SEER_EUNSUPPORTED, "thinking_budget: the tokenizer writes \"\\n</think>\\n\\n\" as %zu ids", v.n);
+    else
+        memcpy(rp->close_ids, v.ids, v.n * sizeof *v.ids), rp->n_close = v.n;
+    free(v.ids);
+    return rc;
+}
+
 void reply_cut(struct reply *rp, seer_context *c, const seer_generate_params *p)
 {
     reply_setup(rp, c, p, false);
@@ -264,7 +283,7 @@ int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t
     sp.seed = p->sampling.seed;
     sp.n_vocab_valid = (int32_t)m->n_vocab_real;
     if ((rc = sampler_create(&sp, (int32_t)V, &rp->smp)) || (rc = sampler_accept_prompt(rp->smp, feed, n_feed)) ||
-        (rc = grammar_start(c, p, &rp->gram, &rp->gm)))
+        (rc = grammar_start(c, p, &rp->gram, &rp->gm)) || (think_open && (rc = budget_start(rp))))
         goto done;
     if (rp->gm && !rp->g_on) {
         /* The turn may not end inside the reasoning: an answer is owed, and it must be complete. */
@@ -342,16 +361,25 @@ int reply_next(struct reply *rp, int32_t *out)
     /* max_tokens < 0: until the end of the turn or of the context */
     if (rp->p.max_tokens >= 0 && r->n_tokens >= (size_t)rp->p.max_tokens)
         return reply_stop(rp, SEER_STOP_LENGTH, -1);
-    if (rp->gm) {
-        const uint32_t *mask = rp->free_mask;
-        if (rp->g_on && (rc = grammar_matcher_mask(rp->gm, &mask)))
+    /* the thinking budget spent: the block is closed as the template closes it, then the answer
+       is sampled (the closing's last "\n\n" before any grammar: the template writes it) */
+    const bool forcing = rp->n_close && rp->i_close < rp->n_close &&
+                         (rp->i_close > 0 || (rp->vis.reasoning && rp->think_tokens >= rp->p.thinking_budget));
+    if (forcing) {
+        id = rp->close_ids[rp->i_close++];
+    } else {
+        if (rp->gm) {
+            const uint32_t *mask = rp->free_mask;
+            if (rp->g_on && (rc = grammar_matcher_mask(rp->gm, &mask)))
+                return rc;
+            sampler_set_allowed(rp->smp, mask);
+        }
+        if ((rc = sampler_sample(rp->smp, c->logits, &id)))
             return rc;
-        sampler_set_allowed(rp->smp, mask);
+        if (rp->gm && rp->g_on && (rc = grammar_matcher_accept(rp->gm, id)))
+            return rc;
+        rp->think_tokens += rp->vis.reasoning;
     }
-    if ((rc = sampler_sample(rp->smp, c->logits, &id)))
-        return rc;
-    if (rp->gm && rp->g_on && (rc = grammar_matcher_accept(rp->gm, id)))
-        return rc;
     if (id == m->id_im_end || id == m->id_endoftext)
         return reply_stop(rp, SEER_STOP_EOS, id);
     if (!seer_grow(&r->tokens, &rp->cap_gen, r->n_tokens + 1, sizeof *r->tokens, 64))

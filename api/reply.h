@@ -46,6 +46,9 @@ struct reply {
     struct visible vis;
     double t0;                  /* start of decoding */
     bool done;                  /* r.stop is final: no token is owed to the model */
+    int64_t think_tokens;       /* reasoning tokens sampled so far (p.thinking_budget) */
+    int32_t close_ids[8];       /* the budget spent: "\n</think>\n\n" as ids, forced one by one */
+    size_t n_close, i_close;    /* its length; how many were forced (0 until the budget is spent) */
 };
 
 /* Zeroes rp: reply_end may then be called on it whatever happens next. */

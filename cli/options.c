@@ -22,7 +22,7 @@
 
 enum {
     G_MODEL = 1, G_DEVICE, G_THREADS, G_CTX, G_UBATCH, G_PREDICT, G_TEMP, G_TOP_K, G_TOP_P, G_MIN_P, G_REPEAT,
-    G_PRESENCE, G_SEED, G_STOP, G_THINK, G_NO_THINK, G_SHOW_THINKING, G_SYSTEM, G_PROGRESS,
+    G_PRESENCE, G_SEED, G_STOP, G_THINK, G_NO_THINK, G_THINKING_BUDGET, G_SHOW_THINKING, G_SYSTEM, G_PROGRESS,
     G_JSON_SCHEMA, G_GRAMMAR, G_FORMAT, G_EXACT, G_CACHE_TYPE, G_WEIGHTS,
 };
 
@@ -49,6 +49,7 @@ const struct cli_opt gen_opts_table[] = {
     {{"--stop"}, "STR", "stop when STR appears (repeatable)", G_STOP},
     {{"--think"}, NULL, "let the model reason first (default: as the model's chat template; the small models' does not)", G_THINK},
     {{"--no-think"}, NULL, "answer without reasoning (the default of ocr and describe)", G_NO_THINK},
+    {{"--thinking-budget"}, "N", "with --think: at most N reasoning tokens, then the think block is closed and the answer follows", G_THINKING_BUDGET},
     {{"--show-thinking"}, NULL, "stream the reasoning too (--json has it apart, as \"thinking\")", G_SHOW_THINKING},
     {{"-sys", "--system-prompt", "--system"}, "TEXT", "a system message (plain text, like every message)",
      G_SYSTEM},
@@ -214,6 +215,7 @@ int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_s
     case G_THINK: o->gp.think = 1; break;
     case G_NO_THINK: o->gp.think = 0; break;
     case G_SHOW_THINKING: o->gp.show_thinking = 1; break;
+    case G_THINKING_BUDGET: NUM(1, 1e12); o->gp.thinking_budget = (int64_t)d; break;
     case G_PROGRESS: o->progress = true; break;
     case G_EXACT: o->mp.exact = 1; break;
     case G_WEIGHTS:

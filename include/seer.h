@@ -219,6 +219,10 @@ typedef struct seer_generate_params {
        after <think> dropped), apart from the answer and whether or not show_thinking; e.g. a
        server's "reasoning_content" deltas. Non-zero stops (SEER_STOP_CANCELED). Gets user_data. */
     seer_text_fn on_thinking;
+    /* with think: the most reasoning tokens; once spent, the block is closed as the template
+       closes it ("\n</think>\n\n", those ids forced) and the answer follows. 0 (default) = no
+       limit (llama.cpp's --reasoning-budget, Qwen's API thinking_budget) */
+    int64_t thinking_budget;
 } seer_generate_params;
 
 SEER_API seer_generate_params seer_generate_params_default(void);

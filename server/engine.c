@@ -221,6 +221,8 @@ static void slot_params(struct slot *sl, const struct job *j)
     gp->json_schema = j->req.json_schema;
     if (j->req.think >= 0)
         gp->think = j->req.think;
+    if (j->req.thinking_budget > 0)
+        gp->thinking_budget = j->req.thinking_budget;
     gp->show_thinking = 0;
     gp->on_text = on_text;
     gp->on_thinking = on_thinking;

@@ -534,6 +534,11 @@ static int parse_body(struct parse *p, enum srv_endpoint ep, const json_t *b, st
             return -1;
         r->think = on;
     }
+    /* Qwen's own API calls it thinking_budget; llama.cpp's server flag, reasoning_budget */
+    if ((v = member(b, "thinking_budget")) && want_int(p, v, "thinking_budget", 1, INT64_MAX, &r->thinking_budget))
+        return -1;
+    if ((v = member(b, "reasoning_budget")) && want_int(p, v, "reasoning_budget", 1, INT64_MAX, &r->thinking_budget))
+        return -1;
     if ((v = member(b, "stream")) && want_bool(p, v, "stream", &r->stream))
         return -1;
     const json_t *so = member(b, "stream_options");

@@ -85,6 +85,8 @@ struct srv_request {
                                           or {"type": "json_schema"|"json_object", "schema": S}
                                           (llama.cpp), or top-level "json_schema": S → S serialised */
     int think;                         /* chat_template_kwargs.enable_thinking: 1 or 0; -1 absent */
+    int64_t thinking_budget;           /* "thinking_budget" (Qwen's API) or "reasoning_budget": the
+                                          most reasoning tokens; 0 absent */
     bool stream;
     bool include_usage;                /* stream_options.include_usage */
 };

@@ -126,6 +126,49 @@ static void check_multiturn(seer_model *m)
     seer_context_free(c2);
 }
 
+/* --thinking-budget (issue 21 item 4): after B reasoning tokens the block is closed as the template
+   closes it, "\n</think>\n\n" as its ids, and the answer follows. Greedy on a random model: when
+   the model closes or ends the block by itself within B tokens, the budget never acts (a visible
+   skip with another B would only move the problem), so B is small. */
+static void check_thinking_budget(seer_model *m)
+{
+    const int64_t B = 3;
+    seer_context *c;
+    seer_result r;
+    seer_generate_params p = test_greedy(24);
+    p.think = 1;
+    p.thinking_budget = B;
+    int32_t *close = NULL, *think_end = NULL;
+    size_t n_close = 0, n_te = 0;
+    static const char closing[] = "\n</think>\n\n", end_tag[] = "</think>";
+    int rc = seer_tokenize(m, closing, strlen(closing), 1, &close, &n_close);
+    rc = rc ? rc : seer_tokenize(m, end_tag, strlen(end_tag), 1, &think_end, &n_te);
+    rc = rc ? rc : seer_context_create(m, NULL, &c);
+    rc = rc ? rc : seer_chat_add(c, "user", "Think briefly, then answer: what is 2+2?");
+    rc = rc ? rc : seer_chat_generate(c, &p, &r);
+    if (!ok(rc == SEER_OK && n_te == 1, "a budgeted thinking reply: %s", rc ? seer_last_error() : "ok"))
+        goto out;
+    bool early = false;
+    for (size_t i = 0; i < r.n_tokens && i < (size_t)B; i++)
+        early |= r.tokens[i] == think_end[0];
+    if (early || r.n_tokens < (size_t)B + n_close) {
+        skip("the random model closed or ended its reasoning within the budget", "thinking budget");
+    } else {
+        if (memcmp(r.tokens + B, close, n_close * sizeof *close))
+            for (size_t i = 0; i < r.n_tokens; i++)
+                diag("token %zu: %d%s", i, r.tokens[i], i >= (size_t)B && i < B + n_close ? " (closing)" : "");
+        ok(!memcmp(r.tokens + B, close, n_close * sizeof *close),
+           "after %lld reasoning tokens the %zu ids of \"\\n</think>\\n\\n\" follow, then the answer (%zu tokens in all)",
+           (long long)B, n_close, r.n_tokens);
+        ok(r.thinking_len > 0 && !strstr(r.thinking, "</think>"), "the reasoning is the %lld budgeted tokens' text",
+           (long long)B);
+    }
+    seer_result_clear(&r);
+    seer_context_free(c);
+out:
+    seer_free(close), seer_free(think_end);
+}
+
 static void check_controls(seer_model *m)
 {
     seer_context *c;
@@ -219,6 +262,7 @@ int main(void)
         return done_testing();
     check_reference(m, hf);
     check_multiturn(m);
+    check_thinking_budget(m);
     check_controls(m);
     seer_model_free(m);
     seer_model *bad;

@@ -196,6 +196,14 @@ static void test_formats(void)
        "json_object alone is any JSON object, {\"type\":\"object\"}");
     if (!rc)
         srv_request_free(&r);
+    rc = parse(SRV_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"thinking_budget\":64}", &r, &e);
+    ok(rc == 0 && r.thinking_budget == 64, "thinking_budget (Qwen's API field) read");
+    if (!rc)
+        srv_request_free(&r);
+    rc = parse(SRV_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"reasoning_budget\":8}", &r, &e);
+    ok(rc == 0 && r.thinking_budget == 8, "reasoning_budget (llama.cpp's name) read");
+    if (!rc)
+        srv_request_free(&r);
     rc = parse(SRV_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":\"text\"},"
                          "\"grammar\":\"root ::= \\\"yes\\\"\"}",
                &r, &e);
@@ -231,6 +239,7 @@ static void test_rejections(void)
          400, "stop", "17 stop strings"},
         {U "\"stop\":5}", 400, "stop", "stop a number"},
         {U "\"n\":2}", 400, "n", "n 2 not supported"},
+        {U "\"thinking_budget\":0}", 400, "thinking_budget", "thinking_budget 0"},
         {U "\"frequency_penalty\":0.5}", 400, "frequency_penalty", "frequency_penalty not supported"},
         {U "\"logprobs\":true}", 400, "logprobs", "logprobs not supported"},
         {U "\"tools\":[{\"type\":\"function\"}]}", 400, "tools", "tools not supported"},
