@@ -140,12 +140,21 @@ struct seer_context {
     struct api_images images; /* decoded images of messages not yet fed, in order */
     struct api_videos videos; /* videos of messages not yet fed, in order (decoded when fed) */
     struct grammar_vocab *gvocab; /* token trie for structured output (lm/grammar.h), built on first use */
+    float *all_logits;       /* tests only (tests/reference/seer_golden.c, NULL otherwise): a fused
+                                prefill writes every prompt position's logits here, [n_fed][n_vocab],
+                                since seer.h exposes only the last; the caller sizes it for n_ctx */
     seer_snapshot *turn;     /* where the latest assistant turn began (the state after the messages
                                 before it; no KV rows, api/snapshot.h): the template renders that
                                 turn differently once a user message follows (its reasoning
                                 dropped, spec §6.2), so the next turn goes back here and feeds it
                                 again in its final form. NULL before the first reply */
 };
+
+/* Where the next rows' logits go when seer_golden asks for every position (c->all_logits), else NULL. */
+static inline float *api_all_logits_next(const seer_context *c)
+{
+    return c->all_logits ? c->all_logits + (size_t)c->st->n_past * (size_t)c->m->lm->cfg.n_vocab : NULL;
+}
 
 /* Forgets the history and the text the state holds (api/generate.c); the state itself is kept. */
 void api_history_clear(seer_context *c);

@@ -146,10 +146,14 @@ static int prefill_text(seer_context *c, const int32_t *feed, size_t n, const se
     while (*n_done < n) {
         size_t k = MIN(step, n - *n_done);
         bool last = *n_done + k == n;
-        int rc = qwen35_eval(c->m->lm, st, feed + *n_done, (int64_t)k, last ? QWEN35_LOGITS_LAST : QWEN35_LOGITS_NONE,
-                             c->logits, true);
+        float *all = api_all_logits_next(c); /* seer_golden's every position */
+        const size_t V = (size_t)c->m->lm->cfg.n_vocab;
+        const enum qwen35_logits mode = all ? QWEN35_LOGITS_ALL : last ? QWEN35_LOGITS_LAST : QWEN35_LOGITS_NONE;
+        int rc = qwen35_eval(c->m->lm, st, feed + *n_done, (int64_t)k, mode, all ? all : c->logits, true);
         if (rc)
             return rc;
+        if (all && last)
+            memcpy(c->logits, all + (k - 1) * V, V * sizeof *c->logits);
         *n_done += k;
         if (p->on_progress && api_progress_unlocked(c->m, p, (int64_t)*n_done, (int64_t)n) && !last)
             return 1;

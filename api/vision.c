@@ -375,7 +375,12 @@ static int forward_batches(seer_context *c, const tensor *emb, const int32_t *po
         const int64_t ne[2] = {emb->ne[0], (int64_t)k};
         const size_t nb[2] = {emb->nb[0], emb->nb[1]};
         tensor rows = tensor_view(emb, 2, ne, nb, *n_done * emb->nb[1]);
-        rc = qwen35_forward(c->m->lm, c->st, &rows, kp, last ? QWEN35_LOGITS_LAST : QWEN35_LOGITS_NONE, logits, true);
+        float *all = api_all_logits_next(c);
+        const size_t V = (size_t)c->m->lm->cfg.n_vocab;
+        const enum qwen35_logits mode = all ? QWEN35_LOGITS_ALL : last ? QWEN35_LOGITS_LAST : QWEN35_LOGITS_NONE;
+        rc = qwen35_forward(c->m->lm, c->st, &rows, kp, mode, all ? all : logits, true);
+        if (!rc && all && last)
+            memcpy(logits, all + (k - 1) * V, V * sizeof *logits);
         if (rc)
             break;
         *n_done += k;

@@ -54,6 +54,13 @@ class HFModel:
             out = self.model(input_ids=torch.tensor([ids], dtype=torch.long))
         return out.logits[0].float().numpy()
 
+    def logits_of(self, inputs):
+        """[T, V] float32 logits of every position of a processor's output (input_ids, pixel_values,
+        image_grid_thw, pixel_values_videos, video_grid_thw, ...: what apply_chat_template returns)."""
+        with torch.no_grad():
+            out = self.model(**inputs)
+        return out.logits[0].float().numpy()
+
     def greedy(self, ids, n):
         """(n greedy tokens, [n, V] the logits each was taken from), never stopping at an end token."""
         from transformers import GenerationConfig
@@ -94,6 +101,22 @@ def seer_chat_ids(model_dir, messages, think, tmp):
     arg = "default" if think is None else str(int(think))
     run_golden("chat", model_dir, conv, arg, out)
     return np.fromfile(out, "<i4").tolist()
+
+
+def seer_media_chat(model_dir, messages, think, tmp):
+    """(ids, logits [T, V] of every position) seer feeds for `messages`, whose entries may carry "images"
+    (paths) and "videos" ({"path", "fps", "min_frames", "max_frames"}), through seer_golden's chat mode."""
+    ids = seer_chat_ids(model_dir, messages, think, tmp)
+    lg = np.fromfile(os.path.join(tmp, "chat.i32.logits.f32"), "<f4").reshape(len(ids), -1)
+    return ids, lg
+
+
+def seer_pixels(model_dir, image, tmp):
+    """(patch rows [t*h*w, 1536], grid (t, h, w)) seer preprocesses `image` to, through seer_golden."""
+    stem = os.path.join(tmp, "pixels")
+    run_golden("pixels", model_dir, image, stem)
+    return (np.fromfile(stem + ".rows.f32", "<f4").reshape(-1, 1536),
+            tuple(np.fromfile(stem + ".grid.i32", "<i4").tolist()))
 
 
 # Near ties (the stated rule): where transformers' two best logits differ by less than NEAR_TIE times the

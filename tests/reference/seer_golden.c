@@ -13,6 +13,14 @@
          CONV: JSON {"messages": [{"role", "content"}, ...]}; THINK: 1, 0, or "default" (the
          generation parameters' default). Writes OUT: the ids seer_chat_generate feeds for that
          conversation in a fresh context (int32), taken from the context after one greedy token.
+         A message may carry "images": [path, ...] and "videos": [{"path", "fps", "min_frames",
+         "max_frames"}, ...] (seer_chat_add_media: images, videos, then the text); the ids are then
+         the expanded prompt, and OUT.logits.f32 holds the logits of every one of its positions
+         ([n_ids, n_vocab] f32, one fused prefill: seer_context.all_logits).
+     seer_golden pixels MODEL IMAGE OUT
+         IMAGE decoded as seer_chat_add_images decodes it (EXIF orientation applied) and
+         preprocessed as a prompt's image is (vision/preprocess.c, the model's pixel window and
+         normalisation). Writes OUT.rows.f32 ([t·h·w][3·2·16·16] patch rows) and OUT.grid.i32 (t, h, w).
 
    Exit status: 0 done; 1 usage or an unreadable input file (one line naming it); 2 seer failed (its
    message). */
@@ -22,8 +30,13 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "api/vision.h"
+#include "vision/preprocess.h"
+#include "vision/vit.h"
 #include "lm/sampler.h"
 #include "seer.h"
+
+enum { MAX_MEDIA = 8, GOLDEN_CTX = 8192 }; /* the tests' prompts stay far below both */
 
 static int fail_seer(const char *what)
 {
@@ -100,6 +113,24 @@ static int cmd_logits(seer_model *m, const char *ids_path, int64_t n_decode, con
     return status;
 }
 
+/* A message's "images" and "videos" as seer's inputs (paths borrowed from the JSON). */
+static int media_of(const json_t *msg, seer_image_input *im, size_t *n_im, seer_video_input *vid, size_t *n_vid)
+{
+    const json_t *images = json_object_get(msg, "images"), *videos = json_object_get(msg, "videos"), *x;
+    size_t i;
+    *n_im = json_array_size(images), *n_vid = json_array_size(videos);
+    if (*n_im > MAX_MEDIA || *n_vid > MAX_MEDIA)
+        return seer_err(SEER_EINVAL, "more than %d images or videos in a message", MAX_MEDIA);
+    json_array_foreach(images, i, x) im[i] = (seer_image_input){.path = json_string_value(x)};
+    json_array_foreach(videos, i, x) {
+        vid[i] = (seer_video_input){.path = json_string_value(json_object_get(x, "path")),
+                                    .fps = json_number_value(json_object_get(x, "fps")),
+                                    .min_frames = json_integer_value(json_object_get(x, "min_frames")),
+                                    .max_frames = json_integer_value(json_object_get(x, "max_frames"))};
+    }
+    return SEER_OK;
+}
+
 static int cmd_chat(seer_model *m, const char *conv_path, const char *think, const char *out)
 {
     json_error_t jerr;
@@ -117,33 +148,77 @@ static int cmd_chat(seer_model *m, const char *conv_path, const char *think, con
         gp.think = !strcmp(think, "1");
     seer_context *c = NULL;
     seer_result r = {0};
-    int rc = seer_context_create(m, NULL, &c);
-    size_t i;
+    seer_context_params cp = seer_context_params_default();
+    cp.n_ctx = GOLDEN_CTX;
+    int rc = seer_context_create(m, &cp, &c);
+    const size_t V = rc ? 0 : (size_t)m->lm->cfg.n_vocab;
+    if (!rc && !(c->all_logits = malloc(sizeof(float) * V * GOLDEN_CTX)))
+        rc = seer_err(SEER_ENOMEM, "no memory for %d x %zu logits", GOLDEN_CTX, V);
+    size_t i, n_im, n_vid, media = 0;
+    seer_image_input im[MAX_MEDIA];
+    seer_video_input vid[MAX_MEDIA];
     json_t *msg;
     json_array_foreach(msgs, i, msg) {
         const char *role = json_string_value(json_object_get(msg, "role"));
         const char *content = json_string_value(json_object_get(msg, "content"));
         if (!rc && (!role || !content))
             rc = seer_err(SEER_EINVAL, "%s: message %zu has no string role and content", conv_path, i + 1);
-        rc = rc ? rc : seer_chat_add(c, role, content);
+        rc = rc ? rc : media_of(msg, im, &n_im, vid, &n_vid);
+        media += rc ? 0 : n_im + n_vid;
+        rc = rc ? rc : seer_chat_add_media(c, role, im, n_im, vid, n_vid, content);
     }
     rc = rc ? rc : seer_chat_generate(c, &gp, &r);
     /* a fresh context: the first prompt_tokens ids it holds are the rendered conversation */
-    int status = rc ? fail_seer("chat") : write_file(out, c->fed, sizeof(int32_t) * (size_t)r.prompt_tokens);
+    const size_t n = rc ? 0 : (size_t)r.prompt_tokens;
+    int status = rc ? fail_seer("chat") : write_file(out, c->fed, sizeof(int32_t) * n);
+    char path[4096];
+    snprintf(path, sizeof path, "%s.logits.f32", out);
+    if (!status && media)
+        status = write_file(path, c->all_logits, sizeof(float) * V * n);
     seer_result_clear(&r);
+    if (c)
+        free(c->all_logits);
     seer_context_free(c);
     json_decref(root);
+    return status;
+}
+
+static int cmd_pixels(seer_model *m, const char *image, const char *out)
+{
+    struct image_rgb8 im = {0};
+    vit_model *vit = NULL;
+    float *rows = NULL;
+    struct vis_grid g;
+    int rc = api_image_decode(&m->limits, &(seer_image_input){.path = image}, &im);
+    rc = rc ? rc : api_vision_tower(m, &vit);
+    const struct vit_config *vc = rc ? NULL : vit_model_config(vit);
+    rc = rc ? rc
+            : vis_preprocess_image(im.px, im.width, im.height, m->img_min_pixels, m->img_max_pixels, vc->image_mean,
+                                   vc->image_std, &rows, &g);
+    int status = rc ? fail_seer(image) : 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s.rows.f32", out);
+    if (!status)
+        status = write_file(path, rows, sizeof(float) * VIS_ROW_DIM * (size_t)vis_grid_rows(&g));
+    const int32_t grid[3] = {(int32_t)g.t, (int32_t)g.h, (int32_t)g.w};
+    snprintf(path, sizeof path, "%s.grid.i32", out);
+    if (!status)
+        status = write_file(path, grid, sizeof grid);
+    free(rows);
+    image_rgb8_free(&im);
     return status;
 }
 
 int main(int argc, char **argv)
 {
     const int logits = argc == 6 && !strcmp(argv[1], "logits"), chat = argc == 6 && !strcmp(argv[1], "chat");
+    const int pixels = argc == 5 && !strcmp(argv[1], "pixels");
     char *end = NULL;
     const long n_decode = logits ? strtol(argv[4], &end, 10) : 0;
-    if ((!logits && !chat) || (logits && (*end || n_decode < 1)) ||
+    if ((!logits && !chat && !pixels) || (logits && (*end || n_decode < 1)) ||
         (chat && strcmp(argv[4], "0") && strcmp(argv[4], "1") && strcmp(argv[4], "default"))) {
-        fprintf(stderr, "usage: seer_golden logits MODEL IDS N OUT | seer_golden chat MODEL CONV 0|1|default OUT\n");
+        fprintf(stderr, "usage: seer_golden logits MODEL IDS N OUT | seer_golden chat MODEL CONV 0|1|default OUT | "
+                        "seer_golden pixels MODEL IMAGE OUT\n");
         return 1;
     }
     seer_model_params mp = seer_model_params_default();
@@ -151,7 +226,9 @@ int main(int argc, char **argv)
     seer_model *m = NULL;
     if (seer_model_load(argv[2], &mp, &m))
         return fail_seer("load");
-    int status = logits ? cmd_logits(m, argv[3], n_decode, argv[5]) : cmd_chat(m, argv[3], argv[4], argv[5]);
+    int status = logits ? cmd_logits(m, argv[3], n_decode, argv[5])
+                 : chat ? cmd_chat(m, argv[3], argv[4], argv[5])
+                        : cmd_pixels(m, argv[3], argv[4]);
     seer_model_free(m);
     return status;
 }
