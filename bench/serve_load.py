@@ -159,23 +159,26 @@ def table(raw):
         if line.strip():
             eng, load, js = line.rstrip("\n").split("\t", 2)
             rows.append((eng, float(load), json.loads(js)))
-    tests = []
-    for _, _, r in rows:
-        if r["test"] not in tests:
-            tests.append(r["test"])
+    # the load tests by kind and clients, then the cache tests, whatever order the raw files had
+    def order(t):
+        kind, _, n = t.partition(" x")
+        return (0, kind != "text", int(n)) if n else (1, not t.startswith("chat"), 0)
+
+    tests = sorted({r["test"] for _, _, r in rows}, key=order)
     engines = ["seer", "llama"]
     if any(e == "seer-nocache" for e, _, _ in rows):
         engines.append("seer-nocache")
 
     def med(eng, test, f):
         v = [f(r) for e, _, r in rows if e == eng and r["test"] == test]
+        v = [x for x in v if x is not None]
         return statistics.median(v) if v else None
 
     def ttft(r):
         return statistics.median(r["ttft"])
 
-    def tps(r):
-        return r["completion_tokens"] / r["seconds"]
+    def tps(r):  # the load tests' aggregate (a cache test's one reply is timed for its TTFT only)
+        return r["completion_tokens"] / r["seconds"] if "clients" in r else None
 
     fmt = lambda x, p: "-" if x is None else ("%." + str(p) + "f") % x
     ratio = lambda a, b, p: "-" if a is None or b is None else "%.2f" % (a / b if p else b / a)
