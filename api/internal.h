@@ -140,9 +140,10 @@ struct seer_context {
     struct api_images images; /* decoded images of messages not yet fed, in order */
     struct api_videos videos; /* videos of messages not yet fed, in order (decoded when fed) */
     struct grammar_vocab *gvocab; /* token trie for structured output (lm/grammar.h), built on first use */
-    float *all_logits;       /* tests only (tests/reference/seer_golden.c, NULL otherwise): a fused
-                                prefill writes every prompt position's logits here, [n_fed][n_vocab],
-                                since seer.h exposes only the last; the caller sizes it for n_ctx */
+    float *all_logits;       /* tests only (tests/reference/seer_golden.c, NULL otherwise): a prompt's
+                                prefill (text or fused) writes every position's logits here, row =
+                                the state's position, since seer.h exposes only the last; the caller
+                                sizes it [n_ctx][n_vocab] */
     seer_snapshot *turn;     /* where the latest assistant turn began (the state after the messages
                                 before it; no KV rows, api/snapshot.h): the template renders that
                                 turn differently once a user message follows (its reasoning
