@@ -78,18 +78,33 @@ static void pathf(char *dst, size_t cap, const char *fmt, ...)
 
 static int oom(struct srv_error *err) { return srv_fail(err, 500, NULL, "out of memory"); }
 
-static char *dup_n(const char *s, size_t n)
+/* Text the body may carry U+0000 in (a model can write it, and a client sends the reply back): the
+   library's messages are C strings, so each NUL becomes U+FFFD (EF BF BD) rather than cutting the
+   text short. dst NULL: only the size written. */
+static size_t copy_text(char *dst, const char *src, size_t n)
 {
-    char *c = malloc(n + 1);
-    if (c) {
-        memcpy(c, s, n);
-        c[n] = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (src[i]) {
+            if (dst)
+                dst[k] = src[i];
+            k++;
+        } else {
+            if (dst)
+                memcpy(dst + k, "\xEF\xBF\xBD", 3);
+            k += 3;
+        }
     }
-    return c;
+    return k;
 }
 
-/* A string value of at most max_string bytes (jansson's default flags refuse \u0000, so it has no
-   NUL inside). */
+/* Whether a JSON string holds U+0000 (names, types, URLs: refused, never read up to the NUL). */
+static bool has_nul(const json_t *v)
+{
+    return strlen(json_string_value(v)) != json_string_length(v);
+}
+
+/* A string value of at most max_string bytes, U+0000 as U+FFFD (copy_text). */
 static int want_string(struct parse *p, const json_t *v, const char *param, char **out)
 {
     if (!json_is_string(v))
@@ -97,9 +112,12 @@ static int want_string(struct parse *p, const json_t *v, const char *param, char
     size_t n = json_string_length(v);
     if (n > p->lim->max_string)
         return srv_fail(p->err, 413, param, "%s is longer than %zu bytes", param, p->lim->max_string);
+    const size_t k = copy_text(NULL, json_string_value(v), n);
     free(*out);
-    if (!(*out = dup_n(json_string_value(v), n)))
+    if (!(*out = malloc(k + 1)))
         return oom(p->err);
+    copy_text(*out, json_string_value(v), n);
+    (*out)[k] = 0;
     return 0;
 }
 
@@ -203,6 +221,8 @@ static int add_media(struct parse *p, struct srv_message *msg, enum srv_media_ki
     size_t n = json_string_length(url);
     if (!n)
         return srv_fail(p->err, 400, param, "%s is empty", param);
+    if (has_nul(url))
+        return srv_fail(p->err, 400, param, "%s contains U+0000", param);
     if (n > p->lim->max_string && !base64 && strncasecmp(s, "data:", 5) != 0)
         return srv_fail(p->err, 413, param, "%s is longer than %zu bytes", param, p->lim->max_string);
     struct srv_media *grown = realloc(msg->media, (msg->n_media + 1) * sizeof *grown);
@@ -239,7 +259,7 @@ static int text_add(struct parse *p, struct text *t, const json_t *v, const char
     size_t n = json_string_length(v);
     if (n > p->lim->max_string)
         return srv_fail(p->err, 413, param, "%s is longer than %zu bytes", param, p->lim->max_string);
-    size_t need = t->n + (t->n ? 1 : 0) + n + 1;
+    size_t need = t->n + (t->n ? 1 : 0) + copy_text(NULL, json_string_value(v), n) + 1;
     if (need > t->cap) {
         size_t cap = need > 2 * t->cap ? need : 2 * t->cap;
         char *g = realloc(t->s, cap);
@@ -249,8 +269,7 @@ static int text_add(struct parse *p, struct text *t, const json_t *v, const char
     }
     if (t->n)
         t->s[t->n++] = '\n';
-    memcpy(t->s + t->n, json_string_value(v), n);
-    t->n += n;
+    t->n += copy_text(t->s + t->n, json_string_value(v), n);
     t->s[t->n] = 0;
     return 0;
 }
@@ -277,6 +296,8 @@ static int parse_part(struct parse *p, const json_t *part, const char *at, struc
         return srv_fail(p->err, 400, q, "%s must be a string", q);
     }
     const char *t = json_string_value(type);
+    if (has_nul(type))
+        return srv_fail(p->err, 400, at, "%s.type contains U+0000", at);
     if (!strcmp(t, "text")) {
         pathf(q, sizeof q, "%s.text", at);
         return text_add(p, text, member(part, "text"), q);
@@ -327,7 +348,7 @@ static int parse_message(struct parse *p, const json_t *m, size_t i, struct srv_
     pathf(q, sizeof q, "%s.role", at);
     if (!json_is_string(role))
         return srv_fail(p->err, 400, q, "%s must be a string", q);
-    const char *name = role_name(json_string_value(role));
+    const char *name = has_nul(role) ? NULL : role_name(json_string_value(role));
     if (!name)
         return srv_fail(p->err, 400, q, "%s \"%.40s\" is not one of system, developer, user, assistant, tool", q,
                         json_string_value(role));
@@ -584,7 +605,7 @@ int srv_parse_request(enum srv_endpoint ep, const char *body, size_t len, const 
     if (too_deep(body, len, p.lim->max_depth))
         return srv_fail(err, 400, NULL, "malformed JSON: nested deeper than %zu levels", p.lim->max_depth);
     json_error_t je;
-    json_t *root = json_loadb(body, len, 0, &je);
+    json_t *root = json_loadb(body, len, JSON_ALLOW_NUL, &je);
     if (!root)
         return srv_fail(err, 400, NULL, "malformed JSON: %s at line %d column %d", je.text, je.line, je.column);
     int rc = json_is_object(root) ? parse_body(&p, ep, root, out)
