@@ -223,6 +223,9 @@ typedef struct seer_generate_params {
        closes it ("\n</think>\n\n", those ids forced) and the answer follows. 0 (default) = no
        limit (llama.cpp's --reasoning-budget, Qwen's API thinking_budget) */
     int64_t thinking_budget;
+    /* non-zero: fill seer_result.logprobs and text_ends (one log-softmax over the vocabulary per
+       token). Default 0. */
+    int logprobs;
 } seer_generate_params;
 
 SEER_API seer_generate_params seer_generate_params_default(void);
@@ -251,6 +254,14 @@ typedef struct seer_result {
     int64_t video_frames_decoded;  /* frames the decoder produced to reach them */
     int64_t video_seeks;           /* seeks it made */
     int64_t video_tokens;          /* video tokens fed */
+    /* with seer_generate_params.logprobs (else NULL), one entry per generated token (n_tokens):
+       logprobs[i], the natural log of token i's probability under the model's distribution
+       (softmax of the raw logits, before temperature, penalties, top-k/p or a grammar), and
+       text_ends[i], the bytes of `text` once token i is in (a token outside the answer, such as
+       reasoning, adds none), so token i wrote text[text_ends[i-1] .. text_ends[i]) (seer_ocr_parse
+       turns them into word confidences). */
+    float *logprobs;
+    size_t *text_ends;
 } seer_result;
 
 /* Releases what a result holds and zeroes it; NULL is fine. */
@@ -529,6 +540,118 @@ SEER_API int seer_document_decode(seer_document *doc, int32_t page, uint8_t **rg
                                   int32_t *height);
 /* NULL is fine. */
 SEER_API void seer_document_close(seer_document *doc);
+
+/* ---- OCR layout: lines and words with boxes (docs/OCR.md) ---------------------------------- */
+/* What the model's answer to a grounding prompt (SEER_OCR_PROMPT_LINES) says about a page, read
+   into blocks, lines and words with boxes in the page's pixels, for hOCR, ALTO, TSV and a
+   searchable PDF. Parsing and rendering are pure functions of the page geometry and the answer:
+   no model is needed, and the answer is treated as hostile input. */
+
+/* The prompt seer ocr sends for --format hocr|alto|tsv|pdf: lines of text, each with its box, as
+   the JSON that Qwen's text-spotting prompts ask for (docs/OCR.md cites the source). */
+#define SEER_OCR_PROMPT_LINES \
+    "Spotting all the text in the image with line-level, and output in JSON format as " \
+    "[{\"bbox_2d\": [x1, y1, x2, y2], \"text_content\": \"text\"}, ...]."
+
+/* A box in page pixels: (x0, y0) the top-left corner, (x1, y1) one past the bottom-right, as
+   hOCR's bbox; 0 <= x0 <= x1 <= width, 0 <= y0 <= y1 <= height. */
+typedef struct seer_box {
+    int32_t x0, y0, x1, y1;
+} seer_box;
+
+/* How the answer's numbers are to be read. */
+typedef enum seer_ocr_coords {
+    SEER_OCR_COORDS_REL1000 = 0, /* 0..1000 across the image the model saw (Qwen3-VL and later,
+                                    Qwen3.5): proportional, so the resize does not matter */
+    SEER_OCR_COORDS_MODEL_PIXELS = 1 /* pixels of the resized image the model saw (Qwen2.5-VL):
+                                        model_width x model_height */
+} seer_ocr_coords;
+
+/* The page as the model saw it and as the output shows it. Pixels are those seer_document_decode
+   gives: EXIF orientation already applied, so boxes are in the upright page a viewer shows; a PDF
+   page rasterised at `dpi`. */
+typedef struct seer_ocr_geometry {
+    int32_t width, height;             /* the decoded page, in pixels */
+    int32_t model_width, model_height; /* the image after the model's resize (spec §5.2; 0 = same
+                                          as width, height); used by SEER_OCR_COORDS_MODEL_PIXELS */
+    seer_ocr_coords coords;
+    double dpi;                        /* pixels per inch (PDF: the rasterisation dpi; an image: its
+                                          density, else 0 = unknown, which writers take as 300) */
+} seer_ocr_geometry;
+
+typedef struct seer_ocr_word {
+    char *text;      /* UTF-8, NUL-terminated, no whitespace */
+    seer_box box;    /* the line's box divided in proportion to characters (the model gives lines) */
+    float conf;      /* 0..100: the geometric mean probability of the tokens that wrote the word;
+                        -1 when the answer came without logprobs */
+} seer_ocr_word;
+
+typedef struct seer_ocr_line {
+    char *text;           /* the line as the model wrote it (UTF-8, no newline) */
+    seer_box box;
+    int32_t has_box;      /* 0: the model gave text without a usable box; box is then the page's */
+    float conf;           /* as a word's, over the whole line; -1 without logprobs */
+    seer_ocr_word *words;
+    size_t n_words;
+} seer_ocr_line;
+
+/* A block is a run of lines the model wrote together: one per answer object that holds several
+   lines, else one line each; text outside any box is one last block without a box. */
+typedef struct seer_ocr_block {
+    seer_box box;         /* the union of its lines' boxes */
+    int32_t has_box;
+    seer_ocr_line *lines;
+    size_t n_lines;
+} seer_ocr_block;
+
+typedef struct seer_ocr_page {
+    int32_t number;       /* 0-based page number in its document (hOCR ppageno); the caller sets it */
+    int32_t width, height;
+    double dpi;           /* from the geometry (0 = unknown) */
+    seer_ocr_block *blocks;
+    size_t n_blocks;
+    int32_t n_dropped;    /* answer items that could not be read (malformed, truncated, no text) */
+} seer_ocr_page;
+
+/* Reads the model's answer (answer->text, text_len; logprobs and text_ends when present) into a
+   page (release with seer_ocr_page_free). Accepted: the JSON array of the grounding prompt (in a
+   ```json fence or not; "bbox_2d" or "bbox"; "text_content", "text" or "content"), a truncated one
+   (the complete items kept), Qwen's HTML with data-bbox attributes, and plain text (one block of
+   lines without boxes). Boxes are clamped to the page and ordered corners; an item with no usable
+   box keeps its text in the box-less last block; nothing the answer holds is lost or fatal except
+   SEER_ENOMEM and SEER_EINVAL for a geometry with no pixels. */
+SEER_API int seer_ocr_parse(const seer_result *answer, const seer_ocr_geometry *geometry, seer_ocr_page **out);
+/* NULL is fine. */
+SEER_API void seer_ocr_page_free(seer_ocr_page *page);
+
+typedef enum seer_ocr_format {
+    SEER_OCR_HOCR = 0, /* hOCR 1.2 (XHTML): ocr_page, ocr_carea, ocr_par, ocr_line, ocrx_word */
+    SEER_OCR_ALTO = 1, /* ALTO 4.x XML, pixel units */
+    SEER_OCR_TSV = 2   /* Tesseract's TSV: level, page_num … conf, text */
+} seer_ocr_format;
+
+/* Writes pages[0..n_pages) as one document of `format` into *out (*out_len bytes, NUL-terminated,
+   release with seer_free). `source` (may be NULL) names the scanned file: hOCR's image property,
+   ALTO's fileName. A NULL entry in pages is a page that failed: it keeps its place (an empty
+   page of that number where the format has pages) and nothing else. */
+SEER_API int seer_ocr_render(const seer_ocr_page *const *pages, size_t n_pages, seer_ocr_format format,
+                             const char *source, char **out, size_t *out_len);
+
+/* A searchable PDF being built in memory: each page the scan as an image, at its size in points
+   (pixels * 72 / dpi), with the recognised text invisible at its boxes, so that selecting, search
+   and pdftotext find it where it is printed. Needs a build with cairo (SEER_EUNSUPPORTED else). */
+typedef struct seer_ocr_pdf seer_ocr_pdf;
+
+SEER_API int seer_ocr_pdf_create(seer_ocr_pdf **out);
+/* Adds one page: rgb as seer_document_decode gives it (width x height); page (may be NULL: the
+   image alone, for a page that failed) gives the text and the dpi. */
+SEER_API int seer_ocr_pdf_add(seer_ocr_pdf *pdf, const uint8_t *rgb, int32_t width, int32_t height,
+                              const seer_ocr_page *page);
+/* Finishes the document into *bytes (*len bytes, release with seer_free) and frees pdf, whatever
+   happens; at least one page must have been added. */
+SEER_API int seer_ocr_pdf_finish(seer_ocr_pdf *pdf, uint8_t **bytes, size_t *len);
+/* Frees an unfinished document. NULL is fine. */
+SEER_API void seer_ocr_pdf_free(seer_ocr_pdf *pdf);
 
 /* ---- faults ------------------------------------------------------------------------------ */
 /* On the CPU with weights "map" (or what "auto" leaves mapped: seer_model_params.weights), weights
