@@ -2,6 +2,7 @@
    token by token, then the result. The model is fed by the caller between reply_next and reply_fed
    (one token alone, or together with other replies' tokens in a seer_batch), so this file never
    decides how tokens reach the decoder, only which. Divisions: parameters · text · the reply. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,8 @@ void seer_result_clear(seer_result *r)
     free(r->text);
     free(r->tokens);
     free(r->thinking);
+    free(r->logprobs);
+    free(r->text_ends);
     memset(r, 0, sizeof *r);
 }
 
@@ -349,6 +352,26 @@ static int reply_stop(struct reply *rp, enum seer_stop_reason why, int32_t id)
     return rc ? rc : 1;
 }
 
+/* seer_generate_params.logprobs: token id's log-probability under the raw logits (the model's own
+   distribution, whatever the sampler then made of it), as OpenAI's logprobs and hOCR's x_wconf mean
+   it. Its text end is filled once the token's piece is in the visible text. */
+static int logprob_push(struct reply *rp, const float *logits, int32_t id)
+{
+    seer_result *r = &rp->r;
+    const int32_t V = (int32_t)rp->c->m->n_vocab_real;
+    if (!seer_grow(&r->logprobs, &rp->cap_lp, r->n_tokens + 1, sizeof *r->logprobs, 64) ||
+        !seer_grow(&r->text_ends, &rp->cap_te, r->n_tokens + 1, sizeof *r->text_ends, 64))
+        return seer_err(SEER_ENOMEM, "no memory for log-probabilities");
+    float mx = logits[0];
+    for (int32_t i = 1; i < V; i++)
+        mx = logits[i] > mx ? logits[i] : mx;
+    double sum = 0;
+    for (int32_t i = 0; i < V; i++)
+        sum += exp((double)(logits[i] - mx));
+    r->logprobs[r->n_tokens] = (float)((double)(logits[id] - mx) - log(sum));
+    return SEER_OK;
+}
+
 int reply_next(struct reply *rp, int32_t *out)
 {
     seer_context *c = rp->c;
@@ -388,6 +411,8 @@ int reply_next(struct reply *rp, int32_t *out)
         return reply_stop(rp, SEER_STOP_EOS, id);
     if (!seer_grow(&r->tokens, &rp->cap_gen, r->n_tokens + 1, sizeof *r->tokens, 64))
         return seer_err(SEER_ENOMEM, "no memory for generated tokens");
+    if (rp->p.logprobs && (rc = logprob_push(rp, c->logits, id)))
+        return rc;
     r->tokens[r->n_tokens++] = id;
     if ((rc = sampler_accept(rp->smp, id)))
         return rc;
@@ -405,6 +430,8 @@ int reply_next(struct reply *rp, int32_t *out)
     } else {
         v = visible_add(&rp->vis, piece, plen, false);
     }
+    if (rp->p.logprobs)
+        r->text_ends[r->n_tokens - 1] = rp->vis.text.n;
     if (v == 0 && rp->p.on_progress &&
         rp->p.on_progress(r->prompt_tokens, r->prompt_tokens, (int64_t)r->n_tokens, rp->p.user_data))
         v = 2;
@@ -439,6 +466,10 @@ int reply_end(struct reply *rp, int rc, seer_result *out)
     if (rc == SEER_OK) {
         r->text = rp->vis.text.s ? rp->vis.text.s : seer_strdup("");
         r->text_len = rp->vis.text.s ? rp->vis.text.n : 0;
+        /* the stream's held-back tail (a character's first bytes) came from the last token; a stop
+           string may have cut the text before later tokens' ends */
+        for (size_t i = 0; r->text_ends && i < r->n_tokens; i++)
+            r->text_ends[i] = i + 1 == r->n_tokens || r->text_ends[i] > r->text_len ? r->text_len : r->text_ends[i];
         rp->vis.text.s = NULL;
         r->reasoning_cut = rp->vis.reasoning && (r->stop == SEER_STOP_LENGTH || r->stop == SEER_STOP_CONTEXT);
         r->thinking = think_trimmed(&rp->vis.think, &r->thinking_len);

@@ -4,6 +4,8 @@
    exactly what a fresh context fed the whole rendered conversation generates; max_tokens, stop
    strings, cancellation, seeded determinism, the streaming callback's text equals the result, and
    errors for an over-long prompt. */
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,42 @@ static int capture_fn(const char *text, size_t len, void *user)
     return c->cancel_after && c->calls >= c->cancel_after;
 }
 
+/* seer_generate_params.logprobs against the reference's own step logits (PREFIX.steps.f32, [N, V]
+   rows of the f64 reference, the row that picked token i): log-softmax over the real vocabulary in
+   double here. Tolerance 1e-3 absolute: seer's f32 logits agree with the f64 reference to ~1e-5
+   relative, and a log-probability moves by at most the largest logit error. text_ends: one per
+   token, non-decreasing, the last at the end of the text. */
+static void check_logprobs(const seer_model *m, const char *prefix, const seer_result *r, size_t n_cmp)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s.steps.f32", prefix);
+    const size_t V = (size_t)m->lm->cfg.n_vocab, Vr = (size_t)m->n_vocab_real;
+    float *steps = malloc(n_cmp * V * sizeof *steps);
+    FILE *f = fopen(path, "rb");
+    size_t got = f && steps ? fread(steps, sizeof *steps * V, n_cmp, f) : 0;
+    if (f)
+        fclose(f);
+    double worst = 0;
+    for (size_t i = 0; i < got; i++) {
+        const float *row = steps + i * V;
+        double mx = row[0], sum = 0;
+        for (size_t k = 1; k < Vr; k++)
+            mx = row[k] > mx ? row[k] : mx;
+        for (size_t k = 0; k < Vr; k++)
+            sum += exp(row[k] - mx);
+        const double want = row[r->tokens[i]] - mx - log(sum), d = fabs(want - r->logprobs[i]);
+        worst = d > worst ? d : worst;
+    }
+    ok(r->logprobs && got == n_cmp && worst < 1e-3, "logprobs equal the reference's log-softmax over %zu steps "
+       "(worst |diff| %.2e < 1e-3)", got, worst);
+    bool mono = r->text_ends != NULL;
+    for (size_t i = 0; mono && i < r->n_tokens; i++)
+        mono = (i == 0 || r->text_ends[i] >= r->text_ends[i - 1]) && r->text_ends[i] <= r->text_len;
+    ok(mono && r->n_tokens && r->text_ends[r->n_tokens - 1] == r->text_len,
+       "text_ends: one per token, non-decreasing, the last at the text's end (%zu bytes)", r->text_len);
+    free(steps);
+}
+
 /* The reference's greedy continuation of `ids`: padding rows are not masked there, so a step where
    it picks one is reported and the comparison stops. */
 static void check_reference(seer_model *m, const char *hf)
@@ -65,6 +103,7 @@ static void check_reference(seer_model *m, const char *hf)
     seer_context *c;
     seer_result r;
     seer_generate_params p = test_greedy(16);
+    p.logprobs = 1;
     int rc = seer_context_create(m, NULL, &c);
     rc = rc ? rc : seer_generate_tokens(c, ids, 24, &p, &r);
     size_t n_cmp = got;
@@ -76,6 +115,8 @@ static void check_reference(seer_model *m, const char *hf)
         }
     ok(rc == SEER_OK && r.n_tokens >= n_cmp && !memcmp(r.tokens, want, n_cmp * 4),
        "greedy tokens equal the reference's over %zu steps", n_cmp);
+    if (rc == SEER_OK)
+        check_logprobs(m, prefix, &r, n_cmp);
     if (rc == SEER_OK)
         seer_result_clear(&r);
     seer_context_free(c);
@@ -184,7 +225,7 @@ static void check_controls(seer_model *m)
     rc = rc ? rc : seer_generate_tokens(c, ids, 5, &p, &r);
     ok(rc == SEER_OK && (r.n_tokens == 9 ? r.stop == SEER_STOP_LENGTH : r.stop == SEER_STOP_EOS),
        "max_tokens 9: %zu tokens, stop %d", r.n_tokens, r.stop);
-    ok(rc == SEER_OK && cap.n == strlen(r.text) && !memcmp(cap.buf, r.text, cap.n),
+    ok(rc == SEER_OK && cap.n == r.text_len && !memcmp(cap.buf, r.text, cap.n), /* a random model may write U+0000 */
        "streamed text equals the result text (%zu bytes)", cap.n);
     seer_context_reset(c);
     p.on_text = NULL;
