@@ -538,6 +538,10 @@ SEER_API int32_t seer_document_pages(const seer_document *doc);
    with seer_free). A page larger than max_image_pixels is refused before its pixels exist. */
 SEER_API int seer_document_decode(seer_document *doc, int32_t page, uint8_t **rgb, int32_t *width,
                                   int32_t *height);
+/* Page `page`'s (0-based) resolution in pixels per inch, to write it back at its printed size: a
+   PDF's rasterisation dpi, a TIFF's XResolution, a JPEG's JFIF density, a PNG's pHYs; 0 when the
+   file does not say. */
+SEER_API double seer_document_dpi(seer_document *doc, int32_t page);
 /* NULL is fine. */
 SEER_API void seer_document_close(seer_document *doc);
 
@@ -548,10 +552,12 @@ SEER_API void seer_document_close(seer_document *doc);
    no model is needed, and the answer is treated as hostile input. */
 
 /* The prompt seer ocr sends for --format hocr|alto|tsv|pdf: lines of text, each with its box, as
-   the JSON that Qwen's text-spotting prompts ask for (docs/OCR.md cites the source). */
+   the JSON that Qwen's text-spotting prompts ask for. Word for word Qwen's line-level text-spotting
+   prompt (Qwen3-VL cookbooks/ocr.ipynb; single quotes as Qwen writes them), since a model answers
+   best the prompt it was shown; tests/data/ocr/answers/SOURCES.md cites it. */
 #define SEER_OCR_PROMPT_LINES \
     "Spotting all the text in the image with line-level, and output in JSON format as " \
-    "[{\"bbox_2d\": [x1, y1, x2, y2], \"text_content\": \"text\"}, ...]."
+    "[{'bbox_2d': [x1, y1, x2, y2], 'text_content': 'text'}, ...]."
 
 /* A box in page pixels: (x0, y0) the top-left corner, (x1, y1) one past the bottom-right, as
    hOCR's bbox; 0 <= x0 <= x1 <= width, 0 <= y0 <= y1 <= height. */
