@@ -639,7 +639,8 @@ typedef enum seer_ocr_format {
 /* Writes pages[0..n_pages) as one document of `format` into *out (*out_len bytes, NUL-terminated,
    release with seer_free). `source` (may be NULL) names the scanned file: hOCR's image property,
    ALTO's fileName. A NULL entry in pages is a page that failed: it keeps its place (an empty
-   page of that number where the format has pages) and nothing else. */
+   page of that number where the format has pages, counted on from the pages around it) and nothing
+   else. n_pages >= 1 (ALTO cannot hold an empty document): 0 is SEER_EINVAL. */
 SEER_API int seer_ocr_render(const seer_ocr_page *const *pages, size_t n_pages, seer_ocr_format format,
                              const char *source, char **out, size_t *out_len);
 
@@ -650,7 +651,9 @@ typedef struct seer_ocr_pdf seer_ocr_pdf;
 
 SEER_API int seer_ocr_pdf_create(seer_ocr_pdf **out);
 /* Adds one page: rgb as seer_document_decode gives it (width x height); page (may be NULL: the
-   image alone, for a page that failed) gives the text and the dpi. */
+   image alone, for a page that failed, at the dpi of the page before) gives the text and the dpi;
+   its width and height must be the image's (SEER_EINVAL else). A photographic scan is stored as a
+   JPEG of quality 90 where the build has turbojpeg; any other, losslessly. */
 SEER_API int seer_ocr_pdf_add(seer_ocr_pdf *pdf, const uint8_t *rgb, int32_t width, int32_t height,
                               const seer_ocr_page *page);
 /* Finishes the document into *bytes (*len bytes, release with seer_free) and frees pdf, whatever
