@@ -49,6 +49,8 @@ int seer_document_decode(seer_document *d, int32_t page, uint8_t **rgb, int32_t 
     return SEER_OK;
 }
 
+double seer_document_dpi(seer_document *d, int32_t page) { return d ? media_page_dpi(d->doc, page) : 0; }
+
 void seer_document_close(seer_document *d)
 {
     if (!d)

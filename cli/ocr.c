@@ -34,8 +34,8 @@
 
 /* ---- options ---------------------------------------------------------------------------------- */
 
-enum ocr_format { FMT_TEXT, FMT_MARKDOWN, FMT_JSONL };
-static const char *const fmt_ext[] = {".txt", ".md", ".jsonl"};
+static const char *const fmt_ext[] = {".txt", ".md", ".jsonl", ".hocr", ".xml", ".tsv", ".pdf"};
+static const char *const fmt_name[] = {"text", "markdown", "jsonl", "hocr", "alto", "tsv", "pdf"};
 
 /* The default prompts: the page's text in reading order and nothing else. Small VLMs tend to
    describe an image unless told not to, hence the last sentence. */
@@ -53,6 +53,9 @@ static const char prompt_markdown[] =
 #define OCR_TEMPERATURE 0.0f
 #define OCR_PRESENCE_PENALTY 0.0f
 #define OCR_MAX_TOKENS 2048
+/* the layout formats' answer carries four numbers and JSON around every line: about twice the tokens */
+#define OCR_MAX_TOKENS_LAYOUT 4096
+#define MAX_TOKENS_UNSET INT64_MIN
 #define OCR_N_CTX 8192
 
 /* Repetition guard defaults: the text's last GUARD_SPAN bytes or more are one piece of at most
@@ -70,10 +73,11 @@ enum {
 static const struct cli_opt ocr_table[] = {
     {{"--from-list"}, "FILE", "more inputs, one path per line ('-' = stdin)", O_FROM_LIST},
     {{"--pages"}, "LIST", "pages of multi-page inputs, e.g. 1-3,7 or 2- (default: all)", O_PAGES},
-    {{"--format"}, "F", "text (default; pages separated by a form feed), markdown, jsonl (one object per page)",
-     O_FORMAT},
-    {{"-o", "--out"}, "DIR", "one file per input under DIR (INPUT.txt/.md/.jsonl), written atomically; nothing on "
-                             "stdout", O_OUT},
+    {{"--format"}, "F", "text (default; pages separated by a form feed), markdown, jsonl (one object per page); "
+                        "with line boxes (docs/OCR.md): hocr, alto, tsv (one document per input), pdf (searchable, "
+                        "needs --out)", O_FORMAT},
+    {{"-o", "--out"}, "DIR", "one file per input under DIR (INPUT.txt/.md/.jsonl/.hocr/.xml/.tsv/.pdf), written "
+                             "atomically; nothing on stdout", O_OUT},
     {{"--resume"}, NULL, "with --out: skip inputs whose output is complete (jsonl: redo only failed pages)", O_RESUME},
     {{"--shard"}, "I/N", "take inputs I, I+N, I+2N, ... of the expanded list (0 <= I < N)", O_SHARD},
     {{"-p", "--prompt"}, "PROMPT", "the instruction (default: the page's text in reading order; for markdown, as "
@@ -97,7 +101,8 @@ static void ocr_usage(void)
            "  INPUT                     an image, a PDF or multi-page TIFF (every page), a directory (walked\n"
            "                            recursively, sorted; hidden names skipped) or a glob pattern (quote it)\n");
     cli_opt_help(stdout, ocr_table, sizeof ocr_table / sizeof *ocr_table);
-    printf("  OCR defaults differ from seer run: --temp 0 --presence-penalty 0 -n 2048 -c 8192\n%s", gen_help);
+    printf("  OCR defaults differ from seer run: --temp 0 --presence-penalty 0 -n 2048 (4096 for hocr, alto, tsv, "
+           "pdf) -c 8192\n%s", gen_help);
 }
 
 struct ocr_opts {
@@ -158,14 +163,13 @@ static int ocr_opt(const struct cli_opt *opt, const char *v, void *user)
     case O_FROM_LIST: o->lists[o->n_lists++] = v; break;
     case O_RESUME: o->resume = true; break;
     case O_FORMAT:
-        if (!strcmp(v, "text"))
-            o->fmt = FMT_TEXT;
-        else if (!strcmp(v, "markdown") || !strcmp(v, "md"))
-            o->fmt = FMT_MARKDOWN;
-        else if (!strcmp(v, "jsonl"))
-            o->fmt = FMT_JSONL;
-        else
-            return fprintf(stderr, "seer ocr: --format is text, markdown or jsonl, not '%s'\n", v), CLI_USAGE;
+        o->fmt = !strcmp(v, "md") ? FMT_MARKDOWN : FMT_PDF + 1;
+        for (int f = FMT_TEXT; f <= FMT_PDF; f++)
+            if (!strcmp(v, fmt_name[f]))
+                o->fmt = (enum ocr_format)f;
+        if (o->fmt > FMT_PDF)
+            return fprintf(stderr, "seer ocr: --format is text, markdown, jsonl, hocr, alto, tsv or pdf, not '%s'\n",
+                           v), CLI_USAGE;
         break;
     case O_PAGES:
         if (!ocr_pages_parse(v, &o->pages))
@@ -216,7 +220,7 @@ static int parse(int argc, char **argv, struct ocr_opts *o)
     gen_opts_init(&o->g);
     o->g.gp.sampling.temperature = OCR_TEMPERATURE;
     o->g.gp.sampling.presence_penalty = OCR_PRESENCE_PENALTY;
-    o->g.gp.max_tokens = OCR_MAX_TOKENS;
+    o->g.gp.max_tokens = MAX_TOKENS_UNSET;
     o->g.gp.think = 0; /* a task answer, not a conversation: no reasoning unless --think */
     o->g.cp.n_ctx = OCR_N_CTX;
     o->shard_n = 1;
@@ -229,11 +233,18 @@ static int parse(int argc, char **argv, struct ocr_opts *o)
     if (st != GEN_NEXT)
         return st == CLI_OK ? -1 : st; /* -1: --help was printed */
     if (!o->g.prompt)
-        o->g.prompt = o->fmt == FMT_MARKDOWN ? prompt_markdown : prompt_text;
+        o->g.prompt = OCR_LAYOUT(o->fmt) ? SEER_OCR_PROMPT_LINES : o->fmt == FMT_MARKDOWN ? prompt_markdown : prompt_text;
+    if (o->g.gp.max_tokens == MAX_TOKENS_UNSET)
+        o->g.gp.max_tokens = OCR_LAYOUT(o->fmt) ? OCR_MAX_TOKENS_LAYOUT : OCR_MAX_TOKENS;
+    o->g.gp.logprobs = OCR_LAYOUT(o->fmt); /* word confidences (x_wconf, WC, conf) */
     if (!o->g.model)
         return cli_no_model("ocr");
     if (o->n_args == 0 && o->n_lists == 0) {
         fprintf(stderr, "seer ocr: need -m MODEL and at least one INPUT or --from-list (see seer ocr --help)\n");
+        return CLI_USAGE;
+    }
+    if (o->fmt == FMT_PDF && !o->out) {
+        fprintf(stderr, "seer ocr: --format pdf needs --out DIR (one PDF per input)\n");
         return CLI_USAGE;
     }
     if (o->resume && !o->out) {
@@ -279,7 +290,7 @@ struct chunk {
     int page;
     char *s;
 };
-static const char *const page_sep[] = {"\f", "\n", ""};
+static const char *const page_sep[] = {"\f", "\n", "", "\f", "\f", "\f", ""}; /* layout: between inputs */
 
 static json_t *json_path(const char *path)
 {
@@ -390,6 +401,7 @@ struct batch {
     struct job *q;            /* a ring of q_cap jobs: q_n from q_head on, in input order */
     size_t q_head, q_n, q_cap;
     struct chunk *out; /* the current input's pages, with --out */
+    struct ocr_doc doc;       /* the current input's document, in a layout format */
     size_t n_out, cap_out;
     size_t input_failed;      /* failed pages of the current input */
     bool printed;             /* a page went to stdout already (separators) */
@@ -449,10 +461,34 @@ static int emit(struct batch *b, int page, char *s)
 
 static void out_clear(struct batch *b)
 {
+    ocr_doc_clear(&b->doc);
     for (size_t k = 0; k < b->n_out; k++)
         free(b->out[k].s);
     b->n_out = 0;
     b->input_failed = 0;
+}
+
+/* A layout format's document for the input: to its file under --out, or to stdout. */
+static int finish_layout(struct batch *b, const struct ocr_input *in)
+{
+    const struct ocr_opts *o = b->o;
+    char *doc;
+    size_t n;
+    int rc = ocr_doc_finish(&b->doc, o->fmt, in->path, &doc, &n);
+    if (rc)
+        rc = cli_err(rc, "%s: %s", in->path, cli_last_error());
+    else if (doc && o->out)
+        rc = ocr_write_atomic(o->out, in->name, fmt_ext[o->fmt], doc, n);
+    else if (doc) {
+        if (b->printed)
+            fputs(page_sep[o->fmt], stdout);
+        b->printed = true;
+        if (fwrite(doc, 1, n, stdout) != n || fflush(stdout))
+            rc = cli_err(SEER_EIO, "stdout: write failed: %s", strerror(errno));
+    }
+    seer_free(doc);
+    out_clear(b);
+    return rc;
 }
 
 /* The input is done: its output file, complete, under --out. A text or Markdown output with a
@@ -462,6 +498,8 @@ static int finish_input(struct batch *b, const struct ocr_input *in)
     const struct ocr_opts *o = b->o;
     int rc = SEER_OK;
     b->inputs_done++;
+    if (OCR_LAYOUT(o->fmt) && !(o->out && b->input_failed))
+        return finish_layout(b, in);
     if (!o->out)
         return out_clear(b), SEER_OK;
     if (o->fmt != FMT_JSONL && b->input_failed) {
@@ -514,8 +552,10 @@ static void job_start(struct batch *b, struct job *j)
         rc = seer_chat_add(sl->ctx, "system", o->g.system);
     if (!rc)
         rc = seer_chat_add_images(sl->ctx, "user", &img, 1, o->g.prompt);
-    seer_free(j->it.rgb);
-    j->it.rgb = NULL;
+    if (o->fmt != FMT_PDF) { /* a PDF draws the page once it is read */
+        seer_free(j->it.rgb);
+        j->it.rgb = NULL;
+    }
     if (!rc)
         rc = seer_batch_add_chat(b->sb, sl->ctx, &sl->gp);
     if (rc) {
@@ -573,6 +613,8 @@ static int record_failure(struct batch *b, const char *path, int page, bool mult
         note(b, "seer ocr: %s", msg);
     b->pages_failed++;
     b->input_failed++;
+    if (OCR_LAYOUT(b->o->fmt))
+        return ocr_doc_failed(&b->doc, b->o->fmt);
     return b->o->fmt == FMT_JSONL ? emit(b, page, fmt_error(path, page, msg)) : SEER_OK;
 }
 
@@ -598,8 +640,14 @@ static int handle(struct batch *b, struct job *j)
             note(b, "seer ocr: %s page %d: warning: the text repeats itself; stopped after %zu tokens "
                  "(--repeat-guard)", in->path, it->page, j->r.n_tokens);
         }
+        if (OCR_LAYOUT(b->o->fmt) && j->r.stop == SEER_STOP_LENGTH)
+            note(b, "seer ocr: %s page %d: warning: the answer was cut at -n %lld tokens; the lines after it are "
+                 "missing (raise -n)", in->path, it->page, (long long)b->o->g.gp.max_tokens);
         b->pages_ok++;
-        rc = emit(b, it->page, fmt_page(b->o->fmt, in->path, it->page, &j->r, j->seconds, j->looped));
+        if (OCR_LAYOUT(b->o->fmt) && (rc = ocr_doc_page(&b->doc, b->o->fmt, it, &j->r)))
+            rc = cli_err(rc, "%s: %s", in->path, cli_last_error());
+        else if (!OCR_LAYOUT(b->o->fmt))
+            rc = emit(b, it->page, fmt_page(b->o->fmt, in->path, it->page, &j->r, j->seconds, j->looped));
     }
     if (rc && g_signal == SIGPIPE)
         return SEER_ECANCELED;

@@ -17,6 +17,11 @@
 
 #include "seer.h"
 
+/* --format: the text formats print each page as it is done; the layout formats (docs/OCR.md) gather
+   an input's pages into one document. */
+enum ocr_format { FMT_TEXT, FMT_MARKDOWN, FMT_JSONL, FMT_HOCR, FMT_ALTO, FMT_TSV, FMT_PDF };
+#define OCR_LAYOUT(fmt) ((fmt) >= FMT_HOCR)
+
 /* A line of an earlier jsonl output that --resume keeps: page `page` was done. */
 struct ocr_kept {
     int page;   /* 1-based */
@@ -105,6 +110,26 @@ void guard_reset(struct guard *g, long repeats, long span);
 /* Adds streamed text; true when the text now ends in a loop. */
 bool guard_push(struct guard *g, const char *s, size_t len);
 
+/* ---- the layout formats (cli/ocr_layout.c) ---- */
+
+struct ocr_item;
+
+/* One input's document in a layout format: its pages read (hocr, alto, tsv), or drawn (pdf). */
+struct ocr_doc {
+    seer_ocr_page **pages; /* NULL entries: pages that failed */
+    size_t n, cap;
+    seer_ocr_pdf *pdf;
+};
+
+/* Adds a done page: the answer r to the page of item it (its pixels, for a PDF). */
+int ocr_doc_page(struct ocr_doc *d, enum ocr_format fmt, const struct ocr_item *it, const seer_result *r);
+/* Adds a page that failed. */
+int ocr_doc_failed(struct ocr_doc *d, enum ocr_format fmt);
+/* The document's bytes (*out, NULL when no page was added; release with seer_free — it comes from
+   the library). `source` names the input in it. */
+int ocr_doc_finish(struct ocr_doc *d, enum ocr_format fmt, const char *source, char **out, size_t *len);
+void ocr_doc_clear(struct ocr_doc *d);
+
 /* ---- the decoding thread (cli/ocr_decode.c) ---- */
 
 /* One decoded page for the device, or an input that gave none: failed (rc), or no page selected
@@ -115,6 +140,7 @@ struct ocr_item {
     int n_pages, n_todo;    /* the document's pages, and how many of them come (0 for a failed input) */
     bool last;              /* the input's last item */
     int rc;                 /* SEER_OK, or why the input or page failed (error holds the line) */
+    double dpi;             /* the page's resolution (seer_document_dpi; 0 = unknown) */
     char *error;
     uint8_t *rgb;           /* the page's pixels (seer_document_decode), when rc is SEER_OK */
     int32_t width, height;

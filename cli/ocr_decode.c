@@ -81,6 +81,7 @@ static void decode_input(struct ocr_prefetch *pf, size_t i)
         it = (struct ocr_item){.input = i, .page = p, .n_pages = n_pages, .n_todo = todo, .last = ++k == todo};
         if ((it.rc = seer_document_decode(d, p - 1, &it.rgb, &it.width, &it.height)))
             it.error = ocr_error_line(it.rc);
+        it.dpi = seer_document_dpi(d, p - 1);
         put(pf, &it);
     }
     seer_document_close(d);

@@ -69,6 +69,12 @@ const char *media_name(const media_doc *d);
    (SEER_EUNSUPPORTED). On failure *out is untouched. */
 int media_decode_page(media_doc *d, int page, struct image_rgb8 *out);
 
+/* The page's resolution in pixels per inch, for writing it back at its printed size (a searchable
+   PDF, hOCR's scan_res): a PDF's rasterisation dpi; a TIFF page's XResolution (inch or centimetre
+   units); a JPEG's JFIF density; a PNG's pHYs (per metre). 0 where the file says nothing or only an
+   aspect ratio (JFIF units 0, pHYs unit 0). Never fails. */
+double media_page_dpi(media_doc *d, int page);
+
 /* Closes the document; NULL is fine. */
 void media_close(media_doc *d);
 

@@ -64,6 +64,8 @@ int media_jpeg_decode(media_doc *d, struct image_rgb8 *out);
 int media_av_decode(media_doc *d, struct image_rgb8 *out);
 int media_tiff_count(media_doc *d, int *n_pages);
 int media_tiff_decode(media_doc *d, int page, struct image_rgb8 *out);
+/* XResolution of directory `page` in dots per inch, or 0 (media_page_dpi). */
+double media_tiff_dpi(media_doc *d, int page);
 void media_tiff_close(media_doc *d);
 int media_pdf_open(media_doc *d, int *n_pages);
 int media_pdf_decode(media_doc *d, int page, struct image_rgb8 *out);

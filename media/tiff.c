@@ -214,3 +214,16 @@ done:
         TIFFRGBAImageEnd(&img);
     return rc;
 }
+
+double media_tiff_dpi(media_doc *d, int page)
+{
+    struct tiff_doc *td = d->tiff;
+    float x = 0;
+    uint16_t unit = RESUNIT_INCH;
+    if (!td || !TIFFSetDirectory(td->tif, (tdir_t)page) || !TIFFGetField(td->tif, TIFFTAG_XRESOLUTION, &x))
+        return 0;
+    TIFFGetFieldDefaulted(td->tif, TIFFTAG_RESOLUTIONUNIT, &unit);
+    if (!(x > 0 && x < 1e6) || unit == RESUNIT_NONE) /* NaN, absurd, or an aspect ratio only */
+        return 0;
+    return unit == RESUNIT_CENTIMETER ? x * 2.54 : x;
+}

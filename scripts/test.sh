@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds seer and runs every test with prove: the C TAP programs (build/t/*.t), the script tests
-# (tests/scripts/*.sh, tests/reference/*_test.py, tests/server/*_test.py), and the file-parser tests again under
-# AddressSanitizer + UndefinedBehaviorSanitizer (build-san/). Installs what it needs first.
+# (tests/scripts/*.sh, tests/reference/*_test.py, tests/server/*_test.py, tests/ocr/*_test.py), and
+# the file-parser tests again under AddressSanitizer + UndefinedBehaviorSanitizer (build-san/).
+# Installs what it needs first.
 # Environment: JOBS (default: nproc), SEER_SKIP_DEPS=1 to skip apt/npm, SEER_CACHE_DIR (where the
 # Hugging Face reference venv is kept: default ~/.cache/seer).
 set -eu
@@ -56,12 +57,12 @@ cmake --build build -j "$jobs"
 # command's file-handling tests (they run build-san's own seer), and the signal and fault tests
 # (cli_run, cli_faults), whose races a slower seer brings out (one did: a signal sent before seer
 # had started).
-san_tests="t_core_gguf t_core_safetensors t_core_quant t_lm_config t_lm_tokenizer t_cli_info t_cli_tokenize t_cli_ask t_api_batch t_cli_pull t_media_decode t_media_hostile t_cli_run t_cli_faults"
+san_tests="t_core_gguf t_core_safetensors t_core_quant t_lm_config t_lm_tokenizer t_cli_info t_cli_tokenize t_cli_ask t_api_batch t_cli_pull t_media_decode t_media_hostile t_cli_run t_cli_faults t_ocr_parse"
 cmake -S . -B build-san -DSEER_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-san -j "$jobs" --target seer $san_tests
 
 set -- build/t/*.t
-for f in tests/scripts/*.sh tests/reference/*_test.py tests/server/*_test.py; do
+for f in tests/scripts/*.sh tests/reference/*_test.py tests/server/*_test.py tests/ocr/*_test.py; do
   [ -x "$f" ] || { echo "test.sh: $f is not executable (chmod +x), so prove cannot run it" >&2; exit 1; }
   set -- "$@" "$f"
 done

@@ -6,6 +6,7 @@
    (random noise, random sizes): a PNG and a 3-page TIFF decode to exactly the RGB bytes PIL reads,
    a page measures as its file does, pages out of range, max_image_pixels from the params, a video,
    a missing file and a non-image fail naming the file. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,40 @@ static void document_tests(const char *dir, const char *model_dir)
     ok(seer_document_pages(NULL) == 0, "seer_document_close(NULL) is fine; a NULL document has no pages");
 }
 
+/* seer_document_dpi: each format's density as Pillow writes it (PNG pHYs in pixels per metre, so 150
+   dpi comes back as 5906 / 39.37 = 150.01; JFIF and TIFF exactly), a PDF's rasterisation dpi, and 0
+   where the file says nothing. Values written by Pillow, not by seer. */
+static void dpi_tests(const char *dir)
+{
+    const char *py = if_python_pil();
+    if (!py) {
+        skip("python3 with PIL is missing: no test images", "seer_document_dpi");
+        return;
+    }
+    const int jd = 72 + (int)(test_rand_u64() % 500), td = 72 + (int)(test_rand_u64() % 500);
+    if (!ok(if_sh("cd '%s' && %s -c \"\nimport PIL.Image as I\nim = I.new('RGB', (40, 30), 'white')\n"
+                  "im.save('d.png', dpi=(150, 150))\nim.save('n.png')\nim.save('d.jpg', dpi=(%d, %d))\n"
+                  "im.save('d.tif', dpi=(%d, %d))\nim.save('d.pdf', resolution=100)\n\"", dir, py, jd, jd, td, td) == 0,
+            "PIL wrote a PNG at 150 dpi, one without, a JPEG at %d dpi, a TIFF at %d dpi and a PDF", jd, td))
+        return;
+    const struct { const char *name; double want; } cases[] = {
+        {"d.png", 5906 / 39.37}, {"n.png", 0}, {"d.jpg", jd}, {"d.tif", td}, {"d.pdf", 200},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char path[1024];
+        seer_document *d = NULL;
+        snprintf(path, sizeof path, "%s/%s", dir, cases[k].name);
+        int rc = seer_document_open(path, NULL, &d);
+        double got = rc ? -1 : seer_document_dpi(d, 0);
+        if (strstr(cases[k].name, ".pdf") && rc == SEER_EUNSUPPORTED)
+            skip("a build without PDF support", "seer_document_dpi of a PDF");
+        else
+            ok(rc == SEER_OK && fabs(got - cases[k].want) < 0.01 && seer_document_dpi(d, 1) == 0,
+               "%s: %.3f dpi (want %.3f); page 1 (none): 0", cases[k].name, got, cases[k].want);
+        seer_document_close(d);
+    }
+}
+
 int main(void)
 {
     plan_no_plan();
@@ -238,5 +273,6 @@ int main(void)
     tv_write_model(dir);
     token_piece_tests(dir);
     document_tests(dir, dir);
+    dpi_tests(dir);
     return done_testing();
 }
