@@ -29,6 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (void)sink;
         }
         image_rgb8_free(&im);
+        const double dpi = media_page_dpi(d, p); /* reads the file's own density fields */
+        if (!(dpi >= 0 && dpi < 1e6))
+            __builtin_trap();
     }
     media_close(d);
     return 0;
