@@ -19,9 +19,12 @@ build_pkgs="build-essential cmake pkg-config
 # completion script. curl and nginx-light (on Debian 12 a name for nginx) are the clients and the
 # load balancer that tests/scripts/openai_client.sh and nginx_balance.sh put in front of seer serve.
 # libxml2-utils' xmllint checks the hOCR and validates the ALTO that seer ocr writes (tests/ocr/render.c).
+# ghostscript is what OCRmyPDF writes a PDF/A with when its own pikepdf route cannot (--output-type
+# pdfa requires it), and python3-venv lets Debian's python3.11 make the OCRmyPDF venv
+# (tests/ocrmypdf/plugin_test.py); OCRmyPDF's tesseract-ocr is not needed, seer is its engine there.
 test_pkgs="mesa-vulkan-drivers vulkan-tools vulkan-validationlayers python3 python3-numpy
   python3-pil python3-jsonschema ffmpeg poppler-utils libjpeg-turbo-progs libtiff-tools exif
-  clang perl tmux zsh curl nginx-light libxml2-utils"
+  clang perl tmux zsh curl nginx-light libxml2-utils ghostscript python3-venv"
 
 # clang's libFuzzer and sanitizer runtimes (scripts/fuzz.sh) are a package of their own on Debian 12,
 # libclang-rt-N-dev for clang-N, which --no-install-recommends leaves out: a fresh machine had clang

@@ -1,10 +1,11 @@
 #!/bin/sh
 # Builds seer and runs every test with prove: the C TAP programs (build/t/*.t), the script tests
-# (tests/scripts/*.sh, tests/reference/*_test.py, tests/server/*_test.py, tests/ocr/*_test.py), and
+# (tests/scripts/*.sh, tests/reference/*_test.py, tests/server/*_test.py, tests/ocr/*_test.py,
+# tests/ocrmypdf/*_test.py), and
 # the file-parser tests again under AddressSanitizer + UndefinedBehaviorSanitizer (build-san/).
 # Installs what it needs first.
 # Environment: JOBS (default: nproc), SEER_SKIP_DEPS=1 to skip apt/npm, SEER_CACHE_DIR (where the
-# Hugging Face reference venv is kept: default ~/.cache/seer).
+# Hugging Face reference venv and the OCRmyPDF one are kept: default ~/.cache/seer).
 set -eu
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
@@ -62,7 +63,7 @@ cmake -S . -B build-san -DSEER_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-san -j "$jobs" --target seer $san_tests
 
 set -- build/t/*.t
-for f in tests/scripts/*.sh tests/reference/*_test.py tests/server/*_test.py tests/ocr/*_test.py; do
+for f in tests/scripts/*.sh tests/reference/*_test.py tests/server/*_test.py tests/ocr/*_test.py tests/ocrmypdf/*_test.py; do
   [ -x "$f" ] || { echo "test.sh: $f is not executable (chmod +x), so prove cannot run it" >&2; exit 1; }
   set -- "$@" "$f"
 done
