@@ -12,8 +12,8 @@ count, sizes and /Rotate are the input's (--rotate-pages leaves every page: seer
 orientation); pdftotext of each page gives exactly the words of that page's hOCR, each at its box
 (pdftotext -bbox on the page as displayed), the failed page none; the sidecar; a failing page ends
 the run with OCRmyPDF's exit 7 and seer's stderr line, or with --seer-skip-failed-pages is kept
-without text and a warning; the sandwich renderer with --output-type
-pdfa (Ghostscript); a missing seer binary is exit 3 (MissingDependencyError).
+without text and a warning, as is every page past --seer-timeout; the sandwich renderer with
+--output-type pdfa (Ghostscript); a missing seer binary is exit 3 (MissingDependencyError).
 Part 2 runs the built seer (SEER_BUILD_DIR/seer) on a tiny random model (tests/reference/gen_tiny.py,
 fresh seed: SEER_TEST_SEED replays) and checks PDF/A, the sidecar against the words seer's hOCR held,
 and that the text layer holds nothing but seer's characters (why not equality: part_real); it skips,
@@ -246,6 +246,13 @@ def part_fake(t, run, tmp, rng):
         check_text_layer(t, "sandwich", out3, recorded(log3), PAGES[:FAILING])
     else:
         t.diag(r.stderr[-3000:])
+
+    # a page image takes the fake well over 20 ms (a Python start and Pillow), so every page times out
+    out5 = os.path.join(tmp, "out5.pdf")
+    r = run.run(["--seer-binary", seer3, "--seer-timeout", "0.02", "--seer-skip-failed-pages", scan3, out5], env)
+    t.ok(r.returncode == 0 and len(re.findall(r"no answer within --seer-timeout 0.02 s", r.stderr)) == FAILING
+         and all(pdf_boxes(out5, n) == [] for n in range(1, FAILING + 1)),
+         f"--seer-timeout with --seer-skip-failed-pages: each page warned of and left without text (exit {r.returncode})")
 
     r = run.run(["--seer-binary", os.path.join(tmp, "no-such-seer"), scan3, os.path.join(tmp, "out4.pdf")])
     t.ok(r.returncode == 3 and "no-such-seer: not found" in r.stderr,
