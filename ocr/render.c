@@ -131,6 +131,59 @@ static int32_t page_number(const seer_ocr_page *const *pages, size_t n, size_t i
 
 static const char *word_text(const seer_ocr_word *w) { return w->text ? w->text : ""; }
 
+/* Where the walk of a page is. The numbers are 1-based and count through the page, as Tesseract
+   numbers its ids (block_1_2, line_1_7, word_1_31), with the line's place in its block and the
+   word's in its line beside them for TSV's columns. */
+struct pos {
+    const seer_ocr_page *p;
+    size_t k;                    /* the page's place in the document */
+    long long number;            /* seer_ocr_page.number */
+    const seer_ocr_block *b;
+    size_t block, line, word;
+    size_t line_in_block, word_in_line;
+    seer_box line_box;
+};
+
+/* What one format writes at each element: opening markup (block, line), each word (prev: the word
+   before it in the line, or NULL), and the markup that closes a line and a block. */
+struct writer {
+    void (*block)(struct out *o, const struct pos *at);
+    void (*line)(struct out *o, const struct pos *at);
+    void (*word)(struct out *o, const struct pos *at, const seer_ocr_word *w, const seer_ocr_word *prev);
+    const char *end_line, *end_block;
+};
+
+/* The one walk of a page's tree, for every format: blocks, their lines (a line with nothing to
+   write is left out, and not counted), their words. */
+static void walk_page(struct out *o, struct pos *at, const struct writer *wr)
+{
+    for (size_t bi = 0; bi < at->p->n_blocks; bi++) {
+        at->b = &at->p->blocks[bi];
+        at->block = bi + 1;
+        at->line_in_block = 0;
+        wr->block(o, at);
+        for (size_t li = 0; li < at->b->n_lines; li++) {
+            const seer_ocr_line *l = &at->b->lines[li];
+            seer_ocr_word one;
+            const seer_ocr_word *w;
+            size_t nw = line_words(l, &one, &w);
+            if (!nw)
+                continue;
+            at->line++;
+            at->line_in_block++;
+            at->line_box = l->box;
+            wr->line(o, at);
+            for (size_t wi = 0; wi < nw; wi++) {
+                at->word++;
+                at->word_in_line = wi + 1;
+                wr->word(o, at, &w[wi], wi ? &w[wi - 1] : NULL);
+            }
+            put_str(o, wr->end_line);
+        }
+        put_str(o, wr->end_block);
+    }
+}
+
 /* ---- hOCR 1.2 (kba.github.io/hocr-spec/1.2) ------------------------------------------------- */
 
 /* The properties grammar ("Properties Grammar") allows only printable ASCII without '"' in a
@@ -168,57 +221,58 @@ static void hocr_head(struct out *o, size_t n_pages)
     put_fmt(o, "  <meta name=\"ocr-number-of-pages\" content=\"%zu\"/>\n </head>\n <body>\n", n_pages);
 }
 
-/* One page; k is its 1-based place in the document (the ids), p NULL for a page that failed:
-   an ocr_page with its number and nothing else ("ocr_page": must be present for every page). */
-static void hocr_page(struct out *o, const seer_ocr_page *p, size_t k, int32_t number, const char *source)
+/* ocr_carea > ocr_par: the model writes no paragraphs apart from its blocks, so each content
+   area holds one paragraph with the area's box ("ocr_par"), numbered as the area. */
+static void hocr_block(struct out *o, const struct pos *at)
 {
-    put_fmt(o, "  <div class=\"ocr_page\" id=\"page_%zu\" title=\"", k);
+    put_fmt(o, "   <div class=\"ocr_carea\" id=\"block_%zu_%zu\" title=\"", at->k, at->block);
+    put_bbox(o, block_box(at->p, at->b));
+    put_fmt(o, "\">\n    <p class=\"ocr_par\" id=\"par_%zu_%zu\" title=\"", at->k, at->block);
+    put_bbox(o, block_box(at->p, at->b));
+    put_str(o, "\">\n");
+}
+
+/* A line without a box of its own carries the page's (seer_ocr_line.has_box): hOCR wants a bbox on
+   every ocr_line, and the page is the one box known to hold it. */
+static void hocr_line(struct out *o, const struct pos *at)
+{
+    put_fmt(o, "     <span class=\"ocr_line\" id=\"line_%zu_%zu\" title=\"", at->k, at->line);
+    put_bbox(o, at->line_box);
+    put_str(o, "\">");
+}
+
+static void hocr_word(struct out *o, const struct pos *at, const seer_ocr_word *w, const seer_ocr_word *prev)
+{
+    (void)prev;
+    put_fmt(o, "\n      <span class=\"ocrx_word\" id=\"word_%zu_%zu\" title=\"", at->k, at->word);
+    put_bbox(o, w->box);
+    if (w->conf >= 0) /* "x_wconf": 0..100, a posterior probability in % */
+        put_fmt(o, "; x_wconf %d", (int)lroundf(fminf(w->conf, 100.0f)));
+    put_str(o, "\">");
+    put_text(o, word_text(w), ESC_XML_TEXT);
+    put_str(o, "</span>");
+}
+
+static const struct writer hocr_writer = {hocr_block, hocr_line, hocr_word, "\n     </span>\n", "    </p>\n   </div>\n"};
+
+/* One page; at->p is NULL for a page that failed: an ocr_page with its number and nothing else
+   ("ocr_page": present for every page). */
+static void hocr_page(struct out *o, struct pos *at, const char *source)
+{
+    const seer_ocr_page *p = at->p;
+    put_fmt(o, "  <div class=\"ocr_page\" id=\"page_%zu\" title=\"", at->k);
     if (source)
         put_hocr_image(o, source);
     if (p) {
         put_bbox(o, page_box(p));
         put_str(o, "; ");
     }
-    put_fmt(o, "ppageno %d", number); /* "ppageno": physical, the front cover is page 0 */
+    put_fmt(o, "ppageno %lld", at->number); /* "ppageno": physical, the front cover is page 0 */
     if (p && isfinite(p->dpi) && p->dpi > 0 && p->dpi < 1e6)
         put_fmt(o, "; scan_res %ld %ld", lround(p->dpi), lround(p->dpi));
     put_str(o, "\">\n");
-    size_t n_par = 0, n_line = 0, n_word = 0;
-    for (size_t bi = 0; p && bi < p->n_blocks; bi++) {
-        const seer_ocr_block *b = &p->blocks[bi];
-        n_par++;
-        /* ocr_carea > ocr_par: the model writes no paragraphs apart from its blocks, so each
-           content area holds one paragraph with the area's box ("ocr_par"). */
-        put_fmt(o, "   <div class=\"ocr_carea\" id=\"block_%zu_%zu\" title=\"", k, n_par);
-        put_bbox(o, block_box(p, b));
-        put_fmt(o, "\">\n    <p class=\"ocr_par\" id=\"par_%zu_%zu\" title=\"", k, n_par);
-        put_bbox(o, block_box(p, b));
-        put_str(o, "\">\n");
-        for (size_t li = 0; li < b->n_lines; li++) {
-            const seer_ocr_line *l = &b->lines[li];
-            seer_ocr_word one;
-            const seer_ocr_word *w;
-            size_t nw = line_words(l, &one, &w);
-            if (!nw)
-                continue;
-            /* A line without a box of its own carries the page's (seer_ocr_line.has_box): hOCR
-               wants a bbox on every ocr_line, and the page is the one box known to hold it. */
-            put_fmt(o, "     <span class=\"ocr_line\" id=\"line_%zu_%zu\" title=\"", k, ++n_line);
-            put_bbox(o, l->box);
-            put_str(o, "\">");
-            for (size_t wi = 0; wi < nw; wi++) {
-                put_fmt(o, "\n      <span class=\"ocrx_word\" id=\"word_%zu_%zu\" title=\"", k, ++n_word);
-                put_bbox(o, w[wi].box);
-                if (w[wi].conf >= 0) /* "x_wconf": 0..100, a posterior probability in % */
-                    put_fmt(o, "; x_wconf %d", (int)lroundf(fminf(w[wi].conf, 100.0f)));
-                put_str(o, "\">");
-                put_text(o, word_text(&w[wi]), ESC_XML_TEXT);
-                put_str(o, "</span>");
-            }
-            put_str(o, "\n     </span>\n");
-        }
-        put_str(o, "    </p>\n   </div>\n");
-    }
+    if (p)
+        walk_page(o, at, &hocr_writer);
     put_str(o, "  </div>\n");
 }
 
@@ -252,54 +306,53 @@ static void alto_head(struct out *o, const char *source)
                "    </OCRProcessing>\n  </Description>\n  <Layout>\n");
 }
 
+static void alto_block(struct out *o, const struct pos *at)
+{
+    put_fmt(o, "        <TextBlock ID=\"block_%zu_%zu\"", at->k, at->block);
+    put_alto_box(o, block_box(at->p, at->b));
+    put_str(o, ">\n");
+}
+
+/* (An empty line never comes here: TextLine needs at least one String.) */
+static void alto_line(struct out *o, const struct pos *at)
+{
+    put_fmt(o, "          <TextLine ID=\"line_%zu_%zu\"", at->k, at->line);
+    put_alto_box(o, at->line_box);
+    put_str(o, ">\n");
+}
+
+static void alto_word(struct out *o, const struct pos *at, const seer_ocr_word *w, const seer_ocr_word *prev)
+{
+    if (prev) { /* SP: the white space between two Strings, where they leave one */
+        int32_t gap = w->box.x0 - prev->box.x1;
+        put_fmt(o, "            <SP HPOS=\"%d\" VPOS=\"%d\" WIDTH=\"%d\"/>\n", prev->box.x1, prev->box.y0, gap > 0 ? gap : 0);
+    }
+    put_fmt(o, "            <String ID=\"string_%zu_%zu\"", at->k, at->word);
+    put_alto_box(o, w->box);
+    put_str(o, " CONTENT=\"");
+    put_text(o, word_text(w), ESC_XML_ATTR);
+    put_str(o, "\"");
+    if (w->conf >= 0) /* WCType: 0 (unsure) to 1 (confident) */
+        put_fmt(o, " WC=\"%.2f\"", fminf(w->conf, 100.0f) / 100.0f);
+    put_str(o, "/>\n");
+}
+
+static const struct writer alto_writer = {alto_block, alto_line, alto_word, "          </TextLine>\n", "        </TextBlock>\n"};
+
 /* PageType: ID and PHYSICAL_IMG_NR are required ("the number of the page within the document",
    counted from 1 here as METS counts images); a page that failed has no known size, so WIDTH,
    HEIGHT and the PrintSpace (all optional) are left out. */
-static void alto_page(struct out *o, const seer_ocr_page *p, size_t k, int32_t number)
+static void alto_page(struct out *o, struct pos *at)
 {
-    put_fmt(o, "    <Page ID=\"page_%zu\" PHYSICAL_IMG_NR=\"%lld\"", k, (long long)number + 1);
-    if (!p) {
+    put_fmt(o, "    <Page ID=\"page_%zu\" PHYSICAL_IMG_NR=\"%lld\"", at->k, at->number + 1);
+    if (!at->p) {
         put_str(o, "/>\n");
         return;
     }
-    put_fmt(o, " WIDTH=\"%d\" HEIGHT=\"%d\">\n      <PrintSpace", p->width, p->height);
-    put_alto_box(o, page_box(p));
+    put_fmt(o, " WIDTH=\"%d\" HEIGHT=\"%d\">\n      <PrintSpace", at->p->width, at->p->height);
+    put_alto_box(o, page_box(at->p));
     put_str(o, ">\n");
-    size_t n_line = 0, n_word = 0;
-    for (size_t bi = 0; bi < p->n_blocks; bi++) {
-        const seer_ocr_block *b = &p->blocks[bi];
-        put_fmt(o, "        <TextBlock ID=\"block_%zu_%zu\"", k, bi + 1);
-        put_alto_box(o, block_box(p, b));
-        put_str(o, ">\n");
-        for (size_t li = 0; li < b->n_lines; li++) {
-            const seer_ocr_line *l = &b->lines[li];
-            seer_ocr_word one;
-            const seer_ocr_word *w;
-            size_t nw = line_words(l, &one, &w);
-            if (!nw) /* TextLine needs at least one String: an empty line is left out */
-                continue;
-            put_fmt(o, "          <TextLine ID=\"line_%zu_%zu\"", k, ++n_line);
-            put_alto_box(o, l->box);
-            put_str(o, ">\n");
-            for (size_t wi = 0; wi < nw; wi++) {
-                if (wi) { /* SP: the white space between two Strings, where they leave one */
-                    int32_t gap = w[wi].box.x0 - w[wi - 1].box.x1;
-                    put_fmt(o, "            <SP HPOS=\"%d\" VPOS=\"%d\" WIDTH=\"%d\"/>\n", w[wi - 1].box.x1,
-                            w[wi - 1].box.y0, gap > 0 ? gap : 0);
-                }
-                put_fmt(o, "            <String ID=\"string_%zu_%zu\"", k, ++n_word);
-                put_alto_box(o, w[wi].box);
-                put_str(o, " CONTENT=\"");
-                put_text(o, word_text(&w[wi]), ESC_XML_ATTR);
-                put_str(o, "\"");
-                if (w[wi].conf >= 0) /* WCType: 0 (unsure) to 1 (confident) */
-                    put_fmt(o, " WC=\"%.2f\"", fminf(w[wi].conf, 100.0f) / 100.0f);
-                put_str(o, "/>\n");
-            }
-            put_str(o, "          </TextLine>\n");
-        }
-        put_str(o, "        </TextBlock>\n");
-    }
+    walk_page(o, at, &alto_writer);
     put_str(o, "      </PrintSpace>\n    </Page>\n");
 }
 
@@ -322,30 +375,31 @@ static void tsv_row(struct out *o, int level, long long page, size_t block, size
     put_str(o, "\n");
 }
 
-static void tsv_page(struct out *o, const seer_ocr_page *p, int32_t number)
+static void tsv_block(struct out *o, const struct pos *at)
 {
-    long long pn = (long long)number + 1; /* Tesseract counts pages from 1 here */
-    if (!p) {
-        tsv_row(o, 1, pn, 0, 0, 0, 0, (seer_box){0, 0, 0, 0}, -1, "");
-        return;
-    }
-    tsv_row(o, 1, pn, 0, 0, 0, 0, page_box(p), -1, "");
-    for (size_t bi = 0; bi < p->n_blocks; bi++) {
-        const seer_ocr_block *b = &p->blocks[bi];
-        tsv_row(o, 2, pn, bi + 1, 0, 0, 0, block_box(p, b), -1, "");
-        tsv_row(o, 3, pn, bi + 1, 1, 0, 0, block_box(p, b), -1, ""); /* one paragraph per block */
-        size_t n_line = 0;
-        for (size_t li = 0; li < b->n_lines; li++) {
-            seer_ocr_word one;
-            const seer_ocr_word *w;
-            size_t nw = line_words(&b->lines[li], &one, &w);
-            if (!nw)
-                continue;
-            tsv_row(o, 4, pn, bi + 1, 1, ++n_line, 0, b->lines[li].box, -1, "");
-            for (size_t wi = 0; wi < nw; wi++)
-                tsv_row(o, 5, pn, bi + 1, 1, n_line, wi + 1, w[wi].box, w[wi].conf, word_text(&w[wi]));
-        }
-    }
+    tsv_row(o, 2, at->number + 1, at->block, 0, 0, 0, block_box(at->p, at->b), -1, "");
+    tsv_row(o, 3, at->number + 1, at->block, 1, 0, 0, block_box(at->p, at->b), -1, ""); /* one paragraph per block */
+}
+
+static void tsv_line(struct out *o, const struct pos *at)
+{
+    tsv_row(o, 4, at->number + 1, at->block, 1, at->line_in_block, 0, at->line_box, -1, "");
+}
+
+static void tsv_word(struct out *o, const struct pos *at, const seer_ocr_word *w, const seer_ocr_word *prev)
+{
+    (void)prev;
+    tsv_row(o, 5, at->number + 1, at->block, 1, at->line_in_block, at->word_in_line, w->box, w->conf, word_text(w));
+}
+
+static const struct writer tsv_writer = {tsv_block, tsv_line, tsv_word, "", ""};
+
+/* page_num counts from 1 in Tesseract's TSV; a page that failed is its level-1 row alone. */
+static void tsv_page(struct out *o, struct pos *at)
+{
+    tsv_row(o, 1, at->number + 1, 0, 0, 0, 0, at->p ? page_box(at->p) : (seer_box){0, 0, 0, 0}, -1, "");
+    if (at->p)
+        walk_page(o, at, &tsv_writer);
 }
 
 /* ---- the entry point ------------------------------------------------------------------------- */
@@ -373,13 +427,13 @@ int seer_ocr_render(const seer_ocr_page *const *pages, size_t n_pages, seer_ocr_
     else
         put_str(&o, "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext\n");
     for (size_t i = 0; i < n_pages && !o.rc; i++) {
-        int32_t number = page_number(pages, n_pages, i);
+        struct pos at = {.p = pages[i], .k = i + 1, .number = page_number(pages, n_pages, i)};
         if (format == SEER_OCR_HOCR)
-            hocr_page(&o, pages[i], i + 1, number, source);
+            hocr_page(&o, &at, source);
         else if (format == SEER_OCR_ALTO)
-            alto_page(&o, pages[i], i + 1, number);
+            alto_page(&o, &at);
         else
-            tsv_page(&o, pages[i], number);
+            tsv_page(&o, &at);
     }
     if (format == SEER_OCR_HOCR)
         put_str(&o, " </body>\n</html>\n");
