@@ -12,6 +12,7 @@
 
 #include "api/reply.h"
 #include "core/error.h"
+#include "core/utf8.h"
 #include "core/util.h"
 
 #ifdef SEER_HAVE_CAIRO
@@ -178,6 +179,33 @@ static const char *line_text(const seer_ocr_line *l, char **tmp)
     return *tmp;
 }
 
+/* cairo refuses text that is not UTF-8 by putting the whole drawing in an error state, so a page
+   from a C caller with a bad byte in one word would fail entirely: a copy with U+FFFD for each
+   maximal invalid subpart (Unicode §3.9), or NULL when s is valid as it is (or no memory: *fail). */
+static char *valid_utf8(const char *s, int *fail)
+{
+    size_t n = strlen(s), k = 0;
+    if (utf8_check(s, n) == n)
+        return NULL;
+    char *t = seer_malloc(n * 3 + 1); /* each byte at worst one U+FFFD */
+    if (!t) {
+        *fail = 1;
+        return NULL;
+    }
+    for (size_t i = 0, len, full; i < n; i += len) {
+        uint32_t cp;
+        len = utf8_subpart(s + i, n - i, &full, &cp);
+        memcpy(t + k, len == full ? s + i : "\xEF\xBF\xBD", len == full ? len : 3);
+        k += len == full ? len : 3;
+    }
+    t[k] = '\0';
+    return t;
+}
+
+/* A line has a box to draw in: its own, unless the answer gave none or a degenerate one (a
+   clamped box can have no width or height), where text cannot be fitted. */
+static int boxed(const seer_ocr_line *l) { return l->has_box && l->box.x1 > l->box.x0 && l->box.y1 > l->box.y0; }
+
 /* The page's text. Lines without a box of their own (seer_ocr_line.has_box) all carry the page's
    box: drawn there they would lie on top of each other and extraction would mix them, so they are
    stacked down the page in the order the model wrote them, each in its own band (at most a
@@ -188,23 +216,26 @@ static int draw_text(cairo_t *cr, const seer_ocr_page *page)
         const seer_ocr_block *b = &page->blocks[bi];
         size_t n_boxless = 0, k = 0;
         for (size_t li = 0; li < b->n_lines; li++)
-            n_boxless += !b->lines[li].has_box;
+            n_boxless += !boxed(&b->lines[li]);
         double band = n_boxless ? fmin((double)page->height / (double)n_boxless, page->height / 20.0) : 0;
         for (size_t li = 0; li < b->n_lines; li++) {
             const seer_ocr_line *l = &b->lines[li];
             char *tmp;
+            int fail = 0;
             const char *text = line_text(l, &tmp);
-            if (!text) {
-                if (l->n_words)
-                    return seer_err(SEER_ENOMEM, "searchable PDF: no memory");
-                continue;
+            char *clean = text ? valid_utf8(text, &fail) : NULL;
+            if ((!text && l->n_words) || fail) {
+                free(tmp);
+                return seer_err(SEER_ENOMEM, "searchable PDF: no memory");
             }
             seer_box box = l->box;
-            if (!l->has_box) {
+            if (!boxed(l)) {
                 box = (seer_box){0, (int32_t)(band * (double)k), page->width, (int32_t)(band * (double)(k + 1))};
                 k++;
             }
-            draw_line(cr, text, box, l->has_box);
+            if (text)
+                draw_line(cr, clean ? clean : text, box, boxed(l));
+            free(clean);
             free(tmp);
         }
     }

@@ -106,7 +106,7 @@ static struct diff page_vs_scan(const char *path, int page, const char *render, 
 
 /* Page 1: 850x1100 pixels at 100 dpi (US Letter, 612x792 points), three lines with boxes given in
    an order that is also their reading order; page 2 failed (image alone); page 3: 600x400 at an
-   unknown dpi (300), with text the model gave without boxes. */
+   unknown dpi (300), with text the model gave without boxes, and what a C caller might pass. */
 static seer_ocr_word p1_w0[] = {{"Invoice", {100, 100, 300, 140}, 90.0f}, {"2026-11", {320, 100, 500, 140}, 90.0f}};
 static seer_ocr_line p1_lines[] = {
     {"Invoice 2026-11", {100, 100, 500, 140}, 1, 90.0f, p1_w0, 2},
@@ -120,8 +120,10 @@ static seer_ocr_line p3_lines[] = {
     {"first loose line", {0, 0, 600, 400}, 0, -1.0f, NULL, 0},
     {"second loose line", {0, 0, 600, 400}, 0, -1.0f, NULL, 0},
     {"漢字 Ärger ﬁx", {0, 0, 600, 400}, 0, -1.0f, NULL, 0}, /* glyphs "sans" may lack; a ligature */
+    {"flat box", {10, 50, 300, 50}, 1, -1.0f, NULL, 0},       /* a box of no height: placed as box-less */
+    {"bad \xFF byte", {0, 0, 600, 400}, 0, -1.0f, NULL, 0},  /* not UTF-8: cairo would refuse the page */
 };
-static seer_ocr_block p3_blocks[] = {{{0, 0, 600, 400}, 0, p3_lines, 3}};
+static seer_ocr_block p3_blocks[] = {{{0, 0, 600, 400}, 0, p3_lines, 5}};
 static const seer_ocr_page page3 = {2, 600, 400, 0.0, p3_blocks, 1, 0};
 
 static uint8_t *finish(seer_ocr_pdf *pdf, size_t *len)
@@ -176,13 +178,14 @@ static void test_document(void)
         skip(why ? why : "pdftotext (poppler-utils) is not installed", "pdftotext: the text in reading order");
     } else {
         const char *lines[] = {"Invoice 2026-11", "The quick brown fox jumps", "Total: 42 & <more>", "first loose line",
-                               "second loose line", "漢字 Ärger ﬁx"};
+                               "second loose line", "漢字 Ärger ﬁx", "flat box",
+                               "bad \xEF\xBF\xBD byte"};
         struct test_run r = sh_out("pdftotext '%s' -", path);
-        if (!ok(r.status == 0 && in_order(r.out, lines, 6), "pdftotext returns every line, in reading order"))
+        if (!ok(r.status == 0 && in_order(r.out, lines, 8), "pdftotext returns every line, in reading order"))
             diag("pdftotext said:\n%s", r.out);
         test_run_free(&r);
         r = sh_out("pdftotext -layout '%s' -", path);
-        if (!ok(r.status == 0 && in_order(r.out, lines, 6), "pdftotext -layout too"))
+        if (!ok(r.status == 0 && in_order(r.out, lines, 8), "pdftotext -layout too"))
             diag("pdftotext -layout said:\n%s", r.out);
         test_run_free(&r);
         /* page 2 holds no text: pdftotext of it alone is empty but for the page break */
