@@ -106,6 +106,10 @@ typedef struct seer_model_params {
     int64_t max_image_pixels; /* decoded images larger than this are refused before their pixels are
                            allocated; 0 (default) = 178956970 (PIL's decompression-bomb limit) */
     double pdf_dpi;     /* PDF pages are rasterised at this resolution; 0 (default) = 200 */
+    const char *resize; /* the bicubic resize of images and video frames: "torchvision" (default, also
+                           NULL) = transformers' default (fast) processor, bit for bit; "pillow" =
+                           its PIL backend (Image.resize); they differ by a level or two at some
+                           pixels (docs/MODEL.md §5.2) */
     int exact;          /* CPU: 1 = every matmul keeps f32 activations (the path the reference tests
                            check); 0 (default) = with quantised weights, activations are rounded to 8
                            bits per 32 values and multiplied in integers, as llama.cpp does (faster
@@ -268,9 +272,10 @@ typedef struct seer_result {
 SEER_API void seer_result_clear(seer_result *result);
 
 /* Appends a message ("system", "user", "assistant" or "tool") to the conversation. The content is
-   plain text: special tokens written in it (<|im_end|>, <|im_start|>, <|image_pad|>, <think>) are
-   tokenized as the characters they are, never as the template's markup, so a message cannot close
-   its turn or open another (seer_generate_text is the way to write them). */
+   text: special tokens written in it (<|im_end|>, <|im_start|>, <|image_pad|>) are tokenized as the
+   characters they are, never as the template's markup, so a message cannot close its turn or open
+   another (seer_generate_text is the way to write them); the non-special added tokens (<think>,
+   <tool_call>) are vocabulary and become their ids, as in Hugging Face's apply_chat_template. */
 SEER_API int seer_chat_add(seer_context *ctx, const char *role, const char *content);
 /* Renders the conversation with the chat template exactly as Hugging Face's apply_chat_template
    does, feeds only what the context has not seen yet, generates the assistant's reply and appends
@@ -621,11 +626,13 @@ typedef struct seer_ocr_page {
 
 /* Reads the model's answer (answer->text, text_len; logprobs and text_ends when present) into a
    page (release with seer_ocr_page_free). Accepted: the JSON array of the grounding prompt (in a
-   ```json fence or not; "bbox_2d" or "bbox"; "text_content", "text" or "content"), a truncated one
-   (the complete items kept), Qwen's HTML with data-bbox attributes, and plain text (one block of
-   lines without boxes). Boxes are clamped to the page and ordered corners; an item with no usable
-   box keeps its text in the box-less last block; nothing the answer holds is lost or fatal except
-   SEER_ENOMEM and SEER_EINVAL for a geometry with no pixels. */
+   ```json fence or not; "bbox_2d" or "bbox"; "text_content", "text", "content" or a grounding
+   answer's "label"), a truncated one (the complete items kept), Qwen's HTML with data-bbox
+   attributes, and plain text (one block of lines without boxes). Boxes are clamped to the page and
+   ordered corners (rounded outwards to whole pixels); an item with no usable box keeps its text in
+   the box-less last block; a box given to text on several lines is shared among them as equal
+   bands; nothing the answer holds is lost or fatal except SEER_ENOMEM and SEER_EINVAL for a
+   geometry with no pixels. */
 SEER_API int seer_ocr_parse(const seer_result *answer, const seer_ocr_geometry *geometry, seer_ocr_page **out);
 /* NULL is fine. */
 SEER_API void seer_ocr_page_free(seer_ocr_page *page);
