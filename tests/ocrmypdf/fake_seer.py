@@ -7,6 +7,8 @@ tested without a model. What it writes depends on the image and $FAKE_SEER_SEED 
 - a square image: the failing page (exit 3, "IMAGE: the fake seer fails on square pages");
 - any other: two lines of words drawn from WORDS (non-ASCII ones among them) plus a word naming the
   image's size, with boxes inside the image and x_wconf.
+$FAKE_SEER_MODE=fatal makes it fail as seer does on a bad model (exit 1), =badbox write a page box
+twice the image's width.
 The real end-to-end test (plugin_test.py's last part) runs the built seer instead.
 """
 
@@ -20,7 +22,7 @@ from PIL import Image
 WORDS = ("alpha", "Bravo", "charlie-7", "Grüße", "naïve", "1984", "zeta", "Ωmega", "x/y", "quote's")
 
 
-def hocr(width, height, rng):
+def hocr(width, height, rng, page_width):
     lines, y = [], max(1, height // 10)
     for li in range(2):
         words = [rng.choice(WORDS) for _ in range(rng.randint(2, 5))] + ([f"{width}x{height}"] if li == 0 else [])
@@ -39,7 +41,7 @@ def hocr(width, height, rng):
 <head><title></title><meta http-equiv="Content-Type" content="text/html;charset=utf-8"/>
 <meta name="ocr-system" content="fake seer (tests/ocrmypdf/fake_seer.py)"/>
 <meta name="ocr-capabilities" content="ocr_page ocr_carea ocr_par ocr_line ocrx_word"/></head>
-<body><div class="ocr_page" id="page_1" title="bbox 0 0 {width} {height}; ppageno 0; scan_res 300 300">
+<body><div class="ocr_page" id="page_1" title="bbox 0 0 {page_width} {height}; ppageno 0; scan_res 300 300">
 <div class="ocr_carea" id="block_1_1" title="bbox 0 0 {width} {height}"><p class="ocr_par" id="par_1_1" title="bbox 0 0 {width} {height}">
 {chr(10).join(lines)}
 </p></div></div></body></html>
@@ -50,14 +52,17 @@ def main():
     if sys.argv[1:] == ["--version"]:
         print("seer 0.1.0")
         return 0
-    image = sys.argv[-1]
+    image, mode = sys.argv[-1], os.environ.get("FAKE_SEER_MODE")
+    if mode == "fatal":
+        print(f"{sys.argv[sys.argv.index('-m') + 1]}: the fake seer's model does not load", file=sys.stderr)
+        return 1
     with Image.open(image) as im:
         width, height = im.size
     if width == height:
         print(f"{image}: the fake seer fails on square pages", file=sys.stderr)
         return 3
     rng = random.Random(f"{os.environ.get('FAKE_SEER_SEED', '0')} {width} {height}")
-    sys.stdout.write(hocr(width, height, rng))
+    sys.stdout.write(hocr(width, height, rng, 2 * width if mode == "badbox" else width))
     return 0
 
 

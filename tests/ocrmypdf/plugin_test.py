@@ -13,7 +13,8 @@ orientation); pdftotext of each page gives exactly the words of that page's hOCR
 (pdftotext -bbox on the page as displayed), the failed page none; the sidecar; a failing page ends
 the run with OCRmyPDF's exit 7 and seer's stderr line, or with --seer-skip-failed-pages is kept
 without text and a warning, as is every page past --seer-timeout; the sandwich renderer with
---output-type pdfa (Ghostscript); a missing seer binary is exit 3 (MissingDependencyError).
+--output-type pdfa (Ghostscript); seer's fatal exit 1 and an hOCR page box unlike the image are exit 7,
+--ocr-engine tesseract exit 1, a missing seer binary exit 3 (MissingDependencyError).
 Part 2 runs the built seer (SEER_BUILD_DIR/seer) on a tiny random model (tests/reference/gen_tiny.py,
 fresh seed: SEER_TEST_SEED replays) and checks PDF/A, the sidecar against the words seer's hOCR held,
 and that the text layer holds nothing but seer's characters (why not equality: part_real); it skips,
@@ -253,6 +254,16 @@ def part_fake(t, run, tmp, rng):
     t.ok(r.returncode == 0 and len(re.findall(r"no answer within --seer-timeout 0.02 s", r.stderr)) == FAILING
          and all(pdf_boxes(out5, n) == [] for n in range(1, FAILING + 1)),
          f"--seer-timeout with --seer-skip-failed-pages: each page warned of and left without text (exit {r.returncode})")
+
+    r = run.run(["--seer-binary", seer3, "--seer-model", "/models/gone", scan3, out5], dict(env, FAKE_SEER_MODE="fatal"))
+    t.ok(r.returncode == 7 and "seer ocr exited 1 on" in r.stderr and "/models/gone: the fake seer's model does not load"
+         in r.stderr, f"seer's fatal error (its exit 1): exit 7 with seer's line (got {r.returncode})")
+    r = run.run(["--seer-binary", seer3, scan3, out5], dict(env, FAKE_SEER_MODE="badbox"))
+    t.ok(r.returncode == 7 and re.search(r"the hOCR page box is .*, not the image \(0, 0, \d+, \d+\)", r.stderr),
+         f"an hOCR page box that is not the image: exit 7, said (got {r.returncode})")
+    r = run.run(["--seer-binary", seer3, "--ocr-engine", "tesseract", scan3, out5])
+    t.ok(r.returncode == 1 and "replaces Tesseract" in r.stderr,
+         f"--ocr-engine tesseract with the plugin: exit 1, bad_args (got {r.returncode})")
 
     r = run.run(["--seer-binary", os.path.join(tmp, "no-such-seer"), scan3, os.path.join(tmp, "out4.pdf")])
     t.ok(r.returncode == 3 and "no-such-seer: not found" in r.stderr,
