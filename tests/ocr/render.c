@@ -325,6 +325,42 @@ static void test_errors(void)
     free(x);
 }
 
+/* ---- size: a 1 MB answer --------------------------------------------------------------------- */
+
+/* CPU seconds to render n one-line words (each with what must be escaped) in all three formats. */
+static double render_cost(size_t n, size_t *bytes)
+{
+    seer_ocr_word *w = calloc(n, sizeof *w);
+    for (size_t i = 0; i < n; i++)
+        w[i] = (seer_ocr_word){"a&<\x01\"b", {(int32_t)(i % 900), 10, (int32_t)(i % 900) + 50, 40}, 50.0f};
+    seer_ocr_line l = {"line", {0, 10, 1000, 40}, 1, 50.0f, w, n};
+    seer_ocr_block b = {{0, 10, 1000, 40}, 1, &l, 1};
+    seer_ocr_page p = {0, 1000, 1000, 300.0, &b, 1, 0};
+    const seer_ocr_page *pp[] = {&p};
+    double t0 = test_cpu_seconds();
+    *bytes = 0;
+    for (int f = SEER_OCR_HOCR; f <= SEER_OCR_TSV; f++) {
+        char *out = NULL;
+        size_t len = 0;
+        if (seer_ocr_render(pp, 1, (seer_ocr_format)f, NULL, &out, &len) == SEER_OK)
+            *bytes += len;
+        free(out);
+    }
+    double t = test_cpu_seconds() - t0;
+    free(w);
+    return t;
+}
+
+static void test_large(void)
+{
+    size_t small, large;
+    double t_small = render_cost(25000, &small), t_large = render_cost(100000, &large);
+    /* 4x the words: about 4x the bytes (ids grow a digit), and about 4x the time where the writers
+       are linear; a quadratic step would take 16x. The bound is 8x, for a loaded machine. */
+    ok(t_large < 8 * t_small + 0.05, "100k words (%zu bytes) take less than 8x the CPU time of 25k (%zu bytes): %.3f s vs %.3f s",
+       large, small, t_large, t_small);
+}
+
 int main(void)
 {
     plan_no_plan();
@@ -335,5 +371,6 @@ int main(void)
     test_alto();
     test_tsv();
     test_errors();
+    test_large();
     return done_testing();
 }
