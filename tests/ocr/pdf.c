@@ -188,6 +188,25 @@ static void test_document(void)
         if (!ok(r.status == 0 && in_order(r.out, lines, 8), "pdftotext -layout too"))
             diag("pdftotext -layout said:\n%s", r.out);
         test_run_free(&r);
+        /* where the text is: each line's box in points (pixels * 72 / 100) as pdftotext finds
+           it, within 1 point (a third of a pixel's error in placing the glyphs is allowed) */
+        r = sh_out("pdftotext -bbox-layout -f 1 -l 1 '%s' -", path);
+        const char *p = r.out;
+        int n = 0, near = 0;
+        for (; (p = strstr(p, "<line ")) != NULL; p++, n++) {
+            double x0, y0, x1, y1;
+            const seer_box *b = n < 3 ? &p1_lines[n].box : NULL;
+            if (b && sscanf(p, "<line xMin=\"%lf\" yMin=\"%lf\" xMax=\"%lf\" yMax=\"%lf\"", &x0, &y0, &x1, &y1) == 4) {
+                int good = fabs(x0 - b->x0 * 0.72) <= 1 && fabs(y0 - b->y0 * 0.72) <= 1 && fabs(x1 - b->x1 * 0.72) <= 1 &&
+                           fabs(y1 - b->y1 * 0.72) <= 1;
+                near += good;
+                if (!good)
+                    diag("line %d at %.1f %.1f %.1f %.1f points, its box is %.1f %.1f %.1f %.1f", n + 1, x0, y0, x1, y1,
+                         b->x0 * 0.72, b->y0 * 0.72, b->x1 * 0.72, b->y1 * 0.72);
+            }
+        }
+        ok(r.status == 0 && n == 3 && near == 3, "each line's text covers its box (3 lines, %d found, %d within 1 point)", n, near);
+        test_run_free(&r);
         /* page 2 holds no text: pdftotext of it alone is empty but for the page break */
         r = sh_out("pdftotext -f 2 -l 2 '%s' -", path);
         ok(r.status == 0 && strspn(r.out, " \n\f") == strlen(r.out), "the failed page has no text");
