@@ -186,6 +186,8 @@ def _run_seer(input_file: Path, options) -> str | None:
 
 
 def _page_failed(message: str, options) -> None:
+    """Raises OCRmyPDF's error for a page seer could not read, or, with --seer-skip-failed-pages,
+    warns and returns None (the page is kept without text)."""
     if not options.seer.skip_failed_pages:
         raise SubprocessOutputError(message)
     log.warning('%s; the page keeps no text (--seer-skip-failed-pages)', message)
@@ -242,8 +244,8 @@ class SeerOcrEngine(OcrEngine):
 
     @staticmethod
     def get_orientation(input_file, options):
-        # seer does not detect page orientation: no rotation, confidence 0, so --rotate-pages never
-        # turns a page on its word
+        # seer does not detect page orientation: no rotation, confidence 0, so --rotate-pages turns no
+        # page on seer's account (OCRmyPDF turns a page only above --rotate-pages-threshold)
         return OrientationConfidence(angle=0, confidence=0.0)
 
     @staticmethod
