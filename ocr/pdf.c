@@ -28,6 +28,8 @@ struct seer_ocr_pdf {
     int write_failed;         /* no memory for the bytes cairo wrote (cairo only sees a write error) */
     size_t n_pages;
     double last_dpi;          /* the dpi of the last page that had one, for a page that failed */
+    int broken;               /* a page failed while drawn: it may be in the file in part, so the
+                                 document can only be freed */
 };
 
 static cairo_status_t write_bytes(void *closure, const unsigned char *data, unsigned int length)
@@ -249,8 +251,9 @@ int seer_ocr_pdf_add(seer_ocr_pdf *pdf, const uint8_t *rgb, int32_t width, int32
     if (page && (page->width != width || page->height != height))
         return seer_err(SEER_EINVAL, "seer_ocr_pdf_add: the page's layout is for %dx%d pixels but its image is %dx%d",
                         page->width, page->height, width, height);
-    if (cairo_surface_status(pdf->surface))
-        return cairo_fail(pdf, cairo_surface_status(pdf->surface), "adding a page to a document that failed before");
+    if (pdf->broken || cairo_surface_status(pdf->surface))
+        return pdf->broken ? seer_err(SEER_EINVAL, "seer_ocr_pdf_add: a page of this document failed before")
+                           : cairo_fail(pdf, cairo_surface_status(pdf->surface), "adding a page to a document that failed before");
     /* dpi 0 (unknown) is taken as 300, the usual scanning resolution; a page that failed keeps
        the resolution of the pages before it, so a document rasterised at 150 dpi keeps one size. */
     double dpi = page ? page->dpi : pdf->last_dpi;
@@ -286,6 +289,8 @@ int seer_ocr_pdf_add(seer_ocr_pdf *pdf, const uint8_t *rgb, int32_t width, int32
         rc = cairo_fail(pdf, cairo_surface_status(pdf->surface), "writing a page");
     if (!rc)
         pdf->n_pages++;
+    else
+        pdf->broken = 1;
     return rc;
 }
 
@@ -299,9 +304,11 @@ int seer_ocr_pdf_finish(seer_ocr_pdf *pdf, uint8_t **bytes, size_t *len)
         seer_ocr_pdf_free(pdf);
         return seer_err(SEER_EINVAL, "seer_ocr_pdf_finish: a document, bytes and len are needed");
     }
-    if (!pdf->n_pages) {
+    if (!pdf->n_pages || pdf->broken) {
+        int rc = seer_err(SEER_EINVAL, "seer_ocr_pdf_finish: %s",
+                          pdf->broken ? "a page of the document failed" : "the document has no pages");
         seer_ocr_pdf_free(pdf);
-        return seer_err(SEER_EINVAL, "seer_ocr_pdf_finish: the document has no pages");
+        return rc;
     }
     cairo_surface_finish(pdf->surface);
     cairo_status_t st = cairo_surface_status(pdf->surface);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "support/gguf_write.h"
 #include "support/image_files.h"
 #include "support/testutil.h"
@@ -263,8 +264,22 @@ static void test_errors(void)
        "finishing a document without pages: SEER_EINVAL (and it is freed)");
     ok(seer_ocr_pdf_create(&pdf) == SEER_OK && seer_ocr_pdf_add(pdf, px, 1, 1, NULL) == SEER_OK, "a 1x1 page");
     seer_ocr_pdf_free(pdf); /* unfinished: freed without a leak (valgrind, sanitizers) */
+
+    /* no memory while a page's text is drawn (its one allocation: the U+FFFD copy of a line that
+       is not UTF-8): the page may be in the file in part, so the document refuses more */
+    seer_ocr_line l = {"bad \xFF", {0, 0, 1, 1}, 1, -1.0f, NULL, 0};
+    seer_ocr_block b = {{0, 0, 1, 1}, 1, &l, 1};
+    seer_ocr_page p = {0, 1, 1, 72.0, &b, 1, 0};
+    ok(seer_ocr_pdf_create(&pdf) == SEER_OK, "create");
+    seer_alloc_fail_after(1);
+    int rc = seer_ocr_pdf_add(pdf, px, 1, 1, &p);
+    seer_alloc_fail_after(0);
+    ok(rc == SEER_ENOMEM, "no memory for a page's text: SEER_ENOMEM (%d)", rc);
+    ok(seer_ocr_pdf_add(pdf, px, 1, 1, NULL) == SEER_EINVAL && strstr(seer_last_error(), "failed before"),
+       "then no page more: SEER_EINVAL");
+    ok(seer_ocr_pdf_finish(pdf, &bytes, &len) == SEER_EINVAL && !bytes && strstr(seer_last_error(), "failed"),
+       "and no document: SEER_EINVAL (and it is freed)");
     seer_ocr_pdf_free(NULL);
-    ok(1, "an unfinished document and NULL are freed");
 }
 
 /* ---- size ------------------------------------------------------------------------------------ */
