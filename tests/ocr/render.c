@@ -4,6 +4,7 @@
    Tesseract's TSV compared byte for byte. Every expected string is written out here by hand. */
 #include <string.h>
 
+#include "core/util.h"
 #include "support/gguf_write.h"
 #include "support/image_files.h"
 #include "support/testutil.h"
@@ -306,6 +307,18 @@ static void test_errors(void)
     ok(seer_ocr_render(pages, 1, (seer_ocr_format)7, NULL, &out, &len) == SEER_EINVAL && strstr(seer_last_error(), "format"),
        "an unknown format: SEER_EINVAL naming it");
     ok(seer_ocr_render(NULL, 1, SEER_OCR_TSV, NULL, &out, &len) == SEER_EINVAL, "pages NULL: SEER_EINVAL");
+    /* no memory at each allocation in turn: SEER_ENOMEM and nothing handed out, or a whole document */
+    int n_nomem = 0, wrong = 0;
+    for (long k = 1; k <= 40; k++) {
+        seer_alloc_fail_after(k);
+        int rc = seer_ocr_render(pages, 1, SEER_OCR_ALTO, "x.png", &out, &len);
+        seer_alloc_fail_after(0);
+        n_nomem += rc == SEER_ENOMEM;
+        wrong += rc == SEER_ENOMEM ? out != NULL || len : rc != SEER_OK || !strstr(out, "</alto>\n");
+        free(out);
+    }
+    ok(n_nomem > 0 && !wrong, "no memory at the Nth allocation: SEER_ENOMEM and no output (%d times), else a whole document (%d wrong)",
+       n_nomem, wrong);
 
     /* invalid UTF-8 (a lone continuation byte, a truncated sequence, an overlong form) and U+FFFE */
     seer_ocr_word w[] = {{"x\x80y\xE2\x82", {0, 0, 5, 5}, -1.0f}, {"\xC0\xAF\xEF\xBF\xBE", {5, 0, 9, 5}, -1.0f}};
