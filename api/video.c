@@ -282,14 +282,10 @@ int api_fuse_videos(seer_model *m, struct api_fused *f, const struct api_videos 
             rc = ids_add(&b, &f->ids[i], 1);
             continue;
         }
-        /* the template's compound <|vision_start|><|video_pad|><|vision_end|> is replaced whole;
-           when counting, its start was counted already and is taken back */
-        const bool compound = i > 0 && f->ids[i - 1] == vs && b.n > 0 && i + 1 < f->n_ids && f->ids[i + 1] == ve;
-        if (compound)
-            b.n--;
+        /* only the pad is replaced: the template's <|vision_start|> and <|vision_end|> stay around
+           the pairs, as transformers 5.23 writes them (spec §5.4) */
         rc = fuse_one(m, &q->v[k], p, measure, vs, ve, &b, emb ? &emb[k] : NULL, &grids[k], &f->video);
         k++;
-        i += compound;
     }
     if (rc) {
         for (size_t j = 0; j < q->n && emb; j++)

@@ -41,9 +41,9 @@ struct api_video_timings {
     int64_t frames, pairs, tokens, frames_decoded, seeks;
 };
 
-/* Rewrites f->ids (already image-expanded) so each video placeholder — the compound
-   <|vision_start|><|video_pad|><|vision_end|>, else a bare <|video_pad|> — becomes the video's
-   timestamped pair runs, and appends each video's grid and embeddings [tokens][H] to f, with the
+/* Rewrites f->ids (already image-expanded) so each video placeholder <|video_pad|> becomes the
+   video's timestamped pair runs (the template's <|vision_start|> and <|vision_end|> around it
+   stay, as in transformers 5.23), and appends each video's grid and embeddings [tokens][H] to f, with the
    time spent in f->video. `p` (or NULL) gives on_video_progress. measure: the expansion only, no
    frame decoded, no embeddings (f->vemb stays NULL). SEER_EINVAL when placeholders and videos
    differ in number. */

@@ -52,6 +52,16 @@ int video_settings_load(const char *hf_dir, struct video_settings *s)
         rc = jget_i64(&jc, root, "max_frames", 1, VIDEO_MAX_FRAMES_PLANNED, &s->max_frames, &s->max_frames);
     if (!rc && jget_has(root, "fps") && !json_is_null(json_object_get(root, "fps")))
         rc = jget_f64(&jc, root, "fps", &s->fps, &s->fps);
+    /* transformers 5.23: unset (null) is uncapped, with a warning that the default will change */
+    if (!rc && jget_has(root, "cap_pixels_per_frame") && !json_is_null(json_object_get(root, "cap_pixels_per_frame")))
+        rc = jget_bool(&jc, root, "cap_pixels_per_frame", &s->cap_frames, &s->cap_frames);
+    int64_t max_video_tokens = VIDEO_FRAME_CAP_TOKENS;
+    if (!rc)
+        rc = jget_i64(&jc, root, "max_video_tokens", 1, hi_px, &max_video_tokens, &max_video_tokens);
+    if (!rc && s->cap_frames && max_video_tokens != VIDEO_FRAME_CAP_TOKENS)
+        rc = seer_err(SEER_EFORMAT, "%s: max_video_tokens %lld with cap_pixels_per_frame: seer caps a frame at %d "
+                      "tokens only (Qwen's VIDEO_MAX_TOKEN_NUM)", path, (long long)max_video_tokens,
+                      VIDEO_FRAME_CAP_TOKENS);
     json_decref(root);
     if (!rc && (!(s->fps > 0 && s->fps <= 1000) || s->min_frames > s->max_frames || s->min_pixels > s->max_pixels))
         rc = seer_err(SEER_EFORMAT, "%s: fps %g must be in (0, 1000], min_frames %lld <= max_frames %lld and "
@@ -87,6 +97,18 @@ void video_timestamp_text(double seconds, char *buf, size_t cap)
     snprintf(buf, cap, "<%.1f seconds>", seconds);
 }
 
+bool video_constant_rate(const struct video_info *info)
+{
+    /* within half a frame period, idx / fps_src names the frame slot the presentation time lies in:
+       the difference is the time base's rounding (a millisecond clock, 1001/30000 steps), which would
+       otherwise move a stamp at .x5 to the other side (spec §5.3) */
+    const double half = 0.5 / info->fps;
+    for (int64_t k = 0; k < info->n_frames; k++)
+        if (!(fabs(info->seconds[k] - (double)k / info->fps) < half))
+            return false;
+    return true;
+}
+
 /* ---- the plan --------------------------------------------------------------------------------- */
 
 void video_plan_clear(struct video_plan *p)
@@ -95,6 +117,14 @@ void video_plan_clear(struct video_plan *p)
     free(p->seconds);
     free(p->group_seconds);
     memset(p, 0, sizeof *p);
+}
+
+/* The clip's pixel budget for n frames: size.longest_edge, or with cap_pixels_per_frame at most
+   768 merged tokens a frame (spec §5.3 step 4; HF counts the sampled frames, before the pair pad). */
+static int clip_max_pixels(const struct video_settings *s, int64_t n, int64_t *max_px)
+{
+    *max_px = s->max_pixels;
+    return s->cap_frames ? vis_video_capped_max_pixels(n, VIS_FACTOR, s->min_pixels, s->max_pixels, max_px) : SEER_OK;
 }
 
 /* Size and tokens for n frames of the clip within [min_px, max_px] (spec §5.3 resize). A one-frame
@@ -125,7 +155,7 @@ int video_plan_make(const struct video_info *info, const char *name, const struc
                     struct video_plan *out)
 {
     struct video_plan p = {0};
-    int64_t lo, hi, n, rh, rw, tokens;
+    int64_t lo, hi, n, rh, rw, tokens, clip_px;
     int rc;
     if (s->end > 0 && s->end <= s->start)
         return seer_err(SEER_EINVAL, "%s: --end %.3f is not after --start %.3f", name, s->end, s->start);
@@ -137,7 +167,8 @@ int video_plan_make(const struct video_info *info, const char *name, const struc
     if (!p.index)
         return seer_err(SEER_ENOMEM, "%s: no memory for the frame plan", name);
     if ((rc = video_sample_indices(hi - lo, info->fps, s->fps, s->min_frames, s->max_frames, p.index, &n)) ||
-        (rc = measure(n, info->height, info->width, s->min_pixels, s->max_pixels, &rh, &rw, &tokens)))
+        (rc = clip_max_pixels(s, n, &clip_px)) ||
+        (rc = measure(n, info->height, info->width, s->min_pixels, clip_px, &rh, &rw, &tokens)))
         goto fail;
     if (s->max_tokens > 0 && tokens > s->max_tokens) {
         /* the budget: lower the per-frame resolution first (a smaller pixel budget over the clip),
@@ -145,7 +176,9 @@ int video_plan_make(const struct video_info *info, const char *name, const struc
         const int64_t n0 = n, t0 = tokens;
         for (;;) {
             const int64_t groups = (n + 1) / 2, per_group = MAX(s->max_tokens / groups, MIN_TOKENS_PER_GROUP);
-            int64_t max_px = MIN(s->max_pixels, per_group * VIS_FACTOR * VIS_FACTOR * MAX(n, 2));
+            if ((rc = clip_max_pixels(s, n, &clip_px)))
+                goto fail;
+            int64_t max_px = MIN(clip_px, per_group * VIS_FACTOR * VIS_FACTOR * MAX(n, 2));
             while ((rc = measure(n, info->height, info->width, s->min_pixels, max_px, &rh, &rw, &tokens)) == SEER_OK &&
                    tokens > groups * per_group && max_px > VIS_FACTOR * VIS_FACTOR * 2)
                 max_px = max_px * 15 / 16; /* a rounding overshoot: shrink until it fits */
@@ -183,12 +216,13 @@ int video_plan_make(const struct video_info *info, const char *name, const struc
         rc = seer_err(SEER_ENOMEM, "%s: no memory for the frame plan", name);
         goto fail;
     }
+    const bool constant = video_constant_rate(info);
     for (int64_t k = 0; k < n; k++) {
         p.index[k] += lo;
-        p.seconds[k] = info->seconds[p.index[k]];
+        p.seconds[k] = constant ? (double)p.index[k] / info->fps : info->seconds[p.index[k]];
     }
-    /* spec §5.3 _calculate_timestamps, with each frame's real presentation time for idx / fps_src
-       (equal for a constant rate; right for a variable one): pairs, the last frame repeated */
+    /* spec §5.3 _calculate_timestamps: pairs, the last frame repeated, the mean in the same double
+       arithmetic as HF's (t_a + t_b) / 2 */
     for (int64_t g = 0; g < p.n_groups; g++)
         p.group_seconds[g] = (p.seconds[2 * g] + p.seconds[MIN(2 * g + 1, n - 1)]) / 2;
     *out = p;

@@ -12,6 +12,7 @@
 #ifndef SEER_VIDEO_VIDEO_H
 #define SEER_VIDEO_VIDEO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,12 +26,15 @@ struct video_settings {
     int64_t max_frames;      /* 768 */
     int64_t min_pixels;      /* size.shortest_edge: pixel budget over the whole clip (4096) */
     int64_t max_pixels;      /* size.longest_edge (25165824) */
+    bool cap_frames;         /* cap_pixels_per_frame: at most VIDEO_FRAME_CAP_TOKENS a frame (off) */
     int64_t max_tokens;      /* 0 = no limit; else the planner fits the video inside it */
     double start, end;       /* seconds; end 0 = to the end of the file */
 };
 #define VIDEO_FPS 2.0
 #define VIDEO_MIN_FRAMES 4
 #define VIDEO_MAX_FRAMES 768
+/* max_video_tokens: cap_pixels_per_frame's merged tokens a frame (vis_video_capped_max_pixels). */
+#define VIDEO_FRAME_CAP_TOKENS 768
 /* HF assumes this rate when a video has none (spec §5.3). */
 #define VIDEO_DEFAULT_SOURCE_FPS 24.0
 /* Frames one file may have (a 24-hour clip at 120 fps is ~10.4 M): the demux pass keeps 8 bytes a
@@ -39,7 +43,8 @@ struct video_settings {
 
 struct video_settings video_settings_default(void);
 /* Overrides the defaults with `hf_dir`/video_preprocessor_config.json when it exists (fps,
-   min_frames, max_frames, size.{shortest,longest}_edge, min_pixels, max_pixels). NULL is fine. */
+   min_frames, max_frames, size.{shortest,longest}_edge, min_pixels, max_pixels, cap_pixels_per_frame,
+   max_video_tokens). NULL is fine. */
 int video_settings_load(const char *hf_dir, struct video_settings *s);
 
 /* ---- the container --------------------------------------------------------------------------------- */
@@ -86,7 +91,8 @@ void video_close(video_file *v); /* NULL is fine */
 struct video_plan {
     int64_t n_frames;        /* sampled frames (before the pair padding) */
     int64_t *index;          /* [n_frames] source frame numbers, round(linspace) half-to-even */
-    double *seconds;         /* [n_frames] their presentation times (absolute, from the stream start) */
+    double *seconds;         /* [n_frames] their times from the stream start: idx / fps at a constant
+                                rate, else presentation times (video_constant_rate) */
     int32_t width, height;   /* the size every frame is resized to (multiples of 32) */
     struct vis_grid grid;    /* (ceil(n/2), height/16, width/16) */
     int64_t n_groups;        /* grid.t */
@@ -103,6 +109,11 @@ int video_sample_indices(int64_t n_src, double fps_src, double fps, int64_t min_
                          int64_t *idx, int64_t *n);
 /* "<t.t seconds>" exactly as Python's format(t, ".1f") writes it (spec §5.4). */
 void video_timestamp_text(double seconds, char *buf, size_t cap);
+
+/* Whether every frame k of the stream is shown within half a frame period of k / fps: a constant
+   rate. Then the plan's times are HF's idx / fps (spec §5.3), as transformers and Qwen's utilities
+   compute them; otherwise (a variable rate) each frame's presentation time. */
+bool video_constant_rate(const struct video_info *info);
 
 /* The whole plan for `info` within s (its start/end, frame counts, pixel and token budgets).
    A plan is freed with video_plan_clear. SEER_EINVAL when no frame lies in [start, end). */

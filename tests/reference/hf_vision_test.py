@@ -10,12 +10,15 @@ pixels mode (vision/preprocess.c's patch rows) on the same files:
   (256x256, 640x480), a JPEG with EXIF orientation 6, PNG: input_ids, image_grid_thw, pixel rows (against
   the default processor and its Pillow backend), logits on seer's pixel rows (the model's arithmetic) and
   through transformers' processor (the whole path);
-- video: 1 s and 3 s, 10 and 29.97 fps, a rotated clip (display matrix 90), fps and max_frames options:
-  the sampled frame indices (the processor's video_metadata against `seer describe --dry-run --json`),
-  the prompt (timestamps included) as input_ids, video_grid_thw, logits. Issue 21's video-budget
-  difference (Qwen's per-frame cap, an even frame count) does not show here: transformers 5.23's
-  Qwen3VLVideoProcessor by default neither caps a frame (cap_pixels_per_frame unset, it warns) nor rounds
-  the count (the fps 3 case samples 9 frames on both sides).
+- video: 1 s and 3 s, 10 and 29.97 fps, a rotated clip (display matrix 90), fps and max_frames options,
+  a 1280x704 clip: the sampled frame indices (the processor's video_metadata against `seer describe
+  --dry-run --json`), each pair's timestamp text (transformers' _calculate_timestamps: frame index / fps),
+  the prompt as input_ids (the template's <|vision_start|>/<|vision_end|> kept around the pairs, as 5.23's
+  replace_video_token writes it), video_grid_thw, logits. Issue 21's video budget: transformers 5.23's
+  Qwen3VLVideoProcessor by default neither caps a frame (cap_pixels_per_frame unset: it warns and keeps
+  the whole-clip budget) nor rounds the count to even (the fps 3 case samples 9 frames on both sides);
+  the 1280x704 clip is one where the cap would change the grid (asserted), so seer following Qwen's cap
+  instead would fail it.
 
 AutoProcessor builds Qwen2VLImageProcessor on its default torchvision backend (bicubic with
 antialiasing, what the release's preprocessor_config.json asks for); seer resizes as Pillow does. Where
@@ -67,19 +70,19 @@ IMAGES = [
     ("EXIF orientation 6 JPEG, stored 200x300", [(200, 300, "exif6")]),
     ("two images: 300x200 PNG and 256x256 PNG", [(300, 200, "png"), (256, 256, "png")]),
 ]
-# found here, not in issue 21's list
-VIDEO_PROMPT = ("not in issue 21's list: transformers keeps the template's <|vision_start|> and <|vision_end|> "
-                "around the timestamped pairs, seer drops them; and a pair time at .x5 seconds rounds the other way "
-                "(frames 0 and 3 at 10 fps: transformers' (0/10 + 3/10) / 2 = 0.15 prints <0.1 seconds>, seer's "
-                "from presentation times 0.15000000000000002 prints <0.2 seconds>)")
-# (name, clip (seconds, fps as ffmpeg's -r, rotate), sampling options)
+# (name, clip (seconds, fps as ffmpeg's -r, rotate, size), sampling options). The 1 s clips at 10 fps
+# sample frames 0, 3, 6, 9: the first pair's time is the .x5 case, (0/10 + 3/10) / 2 just below 0.15
+# (<0.1 seconds>), where presentation times (0.30000000000000004 / 2) would print <0.2 seconds>.
 VIDEOS = [
-    ("1 s at 10 fps, defaults", (1, "10", 0), {}),
-    ("3 s at 10 fps, fps 4", (3, "10", 0), {"fps": 4}),
-    ("3 s at 10 fps, fps 3 (9 frames: an odd count)", (3, "10", 0), {"fps": 3}),
-    ("3 s at 29.97 fps, defaults", (3, "30000/1001", 0), {}),
-    ("3 s at 29.97 fps, max_frames 6", (3, "30000/1001", 0), {"max_frames": 6}),
-    ("1 s at 10 fps, rotated 90 (display matrix)", (1, "10", 90), {}),
+    ("1 s at 10 fps, defaults", (1, "10", 0, "96x64"), {}),
+    ("3 s at 10 fps, fps 4", (3, "10", 0, "96x64"), {"fps": 4}),
+    ("3 s at 10 fps, fps 3 (9 frames: an odd count)", (3, "10", 0, "96x64"), {"fps": 3}),
+    ("3 s at 29.97 fps, defaults", (3, "30000/1001", 0, "96x64"), {}),
+    ("3 s at 29.97 fps, max_frames 6", (3, "30000/1001", 0, "96x64"), {"max_frames": 6}),
+    ("1 s at 10 fps, rotated 90 (display matrix)", (1, "10", 90, "96x64"), {}),
+    # 4 frames of 1280x704: the clip budget keeps them whole (multiples of 32: no resize, so the
+    # resize decision stays out of it), Qwen's per-frame cap (768 tokens a frame) would give 1184x640
+    ("1 s at 10 fps, 1280x704 (where a per-frame cap would differ)", (1, "10", 0, "1280x704"), {}),
 ]
 
 
@@ -106,8 +109,8 @@ def write_image(rng, w, h, kind, path):
         img.save(path, quality=95, exif=exif.tobytes())
 
 
-def write_video(seconds, rate, rotate, path):
-    src = f"testsrc2=size=96x64:rate={rate}:duration={seconds}"
+def write_video(seconds, rate, rotate, size, path):
+    src = f"testsrc2=size={size}:rate={rate}:duration={seconds}"
     subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", src, "-pix_fmt", "yuv420p",
                     "-c:v", "libx264", path + ".plain.mp4"], check=True)
     meta = ["-metadata:s:v:0", f"rotate={rotate}"] if rotate else []
@@ -207,10 +210,19 @@ def seer_video_plan(d, path, opts):
     return json.loads(r.stdout.splitlines()[0])
 
 
+def hf_stamps(proc, meta):
+    """transformers' own timestamp texts for a video's metadata (processing_qwen3_vl.replace_video_token)."""
+    times = proc._calculate_timestamps(meta.frames_indices, meta.fps, proc.video_processor.temporal_patch_size)
+    return [f"<{x:.1f} seconds>" for x in times]
+
+
 def check_videos(t, d, hf, proc, tmp):
-    for name, (seconds, rate, rotate), opts in VIDEOS:
-        path = os.path.join(tmp, f"v{seconds}-{rate.replace('/', '_')}-{rotate}.mp4")
-        write_video(seconds, rate, rotate, path)
+    # the pinned default the video cases follow (issue 21's video budget): no per-frame cap
+    cap = proc.video_processor.cap_pixels_per_frame
+    t.ok(cap is None, f"transformers' video processor default: cap_pixels_per_frame {cap} (unset: uncapped, warned)")
+    for name, (seconds, rate, rotate, size), opts in VIDEOS:
+        path = os.path.join(tmp, f"v{seconds}-{rate.replace('/', '_')}-{rotate}-{size}.mp4")
+        write_video(seconds, rate, rotate, size, path)
         want = hf_inputs(proc, [], [path], opts)
         want_ids = want["input_ids"][0].tolist()
         meta = proc.video_processor(videos=[path], return_metadata=True, **opts)["video_metadata"][0]
@@ -224,19 +236,28 @@ def check_videos(t, d, hf, proc, tmp):
             t.ok(False, f"video {name}: seer: {err}")
             continue
         t.ok(seer_idx == hf_idx, f"video {name}: sampled frames {seer_idx} = transformers' {hf_idx}")
-        same = compare_prompt(t, proc.tokenizer, f"video {name} (timestamps included)", got_ids, want_ids,
-                              VIDEO_PROMPT)
+        stamps = [f"<{g['seconds']:.1f} seconds>" for g in plan["groups"]]
+        want_stamps = hf_stamps(proc, meta)
+        t.ok(stamps == want_stamps, f"video {name}: timestamps {' '.join(stamps)} = transformers' "
+             f"{' '.join(want_stamps)}")
+        same = compare_prompt(t, proc.tokenizer, f"video {name} (timestamps included)", got_ids, want_ids)
         gt, gh, gw = want["video_grid_thw"][0].tolist()
         grid = [len(plan["groups"]), plan["resized_height"] // 16, plan["resized_width"] // 16]
         t.ok(grid == [gt, gh, gw], f"video {name}: seer's grid {grid} = video_grid_thw {[gt, gh, gw]}")
+        if size != "96x64":
+            # the case must tell the defaults apart: Qwen's cap gives another grid here
+            capped = proc.video_processor(videos=[path], cap_pixels_per_frame=True, **opts)["video_grid_thw"][0].tolist()
+            t.ok(capped != [gt, gh, gw], f"video {name}: with cap_pixels_per_frame=True transformers' grid would be "
+                 f"{capped}, not {[gt, gh, gw]}")
         # and its prompt holds one pad run of (h/2)(w/2) per frame pair
         pads = np.array(got_ids) == proc.tokenizer.convert_tokens_to_ids("<|video_pad|>")
         runs = np.diff(np.flatnonzero(np.diff(np.concatenate([[0], pads.astype(int), [0]]))))[::2].tolist()
         t.ok(runs == [gh * gw // 4] * gt, f"video {name}: seer's pad runs {runs} = {gt} x {gh * gw // 4}")
-        # transformers' model and pixels on seer's prompt (its own where equal)
-        e = worst_row_rel_l2(got_lg, hf.logits_of(want) if same else hf_logits_on(hf, proc, want, got_ids))
-        t.ok(e <= TOL, f"video {name}: logits of all {len(got_ids)} positions{'' if same else ' of seer`s prompt'}, "
-             f"worst rel L2 {e:.2e} (<= {TOL:.0e})")
+        if not same:
+            continue
+        # transformers' whole path (its processor's pixels, its model) against seer's
+        e = worst_row_rel_l2(got_lg, hf.logits_of(want))
+        t.ok(e <= TOL, f"video {name}: logits of all {len(got_ids)} positions, worst rel L2 {e:.2e} (<= {TOL:.0e})")
 
 
 def main():

@@ -11,11 +11,14 @@ Commands (the C tests call exactly these):
 
   video_ref.py plan VIDEO [--fps F] [--min-frames N] [--max-frames N] [--min-pixels N] [--max-pixels N]
                           [--start S] [--end S]
-      Prints {"n_frames", "fps", "width", "height", "indices", "seconds", "group_seconds",
-      "timestamps" (the "<t.t seconds>" texts, from the frames' presentation times), "timestamps_hf"
-      (HF's idx / fps_src, equal for a constant frame rate), "resized_width", "resized_height",
-      "grid": [t, h, w], "tokens"} (spec §5.3). --start/--end keep the frames whose time lies in
-      [start, end) and sample among them; times stay those of the whole file.
+      Prints {"n_frames", "fps", "width", "height", "constant_rate", "indices", "seconds",
+      "group_seconds", "timestamps" (the "<t.t seconds>" texts), "timestamps_hf" (transformers' idx /
+      fps_src whatever the rate), "resized_width", "resized_height", "grid": [t, h, w], "tokens"}
+      (spec §5.3). The times are transformers' idx / fps_src when the rate is constant (every frame k
+      within half a frame period of k / fps_src), else the frames' presentation times (seer's choice
+      for a variable rate, docs/MODEL.md §5.3). --start/--end keep the frames whose time lies in
+      [start, end) and sample among them; times stay those of the whole file. --cap-pixels-per-frame:
+      transformers' cap_pixels_per_frame=True (at most 768 merged tokens a frame).
 
   video_ref.py frames VIDEO --out OUT.u8 [plan options]
       The planned frames, resized, as rgb24 bytes [n][resized_height][resized_width][3].
@@ -23,9 +26,10 @@ Commands (the C tests call exactly these):
   video_ref.py prompt --model HF_DIR --ids IDS.json --video VIDEO [--video ...] [--image IMG ...]
                       [plan options] --out OUT.json [--logits OUT.f32] [--n-gen K]
       IDS.json holds one <|vision_start|><|video_pad|><|vision_end|> per video (and one image placeholder
-      per image). Each video compound becomes, per frame pair, the timestamp text (tokenized with the
+      per image). Each <|video_pad|> becomes, per frame pair, the timestamp text (tokenized with the
       model's tokenizer.json: byte-level BPE, exact for this ASCII text) + <|vision_start|> + pads +
-      <|vision_end|> (spec §5.4); the tower runs on each clip's (t, h, w) grid, rows go over the pads in
+      <|vision_end|>, the template's markers staying around them (transformers 5.23's
+      replace_video_token, spec §5.4); the tower runs on each clip's (t, h, w) grid, rows go over the pads in
       order (§4.8), positions follow §3.2, and the text decoder runs on the embeddings.
       OUT.json: {"ids", "positions", "rope_delta", "video_tokens", "greedy"}; --logits: last token's logits.
 """
@@ -110,6 +114,11 @@ def group_times(times):
     return [(t[i] + t[i + 1]) / 2 for i in range(0, len(t), 2)]
 
 
+def constant_rate(sec, fps):
+    """Every frame k within half a frame period of k / fps: idx / fps names its slot."""
+    return all(abs(s - k / fps) < 0.5 / fps for k, s in enumerate(sec))
+
+
 def plan(path, a):
     import preprocess_ref
     sec, fps_src, w, h = probe(path)
@@ -120,11 +129,16 @@ def plan(path, a):
     rel = sample_indices(len(keep), fps_src, a.fps, a.min_frames, a.max_frames)
     idx = [lo + i for i in rel]
     n = len(idx)
-    rh, rw = preprocess_ref.smart_resize_video(max(n, 2), h, w, FACTOR, a.min_pixels, a.max_pixels)
-    seconds = [sec[i] for i in idx]
+    # transformers' resize: size.longest_edge over the clip, or with cap_pixels_per_frame its per-frame cap
+    max_px = (preprocess_ref.video_capped_max_pixels(n, FACTOR, a.min_pixels, a.max_pixels)
+              if a.cap_pixels_per_frame else a.max_pixels)
+    rh, rw = preprocess_ref.smart_resize_video(max(n, 2), h, w, FACTOR, a.min_pixels, max_px)
+    cfr = constant_rate(sec, fps_src)
+    seconds = [i / fps_src for i in idx] if cfr else [sec[i] for i in idx]
     gs = group_times(seconds)
     grid = [(n + 1) // 2, rh // 16, rw // 16]
-    return {"n_frames": len(sec), "fps": fps_src, "width": w, "height": h, "indices": idx, "seconds": seconds,
+    return {"n_frames": len(sec), "fps": fps_src, "width": w, "height": h, "constant_rate": cfr, "indices": idx,
+            "seconds": seconds,
             "group_seconds": gs, "timestamps": [f"<{t:.1f} seconds>" for t in gs],
             "timestamps_hf": [f"<{t:.1f} seconds>" for t in group_times([i / fps_src for i in idx])],
             "resized_width": rw, "resized_height": rh, "grid": grid, "tokens": grid[0] * (rh // 32) * (rw // 32)}
@@ -216,10 +230,6 @@ def run_prompt(a):
             order.append({"kind": "image", "t": t, "h": gh, "w": gw})
             ki += 1
         elif tok == video_id:
-            compound = expanded and expanded[-1] == vs and i + 1 < len(ids) and ids[i + 1] == ve
-            if compound:
-                expanded.pop()
-                i += 1
             p = plans[kv]
             t, gh, gw = p["grid"]
             for ts in p["timestamps"]:                 # spec §5.4
@@ -261,6 +271,7 @@ def main():
         p.add_argument("--max-pixels", type=int, default=MAX_PIXELS)
         p.add_argument("--start", type=float, default=0.0)
         p.add_argument("--end", type=float, default=0.0)
+        p.add_argument("--cap-pixels-per-frame", action="store_true")
     p = sub.add_parser("plan")
     p.add_argument("video")
     plan_opts(p)

@@ -27,7 +27,7 @@
 
 struct clip {
     const char *name, *lavfi, *args;
-    bool cfr;      /* constant rate: HF's idx / fps timestamps equal the presentation times */
+    bool cfr;      /* constant rate: every frame within half a period of idx / fps, the stamps HF's */
     bool frames;   /* compare decoded pixels too */
     const char *post; /* then: ffmpeg -i <made> <post> <name> (metadata only a stream copy can set), or NULL */
 };
@@ -114,12 +114,15 @@ static void check_plan(video_file *v, const char *file, const struct video_setti
        "%s: displayed size %dx%d (rotation %d)", file, in->width, in->height, in->rotation);
     ok(ids_equal(json_object_get(ref, "indices"), p->index, p->n_frames), "%s%s: %lld frame indices identical", file,
        opts, (long long)p->n_frames);
+    const bool ref_cfr = json_is_true(json_object_get(ref, "constant_rate"));
+    ok(video_constant_rate(in) == cfr && ref_cfr == cfr, "%s: a %s rate, as the reference finds (%s)", file,
+       cfr ? "constant" : "variable", ref_cfr ? "constant" : "variable");
     char diff[200] = "";
     ok(ts_equal(json_object_get(ref, "timestamps"), p, diff, sizeof diff), "%s%s: %lld timestamps identical %s", file,
        opts, (long long)p->n_groups, diff);
     if (cfr)
         ok(ts_equal(json_object_get(ref, "timestamps_hf"), p, diff, sizeof diff),
-           "%s: constant rate: also HF's idx / fps timestamps %s", file, diff);
+           "%s%s: constant rate: transformers' idx / fps timestamps %s", file, opts, diff);
     ok(p->width == json_integer_value(json_object_get(ref, "resized_width")) &&
            p->height == json_integer_value(json_object_get(ref, "resized_height")) &&
            p->tokens == json_integer_value(json_object_get(ref, "tokens")),
@@ -191,6 +194,67 @@ static void check_sampler(void)
     json_decref(ref);
 }
 
+/* A stream of n frames at 10 fps, frame k at k · 0.1 s (a presentation time as a double) except frame
+   `moved`, shifted by `shift` seconds. */
+static struct video_info ten_fps(double *sec, int n, int w, int h, int moved, double shift)
+{
+    for (int k = 0; k < n; k++)
+        sec[k] = (double)k * 0.1 + (k == moved ? shift : 0);
+    return (struct video_info){.width = w, .height = h, .n_frames = n, .fps = 10, .seconds = sec};
+}
+
+/* The stamp arithmetic and the per-frame cap on synthetic streams. 10 frames at 10 fps sample
+   frames 0, 3, 6, 9 (min_frames 4). transformers: (0/10 + 3/10) / 2 is the double just below 0.15,
+   "%.1f" gives <0.1 seconds>; (6/10 + 9/10) / 2 = 0.75 exactly, half to even gives <0.8 seconds>.
+   From presentation times 0.1 · 3 = 0.30000000000000004 the first pair would say <0.2 seconds>,
+   which is what a variable rate (frame 5 late by 0.06 s, over half a period) keeps. */
+static void check_stamps_and_cap(const struct video_settings *s)
+{
+    double sec[10];
+    struct video_plan p = {0};
+    char t0[64] = "", t1[64] = "";
+    struct video_info in = ten_fps(sec, 10, 64, 64, -1, 0);
+    int rc = video_plan_make(&in, "10fps", s, &p);
+    if (!rc && p.n_groups == 2) {
+        video_timestamp_text(p.group_seconds[0], t0, sizeof t0);
+        video_timestamp_text(p.group_seconds[1], t1, sizeof t1);
+    }
+    ok(rc == SEER_OK && video_constant_rate(&in) && !strcmp(t0, "<0.1 seconds>") && !strcmp(t1, "<0.8 seconds>"),
+       "10 fps, frames 0 3 6 9: transformers' idx / fps stamps %s %s", t0, t1);
+    video_plan_clear(&p);
+    in = ten_fps(sec, 10, 64, 64, 5, 0.06);
+    rc = video_plan_make(&in, "vfr", s, &p);
+    if (!rc && p.n_groups == 2)
+        video_timestamp_text(p.group_seconds[0], t0, sizeof t0);
+    ok(rc == SEER_OK && !video_constant_rate(&in) && !strcmp(t0, "<0.2 seconds>"),
+       "a frame late by over half a period: a variable rate, presentation-time stamps (%s)", t0);
+    video_plan_clear(&p);
+
+    /* 4 frames of 1280x720: the clip budget leaves them at 1280x704; the cap (768 tokens a frame)
+       shrinks them. The reference: preprocess_ref's transformers formulas. */
+    char out[600];
+    snprintf(out, sizeof out, "%s/cap.json", test_tmp_dir());
+    json_t *ref = vt_sh("%s -c \"import sys, json; sys.path.insert(0, '%s'); import preprocess_ref as r; "
+                        "json.dump([r.smart_resize_video(4, 720, 1280, 32, %lld, m) for m in (%lld, "
+                        "r.video_capped_max_pixels(4, 32, %lld, %lld))], open('%s', 'w'))\"",
+                        vt_python(), test_src_path("tests/reference"), (long long)s->min_pixels,
+                        (long long)s->max_pixels, (long long)s->min_pixels, (long long)s->max_pixels, out) == 0
+                      ? json_load_file(out, 0, NULL) : NULL;
+    for (int cap = 0; cap < 2; cap++) {
+        struct video_settings sc = *s;
+        sc.cap_frames = cap;
+        in = ten_fps(sec, 10, 1280, 720, -1, 0);
+        rc = video_plan_make(&in, "720p", &sc, &p);
+        const json_t *want = json_array_get(ref, (size_t)cap);
+        ok(rc == SEER_OK && want && p.n_frames == 4 && p.height == json_integer_value(json_array_get(want, 0)) &&
+               p.width == json_integer_value(json_array_get(want, 1)),
+           "720p, 4 frames, cap_pixels_per_frame %s: %dx%d as transformers' formulas", cap ? "true" : "unset",
+           p.width, p.height);
+        video_plan_clear(&p);
+    }
+    json_decref(ref);
+}
+
 int main(void)
 {
     test_seed();
@@ -198,6 +262,7 @@ int main(void)
         return plan_skip_all("ffmpeg, ffprobe, numpy or Pillow missing (scripts/install-deps.sh)");
     check_sampler();
     struct video_settings s = video_settings_default();
+    check_stamps_and_cap(&s);
     for (size_t c = 0; c < sizeof clips / sizeof *clips; c++) {
         if (!ok(make_clip(&clips[c]), "%s made with ffmpeg", clips[c].name))
             continue;
