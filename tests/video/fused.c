@@ -154,6 +154,9 @@ static void run_form(const char *model, const char *mmproj, const char *device, 
     mp.device = device;
     mp.n_threads = 2;
     mp.mmproj = mmproj;
+    /* video_ref.py resizes with Pillow (numpy has no torchvision); transformers' own default resize
+       is checked against transformers itself (tests/reference/hf_vision_test.py) */
+    mp.resize = "pillow";
     seer_model *m = NULL;
     int rc = seer_model_load(model, &mp, &m);
     if (rc && !strcmp(device, "vulkan") && !vk_test_required()) {
