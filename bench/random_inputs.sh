@@ -1,17 +1,18 @@
 # Sourced (not run) by the benchmarks that need a random vision projector of a released shape or
 # random images (bench/tower_vs_mtmd.sh, bench/serve_vs_llama.sh).
-# random_mmproj SEER OUT: writes the random F16 mmproj of the 0.8B tower shape to OUT.
+# random_mmproj SEER OUT [PRESET]: writes the random F16 mmproj of the PRESET tower shape (default 0.8b) to OUT.
 # `seer bench --image --preset` writes its random mmproj (seed 42, so always the same bytes) to a new
 # /tmp/seer-bench-* directory and deletes it on exit; it has no -o. The finished file appears there by an
 # atomic rename, so it is hard-linked to OUT the moment it exists (same file system: /tmp).
 random_mmproj() {
   _before=$(ls -d /tmp/seer-bench-* 2>/dev/null || true)
-  "$1" bench --image 1280x1280 --preset 0.8b --dtype f16 --reps 1 >/dev/null 2>&1 &
+  _preset=${3:-0.8b}
+  "$1" bench --image 1280x1280 --preset "$_preset" --dtype f16 --reps 1 >/dev/null 2>&1 &
   _pid=$!
   while kill -0 $_pid 2>/dev/null && [ ! -f "$2" ]; do
     for _d in /tmp/seer-bench-*; do
       case "$_before" in *"$_d"*) continue ;; esac
-      [ -f "$_d/mmproj-0.8b-f16.gguf" ] && ln "$_d/mmproj-0.8b-f16.gguf" "$2" 2>/dev/null && break
+      [ -f "$_d/mmproj-$_preset-f16.gguf" ] && ln "$_d/mmproj-$_preset-f16.gguf" "$2" 2>/dev/null && break
     done
     sleep 0.05
   done

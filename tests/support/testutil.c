@@ -143,7 +143,10 @@ void test_tensor_free(tensor *t)
 const char *test_src_path(const char *rel)
 {
     static char buf[4096];
-    snprintf(buf, sizeof buf, "%s/%s", SEER_SOURCE_DIR, rel);
+    /* SEER_TEST_SOURCE_DIR: test programs copied to another machine (scripts/gpu-bundle.sh) find the
+       scripts they run (tests/reference/gen_tiny.py) in the bundle, not at this build's source path */
+    const char *root = getenv("SEER_TEST_SOURCE_DIR");
+    snprintf(buf, sizeof buf, "%s/%s", root && *root ? root : SEER_SOURCE_DIR, rel);
     return buf;
 }
 

@@ -41,7 +41,7 @@ tensor *test_tensor(backend *be, enum dtype type, int64_t ne0, int64_t ne1, int6
 float *test_tensor_read(const tensor *t);
 void test_tensor_free(tensor *t);
 
-/* Path helpers: SEER_SOURCE_DIR / SEER_BINARY_DIR from the build; returns a static buffer. */
+/* Path helpers: SEER_SOURCE_DIR (or $SEER_TEST_SOURCE_DIR) / SEER_BINARY_DIR; return a static buffer. */
 const char *test_src_path(const char *rel);
 const char *test_tmp_dir(void); /* a fresh private directory, removed at exit */
 
