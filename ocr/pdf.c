@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/reply.h"
 #include "core/error.h"
 #include "core/utf8.h"
 #include "core/util.h"
+#include "ocr/out.h"
 
 #ifdef SEER_HAVE_CAIRO
 #include <cairo-pdf.h>
@@ -24,7 +24,7 @@
 
 struct seer_ocr_pdf {
     cairo_surface_t *surface; /* the PDF surface, writing into bytes as cairo goes */
-    struct sbuf bytes;
+    ocr_out bytes;
     int write_failed;         /* no memory for the bytes cairo wrote (cairo only sees a write error) */
     size_t n_pages;
     double last_dpi;          /* the dpi of the last page that had one, for a page that failed */
@@ -35,7 +35,7 @@ struct seer_ocr_pdf {
 static cairo_status_t write_bytes(void *closure, const unsigned char *data, unsigned int length)
 {
     seer_ocr_pdf *pdf = closure;
-    if (sbuf_add(&pdf->bytes, (const char *)data, length)) {
+    if (ocr_out_add(&pdf->bytes, (const char *)data, length)) {
         pdf->write_failed = 1;
         return CAIRO_STATUS_WRITE_ERROR;
     }

@@ -11,31 +11,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/reply.h"
 #include "core/error.h"
 #include "core/utf8.h"
 #include "core/util.h"
+#include "ocr/out.h"
 
 /* ---- output ---------------------------------------------------------------------------------- */
 
-/* The document being written. rc is sticky: the writers append without checking, and the one
-   failure (no memory) is reported once at the end. */
-struct out {
-    struct sbuf b;
-    int rc;
-};
-
-static void put(struct out *o, const char *s, size_t n)
+int ocr_out_add(ocr_out *o, const char *s, size_t n)
 {
-    if (!o->rc)
-        o->rc = sbuf_add(&o->b, s, n);
+    size_t need;
+    if (o->rc)
+        return o->rc;
+    if (!size_add(o->n, n, &need) || !size_add(need, 1, &need) || !seer_grow(&o->s, &o->cap, need, 1, 4096))
+        return o->rc = seer_err(SEER_ENOMEM, "no memory for the OCR output (%zu bytes so far)", o->n);
+    memcpy(o->s + o->n, s, n);
+    o->n += n;
+    o->s[o->n] = '\0';
+    return SEER_OK;
 }
 
-static void put_str(struct out *o, const char *s) { put(o, s, strlen(s)); }
+/* The writers append without checking: the one failure (no memory) is sticky in o->rc and
+   reported once at the end. */
+static void put(ocr_out *o, const char *s, size_t n) { ocr_out_add(o, s, n); }
+
+static void put_str(ocr_out *o, const char *s) { put(o, s, strlen(s)); }
 
 /* Markup and numbers only: text goes through put_text. */
-static void put_fmt(struct out *o, const char *fmt, ...) SEER_PRINTF(2, 3);
-static void put_fmt(struct out *o, const char *fmt, ...)
+static void put_fmt(ocr_out *o, const char *fmt, ...) SEER_PRINTF(2, 3);
+static void put_fmt(ocr_out *o, const char *fmt, ...)
 {
     char tmp[256];
     va_list ap;
@@ -64,7 +68,7 @@ static int xml_char_ok(uint32_t cp) { return cp >= 0x20 ? cp != 0xFFFE && cp != 
 /* Writes s (NUL-terminated, any bytes) escaped for `mode`; invalid UTF-8 and characters XML 1.0
    forbids (in TSV too, so the three formats carry the same text) become U+FFFD, one per maximal
    subpart as lossy decoders do (Unicode §3.9). Runs of plain bytes are copied at once. */
-static void put_text(struct out *o, const char *s, enum esc mode)
+static void put_text(ocr_out *o, const char *s, enum esc mode)
 {
     size_t n = strlen(s), run = 0, i = 0;
     while (i < n) {
@@ -147,15 +151,15 @@ struct pos {
 /* What one format writes at each element: opening markup (block, line), each word (prev: the word
    before it in the line, or NULL), and the markup that closes a line and a block. */
 struct writer {
-    void (*block)(struct out *o, const struct pos *at);
-    void (*line)(struct out *o, const struct pos *at);
-    void (*word)(struct out *o, const struct pos *at, const seer_ocr_word *w, const seer_ocr_word *prev);
+    void (*block)(ocr_out *o, const struct pos *at);
+    void (*line)(ocr_out *o, const struct pos *at);
+    void (*word)(ocr_out *o, const struct pos *at, const seer_ocr_word *w, const seer_ocr_word *prev);
     const char *end_line, *end_block;
 };
 
 /* The one walk of a page's tree, for every format: blocks, their lines (a line with nothing to
    write is left out, and not counted), their words. */
-static void walk_page(struct out *o, struct pos *at, const struct writer *wr)
+static void walk_page(ocr_out *o, struct pos *at, const struct writer *wr)
 {
     for (size_t bi = 0; bi < at->p->n_blocks; bi++) {
         at->b = &at->p->blocks[bi];
@@ -189,7 +193,7 @@ static void walk_page(struct out *o, struct pos *at, const struct writer *wr)
 /* The properties grammar ("Properties Grammar") allows only printable ASCII without '"' in a
    delimited-string, so the image name is percent-encoded outside that set (and '%' itself, so the
    name can be decoded back). */
-static void put_hocr_image(struct out *o, const char *source)
+static void put_hocr_image(ocr_out *o, const char *source)
 {
     put_str(o, "image &quot;");
     for (const unsigned char *s = (const unsigned char *)source; *s; s++) {
@@ -203,12 +207,12 @@ static void put_hocr_image(struct out *o, const char *source)
     put_str(o, "&quot;; ");
 }
 
-static void put_bbox(struct out *o, seer_box b) { put_fmt(o, "bbox %d %d %d %d", b.x0, b.y0, b.x1, b.y1); }
+static void put_bbox(ocr_out *o, seer_box b) { put_fmt(o, "bbox %d %d %d %d", b.x0, b.y0, b.x1, b.y1); }
 
 /* "Capabilities": every element and property class we can write is listed, none other is used;
    ocrp_wconf announces x_wconf as Tesseract does. No lang attributes (ocrp_lang is not listed):
    the model is not asked which language it read. */
-static void hocr_head(struct out *o, size_t n_pages)
+static void hocr_head(ocr_out *o, size_t n_pages)
 {
     put_str(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0 Transitional//EN\"\n"
@@ -223,7 +227,7 @@ static void hocr_head(struct out *o, size_t n_pages)
 
 /* ocr_carea > ocr_par: the model writes no paragraphs apart from its blocks, so each content
    area holds one paragraph with the area's box ("ocr_par"), numbered as the area. */
-static void hocr_block(struct out *o, const struct pos *at)
+static void hocr_block(ocr_out *o, const struct pos *at)
 {
     put_fmt(o, "   <div class=\"ocr_carea\" id=\"block_%zu_%zu\" title=\"", at->k, at->block);
     put_bbox(o, block_box(at->p, at->b));
@@ -234,14 +238,14 @@ static void hocr_block(struct out *o, const struct pos *at)
 
 /* A line without a box of its own carries the page's (seer_ocr_line.has_box): hOCR wants a bbox on
    every ocr_line, and the page is the one box known to hold it. */
-static void hocr_line(struct out *o, const struct pos *at)
+static void hocr_line(ocr_out *o, const struct pos *at)
 {
     put_fmt(o, "     <span class=\"ocr_line\" id=\"line_%zu_%zu\" title=\"", at->k, at->line);
     put_bbox(o, at->line_box);
     put_str(o, "\">");
 }
 
-static void hocr_word(struct out *o, const struct pos *at, const seer_ocr_word *w, const seer_ocr_word *prev)
+static void hocr_word(ocr_out *o, const struct pos *at, const seer_ocr_word *w, const seer_ocr_word *prev)
 {
     (void)prev;
     put_fmt(o, "\n      <span class=\"ocrx_word\" id=\"word_%zu_%zu\" title=\"", at->k, at->word);
@@ -257,7 +261,7 @@ static const struct writer hocr_writer = {hocr_block, hocr_line, hocr_word, "\n 
 
 /* One page; at->p is NULL for a page that failed: an ocr_page with its number and nothing else
    ("ocr_page": present for every page). */
-static void hocr_page(struct out *o, struct pos *at, const char *source)
+static void hocr_page(ocr_out *o, struct pos *at, const char *source)
 {
     const seer_ocr_page *p = at->p;
     put_fmt(o, "  <div class=\"ocr_page\" id=\"page_%zu\" title=\"", at->k);
@@ -278,7 +282,7 @@ static void hocr_page(struct out *o, struct pos *at, const char *source)
 
 /* ---- ALTO 4.4 (www.loc.gov/standards/alto, alto-4-4.xsd) -------------------------------------- */
 
-static void put_alto_box(struct out *o, seer_box b)
+static void put_alto_box(ocr_out *o, seer_box b)
 {
     put_fmt(o, " HPOS=\"%d\" VPOS=\"%d\" WIDTH=\"%d\" HEIGHT=\"%d\"", b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0);
 }
@@ -287,7 +291,7 @@ static void put_alto_box(struct out *o, seer_box b)
    producer goes in OCRProcessing/ocrProcessingStep/processingSoftware: 4.x marks OCRProcessing
    deprecated in favour of Processing, but it stays valid, Tesseract writes it, and readers made
    for ALTO 2 and 3 look there. */
-static void alto_head(struct out *o, const char *source)
+static void alto_head(ocr_out *o, const char *source)
 {
     put_str(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<alto xmlns=\"http://www.loc.gov/standards/alto/ns-v4#\" xmlns:xlink=\"http://www.w3.org/1999/xlink\""
@@ -306,7 +310,7 @@ static void alto_head(struct out *o, const char *source)
                "    </OCRProcessing>\n  </Description>\n  <Layout>\n");
 }
 
-static void alto_block(struct out *o, const struct pos *at)
+static void alto_block(ocr_out *o, const struct pos *at)
 {
     put_fmt(o, "        <TextBlock ID=\"block_%zu_%zu\"", at->k, at->block);
     put_alto_box(o, block_box(at->p, at->b));
@@ -314,14 +318,14 @@ static void alto_block(struct out *o, const struct pos *at)
 }
 
 /* (An empty line never comes here: TextLine needs at least one String.) */
-static void alto_line(struct out *o, const struct pos *at)
+static void alto_line(ocr_out *o, const struct pos *at)
 {
     put_fmt(o, "          <TextLine ID=\"line_%zu_%zu\"", at->k, at->line);
     put_alto_box(o, at->line_box);
     put_str(o, ">\n");
 }
 
-static void alto_word(struct out *o, const struct pos *at, const seer_ocr_word *w, const seer_ocr_word *prev)
+static void alto_word(ocr_out *o, const struct pos *at, const seer_ocr_word *w, const seer_ocr_word *prev)
 {
     if (prev) { /* SP: the white space between two Strings, where they leave one */
         int32_t gap = w->box.x0 - prev->box.x1;
@@ -342,7 +346,7 @@ static const struct writer alto_writer = {alto_block, alto_line, alto_word, "   
 /* PageType: ID and PHYSICAL_IMG_NR are required ("the number of the page within the document",
    counted from 1 here as METS counts images); a page that failed has no known size, so WIDTH,
    HEIGHT and the PrintSpace (all optional) are left out. */
-static void alto_page(struct out *o, struct pos *at)
+static void alto_page(ocr_out *o, struct pos *at)
 {
     put_fmt(o, "    <Page ID=\"page_%zu\" PHYSICAL_IMG_NR=\"%lld\"", at->k, at->number + 1);
     if (!at->p) {
@@ -361,7 +365,7 @@ static void alto_page(struct out *o, struct pos *at)
 /* One row: level (1 page, 2 block, 3 paragraph, 4 line, 5 word), the numbers of the page, block,
    paragraph, line and word (1-based, 0 where the row is above that level), the box as left, top,
    width, height, then conf (-1 but on words that have one) and text (words only). */
-static void tsv_row(struct out *o, int level, long long page, size_t block, size_t par, size_t line, size_t word,
+static void tsv_row(ocr_out *o, int level, long long page, size_t block, size_t par, size_t line, size_t word,
                     seer_box b, float conf, const char *text)
 {
     put_fmt(o, "%d\t%lld\t%zu\t%zu\t%zu\t%zu\t%d\t%d\t%d\t%d\t", level, page, block, par, line, word, b.x0, b.y0,
@@ -375,18 +379,18 @@ static void tsv_row(struct out *o, int level, long long page, size_t block, size
     put_str(o, "\n");
 }
 
-static void tsv_block(struct out *o, const struct pos *at)
+static void tsv_block(ocr_out *o, const struct pos *at)
 {
     tsv_row(o, 2, at->number + 1, at->block, 0, 0, 0, block_box(at->p, at->b), -1, "");
     tsv_row(o, 3, at->number + 1, at->block, 1, 0, 0, block_box(at->p, at->b), -1, ""); /* one paragraph per block */
 }
 
-static void tsv_line(struct out *o, const struct pos *at)
+static void tsv_line(ocr_out *o, const struct pos *at)
 {
     tsv_row(o, 4, at->number + 1, at->block, 1, at->line_in_block, 0, at->line_box, -1, "");
 }
 
-static void tsv_word(struct out *o, const struct pos *at, const seer_ocr_word *w, const seer_ocr_word *prev)
+static void tsv_word(ocr_out *o, const struct pos *at, const seer_ocr_word *w, const seer_ocr_word *prev)
 {
     (void)prev;
     tsv_row(o, 5, at->number + 1, at->block, 1, at->line_in_block, at->word_in_line, w->box, w->conf, word_text(w));
@@ -395,7 +399,7 @@ static void tsv_word(struct out *o, const struct pos *at, const seer_ocr_word *w
 static const struct writer tsv_writer = {tsv_block, tsv_line, tsv_word, "", ""};
 
 /* page_num counts from 1 in Tesseract's TSV; a page that failed is its level-1 row alone. */
-static void tsv_page(struct out *o, struct pos *at)
+static void tsv_page(ocr_out *o, struct pos *at)
 {
     tsv_row(o, 1, at->number + 1, 0, 0, 0, 0, at->p ? page_box(at->p) : (seer_box){0, 0, 0, 0}, -1, "");
     if (at->p)
@@ -419,7 +423,7 @@ int seer_ocr_render(const seer_ocr_page *const *pages, size_t n_pages, seer_ocr_
        document is one error whatever the format. */
     if (!n_pages)
         return seer_err(SEER_EINVAL, "seer_ocr_render: no pages");
-    struct out o = {0};
+    ocr_out o = {0};
     if (format == SEER_OCR_HOCR)
         hocr_head(&o, n_pages);
     else if (format == SEER_OCR_ALTO)
@@ -440,10 +444,10 @@ int seer_ocr_render(const seer_ocr_page *const *pages, size_t n_pages, seer_ocr_
     else if (format == SEER_OCR_ALTO)
         put_str(&o, "  </Layout>\n</alto>\n");
     if (o.rc) {
-        free(o.b.s);
+        free(o.s);
         return o.rc;
     }
-    *out = o.b.s;
-    *out_len = o.b.n;
+    *out = o.s;
+    *out_len = o.n;
     return SEER_OK;
 }
