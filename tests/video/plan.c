@@ -14,6 +14,7 @@
 
 #include "core/util.h"
 #include "seer.h"
+#include "support/gguf_write.h"
 #include "support/testutil.h"
 #include "tap.h"
 #include "video/video.h"
@@ -255,6 +256,35 @@ static void check_stamps_and_cap(const struct video_settings *s)
     json_decref(ref);
 }
 
+/* video_preprocessor_config.json's cap keys: true caps, null is transformers 5.23's unset (no cap),
+   another max_video_tokens or a non-boolean is refused in one line naming the file. */
+static void check_cap_settings(void)
+{
+    static const struct {
+        const char *json;
+        int rc;
+        bool cap;
+    } cases[] = {
+        {"{\"cap_pixels_per_frame\": true, \"max_video_tokens\": 768}", SEER_OK, true},
+        {"{\"cap_pixels_per_frame\": null, \"max_video_tokens\": 768}", SEER_OK, false},
+        {"{\"max_video_tokens\": 512}", SEER_OK, false},
+        {"{\"cap_pixels_per_frame\": true, \"max_video_tokens\": 512}", SEER_EFORMAT, false},
+        {"{\"cap_pixels_per_frame\": \"yes\"}", SEER_EFORMAT, false},
+    };
+    char path[600];
+    snprintf(path, sizeof path, "%s/video_preprocessor_config.json", test_tmp_dir());
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        write_text(path, cases[i].json);
+        struct video_settings s = video_settings_default();
+        const int rc = video_settings_load(test_tmp_dir(), &s);
+        const char *msg = seer_last_error();
+        ok(rc == cases[i].rc && (rc ? strstr(msg, "video_preprocessor_config.json") && !strchr(msg, '\n')
+                                    : s.cap_frames == cases[i].cap),
+           "%s: %s", cases[i].json, rc ? msg : s.cap_frames ? "capped" : "not capped");
+    }
+    remove(path);
+}
+
 int main(void)
 {
     test_seed();
@@ -263,6 +293,7 @@ int main(void)
     check_sampler();
     struct video_settings s = video_settings_default();
     check_stamps_and_cap(&s);
+    check_cap_settings();
     for (size_t c = 0; c < sizeof clips / sizeof *clips; c++) {
         if (!ok(make_clip(&clips[c]), "%s made with ffmpeg", clips[c].name))
             continue;
