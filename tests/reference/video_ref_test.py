@@ -4,7 +4,8 @@
 Each check compares with numbers worked out here by hand from spec §5.3/§5.4, not with the code under test:
 HF's sampler on a 23.976 fps clip and on a rounding tie (numpy's half-to-even, 4.5 -> 4), the clamps to
 min_frames / max_frames / the source length, the pair times with the last frame repeated, the stamp texts
-(Python rounds the double, so 0.25 -> "0.2" and 0.35 -> "0.3"), and a clip made with ffmpeg whose frame
+(Python rounds the double, so 0.25 -> "0.2" and 0.35 -> "0.3"; the .x5 case from index / fps against
+presentation times), the constant-rate rule (a millisecond clock passes, a late frame does not), and a clip made with ffmpeg whose frame
 times, rate and displayed size (rotation metadata) are known from how it was made.
 """
 
@@ -35,6 +36,16 @@ tap.ok(R.sample_indices(3, 30) == [0, 1, 2], "sampler: never more frames than th
 tap.ok(R.group_times([0.0, 1.0, 2.0]) == [0.5, 2.0], "pairs: an odd count repeats its last frame")
 tap.ok([f"<{t:.1f} seconds>" for t in (0.25, 0.35, 12.95)] == ["<0.2 seconds>", "<0.3 seconds>", "<12.9 seconds>"],
        "stamps: Python's .1f rounds the binary value")
+# transformers' pair time for frames 0 and 3 at 10 fps: (0/10 + 3/10) / 2, just below 0.15; from times
+# 0.1 * 3 = 0.30000000000000004 the mean is just above
+tap.ok([f"<{t:.1f} seconds>" for t in R.group_times([0 / 10, 3 / 10]) + R.group_times([0.0, 0.1 * 3])] ==
+       ["<0.1 seconds>", "<0.2 seconds>"], "stamps: the .x5 case goes by how the double is computed")
+# a millisecond clock at 29.97 fps (frame k at round(k * 1001 / 30)) ms is within half a period of k / fps;
+# frame 5 of a 10 fps stream shown 0.06 s late (over half of 0.1) is not
+tap.ok(R.constant_rate([round(k * 1001 / 30) / 1000 for k in range(300)], 30000 / 1001),
+       "constant rate: a millisecond time base at 29.97 fps")
+tap.ok(not R.constant_rate([k / 10 + (0.06 if k == 5 else 0) for k in range(10)], 10),
+       "variable rate: a frame later than half a period")
 
 if not shutil.which("ffmpeg") or not shutil.which("ffprobe"):
     tap.skip("ffmpeg/ffprobe missing", "probe of a clip made here")
