@@ -45,6 +45,7 @@ struct seer_model {
     pthread_mutex_t vit_lock;        /* guards loading vit: contexts of one model may run on several
                                         threads (seer.h THREADING) */
     int64_t img_min_pixels, img_max_pixels; /* the smart_resize window (spec §5.2) */
+    enum vis_resize resize;          /* whose bicubic sizes images and frames (seer_model_params.resize) */
     struct media_limits limits;      /* what an image file may cost to decode */
     struct video_settings video_defaults; /* spec §5.3 sampling (video_preprocessor_config.json) */
     int video_threads;               /* libavcodec threads per video file (seer_model_params.n_threads) */

@@ -58,13 +58,13 @@ static int find_mmproj(const char *model_path, char *out, size_t cap)
 int api_pixel_window(const char *hf_dir, int64_t min_tokens, int64_t max_tokens, int64_t *min_px, int64_t *max_px)
 {
     int64_t lo_px = VIS_IMAGE_MIN_PIXELS, hi_px = VIS_IMAGE_MAX_PIXELS;
-    char path[4096];
-    if (hf_dir && snprintf(path, sizeof path, "%s/preprocessor_config.json", hf_dir) < (int)sizeof path &&
-        io_path_kind(path) == IO_FILE) {
-        json_t *root;
-        int rc = jget_load_file(path, MAX_PREPROCESSOR_BYTES, "MAX_PREPROCESSOR_BYTES", 0, &root);
-        if (rc)
-            return rc;
+    char path[4200];
+    json_t *root;
+    int rc = jget_load_hf_processor(hf_dir, "preprocessor_config.json", "image_processor", MAX_PREPROCESSOR_BYTES,
+                                    "MAX_PREPROCESSOR_BYTES", &root, path, sizeof path);
+    if (rc)
+        return rc;
+    if (root) {
         struct jget_ctx jc = {path, ""}, sc = {path, "size."};
         const json_t *size = json_object_get(root, "size");
         const int64_t lo = 1, hi = (int64_t)1 << 40;
@@ -115,6 +115,8 @@ int api_vision_load(seer_model *m, const char *path, const seer_model_params *p)
     const bool has = !m->lm->cfg.text_only_arch[0];
     int rc;
     m->limits = api_media_limits(p);
+    if ((rc = vis_resize_parse(p->resize, &m->resize)))
+        return rc;
     if ((rc = api_pixel_window(hf ? path : NULL, p->image_min_tokens, p->image_max_tokens, &m->img_min_pixels,
                                &m->img_max_pixels)))
         return rc;
@@ -264,8 +266,8 @@ static int encode_image(seer_model *m, const struct image_rgb8 *im, float **emb,
     const struct vit_config *vc = vit_model_config(vit);
     const float *mean = vc->image_mean, *std = vc->image_std;
     float *rows = NULL;
-    rc = vis_preprocess_image(im->px, im->width, im->height, m->img_min_pixels, m->img_max_pixels, mean, std,
-                                  &rows, grid);
+    rc = vis_preprocess_image(im->px, im->width, im->height, m->img_min_pixels, m->img_max_pixels, m->resize,
+                              mean, std, &rows, grid);
     if (rc)
         return rc;
     const int64_t tokens = vis_grid_tokens(grid);

@@ -23,7 +23,7 @@
 enum {
     G_MODEL = 1, G_DEVICE, G_THREADS, G_CTX, G_UBATCH, G_PREDICT, G_TEMP, G_TOP_K, G_TOP_P, G_MIN_P, G_REPEAT,
     G_PRESENCE, G_SEED, G_STOP, G_THINK, G_NO_THINK, G_THINKING_BUDGET, G_SHOW_THINKING, G_SYSTEM, G_PROGRESS,
-    G_JSON_SCHEMA, G_GRAMMAR, G_FORMAT, G_EXACT, G_CACHE_TYPE, G_WEIGHTS,
+    G_JSON_SCHEMA, G_GRAMMAR, G_FORMAT, G_EXACT, G_CACHE_TYPE, G_WEIGHTS, G_RESIZE,
 };
 
 /* Rows are printed in this order by --help. */
@@ -34,6 +34,7 @@ const struct cli_opt gen_opts_table[] = {
     {{"--exact"}, NULL, "f32 activations in every matmul (default: 8-bit as llama.cpp on the CPU, int8 dot products or fp16 on GPUs that have them; faster)", G_EXACT},
     {{"--cache-type"}, "T", "KV cache f16 (default), f32 or q8_0", G_CACHE_TYPE},
     {{"--weights"}, "W", "CPU: copy (weights in memory, faster decode), map (read in place, fast start) or auto (default: copy what fits in half the free memory)", G_WEIGHTS},
+    {{"--resize"}, "R", "bicubic resize of images and video frames: torchvision (default; transformers' default processor, bit for bit) or pillow (its PIL backend)", G_RESIZE},
     {{"-c", "--ctx-size"}, "N", "context size in tokens (default 4096; 0 = the model's, as memory allows)", G_CTX},
     {{"-ub", "--ubatch-size", "-b"}, "N", "prompt tokens per forward micro-batch (default 512; -b is an alias)",
      G_UBATCH},
@@ -222,6 +223,11 @@ int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_s
         if (strcmp(v, "auto") && strcmp(v, "map") && strcmp(v, "copy"))
             return fprintf(stderr, "seer: --weights must be auto, map or copy, got '%s'\n", v), -1;
         o->mp.weights = v;
+        break;
+    case G_RESIZE:
+        if (strcmp(v, "torchvision") && strcmp(v, "pillow"))
+            return fprintf(stderr, "seer: --resize must be torchvision or pillow, got '%s'\n", v), -1;
+        o->mp.resize = v;
         break;
     case G_CACHE_TYPE:
         if (strcmp(v, "f16") && strcmp(v, "f32") && strcmp(v, "q8_0"))

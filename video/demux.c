@@ -525,7 +525,7 @@ static int convert(video_file *v, const struct video_plan *p, uint8_t *dst)
             }
         src = d;
     }
-    rc = vis_resize_bicubic_rgb8(src, sw, sh, dst, p->width, p->height);
+    rc = vis_resize_bicubic_rgb8(src, sw, sh, dst, p->width, p->height, p->resize);
     v->stats.scale_seconds += seer_time_now() - t0;
     return rc;
 }

@@ -94,6 +94,7 @@ struct video_plan {
     double *seconds;         /* [n_frames] their times from the stream start: idx / fps at a constant
                                 rate, else presentation times (video_constant_rate) */
     int32_t width, height;   /* the size every frame is resized to (multiples of 32) */
+    enum vis_resize resize;  /* by whose bicubic (0, the default: torchvision's, as HF's processor) */
     struct vis_grid grid;    /* (ceil(n/2), height/16, width/16) */
     int64_t n_groups;        /* grid.t */
     double *group_seconds;   /* [n_groups] mean of each pair's two times (last frame repeated) */

@@ -1,8 +1,8 @@
 /* preprocess.c — image/video preprocessing for the vision tower (see preprocess.h): smart_resize
-   (spec §5.2, §5.3), Pillow's bicubic resampling of 8-bit RGB, rescale + normalise + patchify into
-   the pixel rows of spec §4.1.
-   Divisions: 1. smart_resize  2. bicubic resampling (Pillow's ImagingResample)  3. patchify
-   4. the image path */
+   (spec §5.2, §5.3), bicubic resampling of 8-bit RGB as torchvision does it (the default) or as
+   Pillow does, rescale + normalise + patchify into the pixel rows of spec §4.1.
+   Divisions: 1. smart_resize  2. bicubic resampling (Pillow's ImagingResample, torchvision's
+   fixed point)  3. patchify  4. the image path */
 #include "vision/preprocess.h"
 
 #include <math.h>
@@ -115,7 +115,7 @@ int vis_video_capped_max_pixels(int64_t n_frames, int64_t factor, int64_t shorte
     return SEER_OK;
 }
 
-/* ---- 2. bicubic resampling (Pillow's ImagingResample) --------------------------------------- */
+/* ---- 2. bicubic resampling (Pillow's ImagingResample, torchvision's fixed point) -------------- */
 /* HF's PIL backend resizes uint8 RGB with Image.resize(size, BICUBIC, reducing_gap=None), i.e.
    libImaging/Resample.c, re-implemented here step by step so the bytes match:
    - a separable filter, the horizontal pass first, then the vertical one; a pass whose size does
@@ -127,6 +127,13 @@ int vis_video_capped_max_pixels(int64_t n_frames, int64_t factor, int64_t shorte
      kernel's negative lobes), each pass accumulates ints from a half-unit bias and clips to 0..255,
      so the horizontal result is rounded to 8 bits before the vertical pass reads it;
    - the horizontal pass only produces the source rows the vertical pass will read.
+   HF's default (fast) processor calls torchvision's resize(BICUBIC, antialias=True) on the uint8
+   tensor, which on the CPU is torch's _upsample_bicubic2d_aa for uint8 (UpSampleKernel.cpp's
+   _compute_index_ranges_int16_weights, then the Pillow-SIMD derived passes of
+   UpSampleKernelAVX.h, or the generic loops without AVX2, with the same integers). Everything above
+   holds but one thing: the weights are int16, so each pass picks its own number of fractional bits,
+   the most (up to 22) for which the pass's largest weight, doubled, still rounds below 2^15. Fewer
+   bits round the weights differently, which moves some pixels by a level or two.
    Keep the double expressions in Pillow's order: a reordering changes weights in the last bit and
    the fixed-point rounding with it. */
 
@@ -147,6 +154,7 @@ static double bicubic(double x)
 
 struct coeffs {
     int ksize;       /* weights per output sample (the widest window) */
+    int prec;        /* fractional bits of the weights */
     int32_t *bounds; /* [out][2]: first source index, number of source samples */
     int32_t *k;      /* [out][ksize]: fixed-point weights */
 };
@@ -157,23 +165,35 @@ static void coeffs_free(struct coeffs *c)
     seer_freep(&c->k);
 }
 
-/* Pillow's precompute_coeffs + normalize_coeffs_8bpc for in_size → out_size (box = whole image). */
-static int coeffs_make(int32_t in_size, int32_t out_size, struct coeffs *c)
+/* torch's choice of fractional bits for int16 weights whose largest is wt_max
+   (_compute_index_ranges_int16_weights): stop before the doubled weight would reach 2^15. */
+static int int16_precision(double wt_max)
+{
+    int p;
+    for (p = 0; p < PRECISION_BITS; p++)
+        if ((int)(0.5 + wt_max * (1 << (p + 1))) >= (1 << 15))
+            break;
+    return p;
+}
+
+/* Pillow's precompute_coeffs + normalize_coeffs_8bpc for in_size → out_size (box = whole image),
+   or torch's equivalent with int16 weights (the same doubles, fewer bits: see above). */
+static int coeffs_make(int32_t in_size, int32_t out_size, enum vis_resize kind, struct coeffs *c)
 {
     const double scale = (double)in_size / out_size;
     const double filterscale = scale < 1.0 ? 1.0 : scale;
     const double support = 2.0 * filterscale;
     const int ksize = (int)ceil(support) * 2 + 1;
-    size_t n_k, n_b;
+    size_t n_k, n_b, n_d;
     double *w = NULL;
     memset(c, 0, sizeof *c);
-    if (!size_mul((size_t)out_size, (size_t)ksize, &n_k) || !size_mul(n_k, sizeof *c->k, &n_k) ||
-        !size_mul((size_t)out_size, 2 * sizeof *c->bounds, &n_b))
+    if (!size_mul((size_t)out_size, (size_t)ksize, &n_k) || !size_mul(n_k, sizeof *w, &n_d) ||
+        !size_mul(n_k, sizeof *c->k, &n_k) || !size_mul((size_t)out_size, 2 * sizeof *c->bounds, &n_b))
         return seer_err(SEER_ENOMEM, "preprocess.c: resize weights for %d -> %d overflow", in_size, out_size);
     c->ksize = ksize;
     c->k = seer_malloc(n_k);
     c->bounds = seer_malloc(n_b);
-    w = seer_malloc((size_t)ksize * sizeof *w);
+    w = seer_malloc(n_d); /* all normalised weights: torch sizes the fixed point by their maximum */
     if (!c->k || !c->bounds || !w) {
         coeffs_free(c);
         seer_freep(&w);
@@ -181,6 +201,7 @@ static int coeffs_make(int32_t in_size, int32_t out_size, struct coeffs *c)
                         out_size);
     }
     const double inv_filterscale = 1.0 / filterscale;
+    double wt_max = 0.0;
     for (int32_t xx = 0; xx < out_size; xx++) {
         const double center = (xx + 0.5) * scale;
         int xmin = (int)(center - support + 0.5); /* truncation, then clamping, as Pillow rounds */
@@ -191,30 +212,33 @@ static int coeffs_make(int32_t in_size, int32_t out_size, struct coeffs *c)
             xmax = in_size;
         xmax -= xmin;
         ASSERT1(xmax >= 0 && xmax <= ksize);
-        double ww = 0.0;
+        double *wx = w + (size_t)xx * ksize, ww = 0.0;
         for (int x = 0; x < xmax; x++) {
-            w[x] = bicubic((x + xmin - center + 0.5) * inv_filterscale);
-            ww += w[x];
+            wx[x] = bicubic((x + xmin - center + 0.5) * inv_filterscale);
+            ww += wx[x];
         }
-        int32_t *k = c->k + (size_t)xx * ksize;
         for (int x = 0; x < ksize; x++) {
-            const double v = x < xmax ? (ww != 0.0 ? w[x] / ww : w[x]) : 0.0;
-            /* round half away from zero into 22 fractional bits (normalize_coeffs_8bpc) */
-            k[x] = v < 0 ? (int32_t)(-0.5 + v * (1 << PRECISION_BITS)) : (int32_t)(0.5 + v * (1 << PRECISION_BITS));
+            wx[x] = x < xmax ? (ww != 0.0 ? wx[x] / ww : wx[x]) : 0.0;
+            if (ww != 0.0 && wx[x] > wt_max) /* torch leaves an all-zero window out of the maximum */
+                wt_max = wx[x];
         }
         c->bounds[2 * xx] = xmin;
         c->bounds[2 * xx + 1] = xmax;
     }
+    c->prec = kind == VIS_RESIZE_PILLOW ? PRECISION_BITS : int16_precision(wt_max);
+    const double one = (double)(1 << c->prec);
+    for (size_t i = 0; i < (size_t)out_size * ksize; i++) /* round half away from zero, as both do */
+        c->k[i] = w[i] < 0 ? (int32_t)(-0.5 + w[i] * one) : (int32_t)(0.5 + w[i] * one);
     seer_freep(&w);
     return SEER_OK;
 }
 
-/* Pillow's clip8: the accumulator's integer part clamped to a byte. */
-static inline uint8_t clip8(int64_t ss)
+/* Pillow's clip8: the accumulator's integer part clamped to a byte (torch's saturating packs). */
+static inline uint8_t clip8(int64_t ss, int prec)
 {
     if (ss < 0)
         return 0;
-    ss >>= PRECISION_BITS;
+    ss >>= prec;
     return ss > 255 ? 255 : (uint8_t)ss;
 }
 
@@ -228,16 +252,16 @@ static void resample_horizontal(const uint8_t *src, int32_t src_w, int32_t rows,
         for (int32_t xx = 0; xx < dst_w; xx++) {
             const int32_t xmin = c->bounds[2 * xx], n = c->bounds[2 * xx + 1];
             const int32_t *k = c->k + (size_t)xx * c->ksize;
-            int64_t s0 = 1 << (PRECISION_BITS - 1), s1 = s0, s2 = s0;
+            int64_t s0 = (int64_t)1 << (c->prec - 1), s1 = s0, s2 = s0;
             for (int32_t x = 0; x < n; x++) {
                 const uint8_t *p = in + (size_t)(xmin + x) * 3;
                 s0 += p[0] * k[x];
                 s1 += p[1] * k[x];
                 s2 += p[2] * k[x];
             }
-            out[3 * xx] = clip8(s0);
-            out[3 * xx + 1] = clip8(s1);
-            out[3 * xx + 2] = clip8(s2);
+            out[3 * xx] = clip8(s0, c->prec);
+            out[3 * xx + 1] = clip8(s1, c->prec);
+            out[3 * xx + 2] = clip8(s2, c->prec);
         }
     }
 }
@@ -251,33 +275,34 @@ static void resample_vertical(const uint8_t *src, int32_t w, uint8_t *dst, int32
         const int32_t *k = c->k + (size_t)yy * c->ksize;
         uint8_t *out = dst + (size_t)yy * stride;
         for (size_t i = 0; i < stride; i++) {
-            int64_t s = 1 << (PRECISION_BITS - 1);
+            int64_t s = (int64_t)1 << (c->prec - 1);
             for (int32_t y = 0; y < n; y++)
                 s += src[(size_t)(ymin + y) * stride + i] * k[y];
-            out[i] = clip8(s);
+            out[i] = clip8(s, c->prec);
         }
     }
 }
 
-int vis_resize_bicubic_rgb8(const uint8_t *src, int32_t w, int32_t h, uint8_t *dst, int32_t dw, int32_t dh)
+int vis_resize_bicubic_rgb8(const uint8_t *src, int32_t w, int32_t h, uint8_t *dst, int32_t dw, int32_t dh,
+                            enum vis_resize kind)
 {
     if (!src || !dst || w < 1 || h < 1 || dw < 1 || dh < 1 || w > VIS_MAX_SIDE || h > VIS_MAX_SIDE ||
-        dw > VIS_MAX_SIDE || dh > VIS_MAX_SIDE)
+        dw > VIS_MAX_SIDE || dh > VIS_MAX_SIDE || (kind != VIS_RESIZE_TORCHVISION && kind != VIS_RESIZE_PILLOW))
         return seer_err(SEER_EINVAL, "preprocess.c: cannot resize %dx%d to %dx%d", w, h, dw, dh);
-    if (w == dw && h == dh) { /* Pillow returns a copy; no resampling at all */
+    if (w == dw && h == dh) { /* Pillow and torch return a copy; no resampling at all */
         memcpy(dst, src, (size_t)w * h * 3);
         return SEER_OK;
     }
     struct coeffs cv, ch = {0};
     uint8_t *tmp = NULL;
-    int rc = coeffs_make(h, dh, &cv);
+    int rc = coeffs_make(h, dh, kind, &cv);
     if (rc)
         return rc;
     const uint8_t *vin = src; /* what the vertical pass reads */
     if (dw != w) {
         /* Source rows the vertical pass reads: [first, last). */
         const int32_t first = cv.bounds[0], last = cv.bounds[2 * (dh - 1)] + cv.bounds[2 * (dh - 1) + 1];
-        if ((rc = coeffs_make(w, dw, &ch)))
+        if ((rc = coeffs_make(w, dw, kind, &ch)))
             goto done;
         uint8_t *hout = dst; /* no vertical pass: first = 0, last = h, straight into dst */
         if (dh != h) {
@@ -300,6 +325,17 @@ done:
     coeffs_free(&ch);
     seer_freep(&tmp);
     return rc;
+}
+
+int vis_resize_parse(const char *name, enum vis_resize *kind)
+{
+    if (!name || !strcmp(name, "torchvision"))
+        *kind = VIS_RESIZE_TORCHVISION;
+    else if (!strcmp(name, "pillow"))
+        *kind = VIS_RESIZE_PILLOW;
+    else
+        return seer_err(SEER_EINVAL, "resize: '%s' is not torchvision or pillow", name);
+    return SEER_OK;
 }
 
 /* ---- 3. patchify ---------------------------------------------------------------------------- */
@@ -368,7 +404,8 @@ int vis_patchify(const uint8_t *const *frames, int n_frames, int32_t w, int32_t 
 /* ---- 4. the image path ---------------------------------------------------------------------- */
 
 int vis_preprocess_image(const uint8_t *rgb, int32_t w, int32_t h, int64_t min_pixels, int64_t max_pixels,
-                         const float mean[3], const float std[3], float **rows, struct vis_grid *grid)
+                         enum vis_resize kind, const float mean[3], const float std[3], float **rows,
+                         struct vis_grid *grid)
 {
     int64_t rh, rw;
     uint8_t *resized = NULL;
@@ -386,7 +423,7 @@ int vis_preprocess_image(const uint8_t *rgb, int32_t w, int32_t h, int64_t min_p
         if (!size_mul((size_t)rw * 3, (size_t)rh, &n) || !(resized = seer_malloc(n)))
             return seer_err(SEER_ENOMEM, "preprocess.c: out of memory for a %lldx%lld image", (long long)rw,
                             (long long)rh);
-        if ((rc = vis_resize_bicubic_rgb8(rgb, w, h, resized, (int32_t)rw, (int32_t)rh)))
+        if ((rc = vis_resize_bicubic_rgb8(rgb, w, h, resized, (int32_t)rw, (int32_t)rh, kind)))
             goto done;
         img = resized;
     }

@@ -1,7 +1,7 @@
-/* preprocess.h — Qwen3.5 image and video preprocessing, bit-compatible with Hugging Face's PIL path:
-   the smart_resize rules (spec §5.2 images, §5.3 videos), Pillow's bicubic resampling of 8-bit RGB
-   (Image.resize(..., BICUBIC), what HF's PIL backend calls), and rescale + normalise + patchify into
-   the `pixel_values` rows of spec §4.1.
+/* preprocess.h — Qwen3.5 image and video preprocessing, bit-compatible with Hugging Face's processors:
+   the smart_resize rules (spec §5.2 images, §5.3 videos), the bicubic resampling of 8-bit RGB of
+   HF's default (torchvision) processors or of its PIL backend (Image.resize(..., BICUBIC)), and
+   rescale + normalise + patchify into the `pixel_values` rows of spec §4.1.
 
    Pixels are packed 8-bit RGB, row-major, 3 bytes per pixel, no row padding. Every function returns
    SEER_OK or SEER_EINVAL (a message naming preprocess.c and the bad value), SEER_ENOMEM; outputs are
@@ -45,9 +45,20 @@ int vis_smart_resize_video(int64_t n_frames, int64_t h, int64_t w, int64_t facto
 int vis_video_capped_max_pixels(int64_t n_frames, int64_t factor, int64_t shortest_edge,
                                 int64_t longest_edge, int64_t *max_pixels);
 
-/* Pillow's Image.resize((dw, dh), BICUBIC) of an RGB image, bit for bit (see preprocess.c). src is
-   w × h, dst dw × dh; they must not overlap. Equal sizes copy src unchanged, as Pillow does. */
-int vis_resize_bicubic_rgb8(const uint8_t *src, int32_t w, int32_t h, uint8_t *dst, int32_t dw, int32_t dh);
+/* Whose bicubic resize sizes images and video frames (spec §5.2): torchvision's resize(BICUBIC,
+   antialias=True) of a uint8 tensor on the CPU, what transformers' default (fast) processors call,
+   or Pillow's Image.resize(BICUBIC), what its PIL backend calls. They differ by a level or two at
+   some pixels. */
+enum vis_resize { VIS_RESIZE_TORCHVISION = 0, VIS_RESIZE_PILLOW = 1 };
+
+/* "torchvision" or NULL → VIS_RESIZE_TORCHVISION, "pillow" → VIS_RESIZE_PILLOW, else SEER_EINVAL
+   "resize: 'NAME' is not torchvision or pillow". */
+int vis_resize_parse(const char *name, enum vis_resize *kind);
+
+/* The bicubic resize of an RGB image, bit for bit as `kind` does it (see preprocess.c). src is
+   w × h, dst dw × dh; they must not overlap. Equal sizes copy src unchanged, as both do. */
+int vis_resize_bicubic_rgb8(const uint8_t *src, int32_t w, int32_t h, uint8_t *dst, int32_t dw, int32_t dh,
+                            enum vis_resize kind);
 
 /* grid_thw of spec §4.1: t temporal groups, h × w patches of 16 × 16. */
 struct vis_grid {
@@ -72,9 +83,10 @@ int vis_patchify(const uint8_t *const *frames, int n_frames, int32_t w, int32_t 
                  const float std[3], float *rows, struct vis_grid *grid);
 
 /* The whole image path of spec §5.2: smart_resize (factor 32) within [min_pixels, max_pixels],
-   bicubic resize (none when the size already fits), patchify. *rows is a new seer_malloc'ed
+   bicubic resize by `kind` (none when the size already fits), patchify. *rows is a new seer_malloc'ed
    [vis_grid_rows(grid)][1536] array the caller frees with seer_freep / free. */
 int vis_preprocess_image(const uint8_t *rgb, int32_t w, int32_t h, int64_t min_pixels, int64_t max_pixels,
-                         const float mean[3], const float std[3], float **rows, struct vis_grid *grid);
+                         enum vis_resize kind, const float mean[3], const float std[3], float **rows,
+                         struct vis_grid *grid);
 
 #endif

@@ -20,6 +20,8 @@ CLI (for tests/vision/preprocess.c; each batches many cases into one process):
     preprocess_ref.py sizes < TABLE     lines "image H W F MIN MAX", "video N H W F MIN MAX",
                                         "cap N F SHORTEST LONGEST"; prints "H W" / "P" or "error" per line
     preprocess_ref.py resize LIST       lines "IN W H DW DH OUT" (raw packed RGB files)
+    preprocess_ref.py resize-torchvision LIST   the same through transformers' default (torchvision)
+                                        processor's resize; needs the pinned HF venv (torch, torchvision)
     preprocess_ref.py patchify LIST     lines "IN F W H M0 M1 M2 S0 S1 S2 OUT" (IN: F frames back to back;
                                         OUT: float32 rows); prints "t gh gw" per line
     preprocess_ref.py image LIST        lines "IN W H MIN MAX OUT": preprocess_image with mean = std = 0.5;
@@ -128,6 +130,20 @@ def resize_bicubic(rgb, dw, dh):
 
     img = Image.fromarray(np.ascontiguousarray(rgb, dtype=np.uint8), "RGB")
     return np.asarray(img.resize((dw, dh), Image.BICUBIC, reducing_gap=None))
+
+
+def resize_torchvision(rgb, dw, dh):
+    """transformers' TorchvisionBackend.resize(BICUBIC) of a uint8 [H,W,3] array, as its default
+    Qwen2-VL image processor calls it: torchvision's resize(antialias=True) of the uint8 CHW tensor."""
+    from hf_make import reference_env
+
+    torch, _ = reference_env()  # the real safetensors first, not this folder's
+    from transformers.image_processing_backends import TorchvisionBackend
+    from transformers.image_utils import PILImageResampling, SizeDict
+
+    t = torch.from_numpy(np.ascontiguousarray(rgb)).permute(2, 0, 1).contiguous()
+    out = TorchvisionBackend.resize(None, t, SizeDict(height=dh, width=dw), resample=PILImageResampling.BICUBIC)
+    return out.permute(1, 2, 0).numpy()
 
 
 def patchify(frames, mean=IMAGE_MEAN, std=IMAGE_STD):
@@ -239,6 +255,10 @@ def main(argv):
     if cmd == "resize":
         for src, w, h, dw, dh, out in _lines(argv[2]):
             resize_bicubic(_read_rgb(src, int(w), int(h))[0], int(dw), int(dh)).tofile(out)
+        return 0
+    if cmd == "resize-torchvision":
+        for src, w, h, dw, dh, out in _lines(argv[2]):
+            resize_torchvision(_read_rgb(src, int(w), int(h))[0], int(dw), int(dh)).tofile(out)
         return 0
     if cmd == "patchify":
         for src, nf, w, h, *ms, out in _lines(argv[2]):

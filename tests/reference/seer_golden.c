@@ -22,6 +22,8 @@
          preprocessed as a prompt's image is (vision/preprocess.c, the model's pixel window and
          normalisation). Writes OUT.rows.f32 ([t·h·w][3·2·16·16] patch rows) and OUT.grid.i32 (t, h, w).
 
+   SEER_GOLDEN_RESIZE, when set, is seer_model_params.resize ("pillow" or "torchvision", the default).
+
    Exit status: 0 done; 1 usage or an unreadable input file (one line naming it); 2 seer failed (its
    message). */
 #include <jansson.h>
@@ -193,8 +195,8 @@ static int cmd_pixels(seer_model *m, const char *image, const char *out)
     rc = rc ? rc : api_vision_tower(m, &vit);
     const struct vit_config *vc = rc ? NULL : vit_model_config(vit);
     rc = rc ? rc
-            : vis_preprocess_image(im.px, im.width, im.height, m->img_min_pixels, m->img_max_pixels, vc->image_mean,
-                                   vc->image_std, &rows, &g);
+            : vis_preprocess_image(im.px, im.width, im.height, m->img_min_pixels, m->img_max_pixels, m->resize,
+                                   vc->image_mean, vc->image_std, &rows, &g);
     int status = rc ? fail_seer(image) : 0;
     char path[4096];
     snprintf(path, sizeof path, "%s.rows.f32", out);
@@ -223,6 +225,7 @@ int main(int argc, char **argv)
     }
     seer_model_params mp = seer_model_params_default();
     mp.device = "cpu";
+    mp.resize = getenv("SEER_GOLDEN_RESIZE");
     seer_model *m = NULL;
     if (seer_model_load(argv[2], &mp, &m))
         return fail_seer("load");

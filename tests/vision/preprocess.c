@@ -3,14 +3,18 @@
    1. smart_resize and its video variant on a table of sizes (round-half-even ties, aspect 200 on both
       sides of the limit, 1×1 to 20000×20000, budget overrides, random sizes): equal integers;
    2. bicubic resize of random images (up, down, one axis only, extreme aspect ratios, 1-pixel sides):
-      bytes equal Pillow's;
+      bytes equal Pillow's (the VIS_RESIZE_PILLOW option; tests/vision/resize.c checks the default,
+      torchvision's, against the pinned torch);
    3. patchify + normalisation of 1–5 frames with random mean/std: within 1e-6 of the reference;
-   4. the whole image path, including images that need no resize (never resampled: bit-identical);
+   4. the whole image path with Pillow's resize, including images that need no resize (never
+      resampled: bit-identical);
    5. refused inputs: SEER_EINVAL and a message naming preprocess.c;
    6. the reference's own load_rgb (alpha over white, grey/palette modes, EXIF orientation), which
       the vision reference builds on (`preprocess_ref.py selftest`).
    Parts 1–4 need python3 with numpy and PIL: skipped visibly without them, failed when
-   SEER_REQUIRE_ORACLES=1. Each part launches the reference once for all its cases. */
+   SEER_REQUIRE_ORACLES=1. Part 2's torchvision half runs the reference under $SEER_HF_PYTHON (the
+   pinned venv of tests/reference/requirements-hf.txt; scripts/test.sh sets it), skipped visibly
+   without it. Each part launches the reference once for all its cases. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +26,8 @@
 #include "tap.h"
 #include "vision/preprocess.h"
 
-#define REF "python3 '" SEER_SOURCE_DIR "/tests/reference/preprocess_ref.py'"
+#define REF_PY "'" SEER_SOURCE_DIR "/tests/reference/preprocess_ref.py'"
+#define REF "python3 " REF_PY
 #define BAIL(...) (printf("Bail out! " __VA_ARGS__), printf("\n"), exit(2))
 
 static const float half[3] = {0.5f, 0.5f, 0.5f};
@@ -80,11 +85,13 @@ static uint8_t *random_rgb(int32_t w, int32_t h)
     return p;
 }
 
-/* Runs the reference; its stdout on success (caller frees), NULL after a diag on failure. */
-static char *run_ref(const char *args)
+/* Runs the reference under `python` (NULL: Debian's python3, for Pillow); its stdout on success
+   (caller frees), NULL after a diag on failure. */
+static char *run_ref_in(const char *python, const char *args)
 {
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, REF " %s", args);
+    snprintf(cmd, sizeof cmd, "%s%s%s " REF_PY " %s", python ? "'" : "", python ? python : "python3",
+             python ? "'" : "", args);
     struct test_run r = test_run_cmd(cmd);
     if (r.status != 0) {
         diag("%s failed (status %d): %.500s", cmd, r.status, r.err);
@@ -94,6 +101,8 @@ static char *run_ref(const char *args)
     free(r.err);
     return r.out;
 }
+
+static char *run_ref(const char *args) { return run_ref_in(NULL, args); }
 
 /* ---- 1. smart_resize ------------------------------------------------------------------------ */
 
@@ -235,29 +244,43 @@ static void test_sizes_table(bool have_ref)
 
 /* ---- 2. bicubic resize ---------------------------------------------------------------------- */
 
-static void test_resize(bool have_ref)
+/* Random images resized by `kind` against the reference run under `python` (Pillow's resize under
+   Debian's python3; torchvision's under the pinned HF venv), or a visible skip when it cannot run. */
+static void test_resize(bool have_ref, const char *python, enum vis_resize kind)
 {
+    const char *whose = kind == VIS_RESIZE_PILLOW ? "Pillow" : "torchvision";
     static const int32_t fixed[][4] = {
         {1, 1, 5, 7},      {1, 1, 1, 3},     {7, 1, 3, 1},      {1, 9, 1, 4},      {3000, 1, 13, 1},
         {1, 3000, 1, 17},  {400, 2, 64, 32}, {2, 400, 32, 64},  {640, 480, 224, 160}, {33, 17, 64, 64},
         {100, 100, 37, 61}, {64, 64, 64, 32}, {64, 64, 32, 64}, {5, 5, 200, 3},    {1021, 769, 512, 384},
         {37, 23, 1024, 640}, {256, 1, 32, 32}, {1, 256, 32, 32}, {999, 998, 1000, 997}, {17, 300, 4, 900},
-        {2016, 1512, 1024, 768}, {640, 360, 1792, 1024}}; /* last two: photo-sized down and up */
+        {2016, 1512, 1024, 768}, {640, 360, 1792, 1024}, /* photo-sized down and up */
+        {1000, 40, 1024, 32}, {40, 1000, 32, 1024}, {1000, 40, 2240, 96}}; /* 25:1, smart_resize's sizes */
     enum { N_RANDOM = 40 };
     const int n = (int)ARRAY_LEN(fixed) + N_RANDOM;
     int32_t sz[ARRAY_LEN(fixed) + N_RANDOM][4];
     for (int i = 0; i < n; i++)
         for (int j = 0; j < 4; j++)
             sz[i][j] = i < (int)ARRAY_LEN(fixed) ? fixed[i][j] : (int32_t)rand_log(1, 300);
+    for (int i = n - N_RANDOM / 4; i < n; i++) { /* the sizes the image path picks for random images */
+        int64_t rh, rw;
+        if (!vis_smart_resize(sz[i][1], sz[i][0], VIS_FACTOR, VIS_IMAGE_MIN_PIXELS, 1 << 20, &rh, &rw))
+            sz[i][2] = (int32_t)rw, sz[i][3] = (int32_t)rh; /* else (aspect above 200) the random size */
+    }
+    for (int i = 0; i < n && kind == VIS_RESIZE_TORCHVISION; i++)
+        if (sz[i][2] == 1 && sz[i][3] == 1) /* torch 2.14 asserts on a 1×1 uint8 output (never HF's) */
+            sz[i][2] = 2;
 
-    /* Equal sizes: a copy, no resampling (Pillow returns im.copy()). */
+    /* Equal sizes: a copy, no resampling (Pillow returns im.copy(), torch output.copy_(input)). */
     uint8_t *a = random_rgb(45, 29), *b = malloc(45 * 29 * 3);
-    ok(b && !vis_resize_bicubic_rgb8(a, 45, 29, b, 45, 29) && !memcmp(a, b, 45 * 29 * 3),
-       "resize to the same size copies the bytes unchanged");
+    ok(b && !vis_resize_bicubic_rgb8(a, 45, 29, b, 45, 29, kind) && !memcmp(a, b, 45 * 29 * 3),
+       "%s: resize to the same size copies the bytes unchanged", whose);
     free(a);
     free(b);
     if (!have_ref) {
-        skip("python3 with numpy and PIL not available", "bicubic resize equals Pillow");
+        skip(kind == VIS_RESIZE_PILLOW ? "python3 with numpy and PIL not available"
+                                       : "SEER_HF_PYTHON (the pinned torch and torchvision) not set",
+             kind == VIS_RESIZE_PILLOW ? "bicubic resize equals Pillow" : "bicubic resize equals torchvision");
         return;
     }
     uint8_t *src[ARRAY_LEN(fixed) + N_RANDOM];
@@ -274,14 +297,14 @@ static void test_resize(bool have_ref)
     }
     fclose(f);
     char args[700];
-    snprintf(args, sizeof args, "resize '%s'", list);
-    char *out = run_ref(args);
+    snprintf(args, sizeof args, "%s '%s'", kind == VIS_RESIZE_PILLOW ? "resize" : "resize-torchvision", list);
+    char *out = run_ref_in(python, args);
     int max_diff = 0, worst = -1, failed = 0;
     size_t n_diff = 0, n_bytes = 0;
     for (int i = 0; i < n && out; i++) {
         const size_t nb = (size_t)sz[i][2] * sz[i][3] * 3;
         uint8_t *want = read_file(tmp_path("rout%d.rgb", i), nb), *got = malloc(nb);
-        if (!got || vis_resize_bicubic_rgb8(src[i], sz[i][0], sz[i][1], got, sz[i][2], sz[i][3])) {
+        if (!got || vis_resize_bicubic_rgb8(src[i], sz[i][0], sz[i][1], got, sz[i][2], sz[i][3], kind)) {
             diag("resize %dx%d -> %dx%d failed: %s", sz[i][0], sz[i][1], sz[i][2], sz[i][3], seer_last_error());
             failed++;
         } else
@@ -300,10 +323,9 @@ static void test_resize(bool have_ref)
     if (worst >= 0)
         diag("largest difference %d in %dx%d -> %dx%d", max_diff, sz[worst][0], sz[worst][1], sz[worst][2],
              sz[worst][3]);
-    /* Tolerance: 1/255 per channel allowed by the task; the arithmetic is Pillow's own, so expect 0. */
-    ok(out && !failed && max_diff <= 1, "bicubic resize of %d images: max |seer - Pillow| = %d/255 (<= 1/255)", n,
-       max_diff);
-    ok(out && !failed && n_diff == 0, "bicubic resize: %zu of %zu bytes differ from Pillow (expect 0)", n_diff, n_bytes);
+    /* Tolerance 0: the arithmetic is the reference's own (integers after the same double weights). */
+    ok(out && !failed && n_diff == 0, "bicubic resize of %d images: %zu of %zu bytes differ from %s (max %d; "
+       "expect 0)", n, n_diff, n_bytes, whose, max_diff);
     free(out);
 }
 
@@ -404,7 +426,7 @@ static void test_image(bool have_ref)
         struct vis_grid g, g2;
         float *rows = NULL, *direct = NULL;
         const uint8_t *fr = img[i];
-        int rc = vis_preprocess_image(img[i], w, h, shapes[i][2], shapes[i][3], half, half, &rows, &g);
+        int rc = vis_preprocess_image(img[i], w, h, shapes[i][2], shapes[i][3], VIS_RESIZE_PILLOW, half, half, &rows, &g);
         bool same = !rc && !vis_patch_grid(1, w, h, &g2) &&
                     (direct = malloc((size_t)vis_grid_rows(&g2) * VIS_ROW_DIM * sizeof *direct)) &&
                     !vis_patchify(&fr, 1, w, h, half, half, direct, &g2) && g.h == g2.h && g.w == g2.w &&
@@ -439,7 +461,8 @@ static void test_image(bool have_ref)
         float *rows = NULL;
         bool grid_ok = false;
         double d = INFINITY;
-        if (!vis_preprocess_image(img[i], w, h, shapes[i][2], shapes[i][3], half, half, &rows, &g) && line)
+        if (!vis_preprocess_image(img[i], w, h, shapes[i][2], shapes[i][3], VIS_RESIZE_PILLOW, half, half, &rows, &g) &&
+            line)
             d = compare_rows(tmp_path("iout%d.f32", i), rows, &g, line, &grid_ok);
         /* Tolerance 1e-6 absolute: identical resized bytes, then the same f32 operations. */
         ok(grid_ok && d <= 1e-6, "image %dx%d [%lld, %lld] -> grid (%lld,%lld,%lld), %lld tokens, max |diff| %.3g (<= 1e-6)",
@@ -472,11 +495,18 @@ static void test_refused(void)
     REFUSED(vis_smart_resize_video(1, 64, 64, 32, 1, 1 << 20, &h, &w), "a one-frame video");
     REFUSED(vis_smart_resize_video(4, 1, 300, 32, 1, 1 << 20, &h, &w), "video aspect 300 after the upscale");
     REFUSED(vis_video_capped_max_pixels(0, 32, 4096, 1 << 20, &p), "capped budget for 0 frames");
-    REFUSED(vis_resize_bicubic_rgb8(px, 0, 4, px, 4, 4), "resize from width 0");
+    REFUSED(vis_resize_bicubic_rgb8(px, 0, 4, px, 4, 4, VIS_RESIZE_PILLOW), "resize from width 0");
+    REFUSED(vis_resize_bicubic_rgb8(px, 4, 4, px + 48, 2, 2, (enum vis_resize)7), "an unknown resize kind");
     REFUSED(vis_patch_grid(1, 48, 64, &g), "patchify a 48-wide frame (not a multiple of 32)");
     REFUSED(vis_patch_grid(0, 64, 64, &g), "patchify no frames");
     REFUSED(vis_patchify(&fr, 1, 32, 32, half, zero, rows, &g), "std of 0");
 #undef REFUSED
+}
+
+static bool req_oracles(void)
+{
+    const char *req = getenv("SEER_REQUIRE_ORACLES");
+    return req && *req && strcmp(req, "0");
 }
 
 int main(void)
@@ -487,14 +517,19 @@ int main(void)
     const bool have_ref = r.status == 0;
     test_run_free(&r);
     if (!have_ref) {
-        const char *req = getenv("SEER_REQUIRE_ORACLES");
         diag("python3 with numpy and PIL (python3-numpy, python3-pil) not found: reference comparisons skipped");
-        if (req && *req && strcmp(req, "0"))
+        if (req_oracles())
             ok(0, "SEER_REQUIRE_ORACLES is set but the preprocessing reference cannot run");
     }
     test_sizes_hand();
     test_sizes_table(have_ref);
-    test_resize(have_ref);
+    test_resize(have_ref, NULL, VIS_RESIZE_PILLOW);
+    /* torch and torchvision live in the pinned HF venv only (tests/reference/requirements-hf.txt) */
+    const char *hf_python = getenv("SEER_HF_PYTHON");
+    const bool have_tv = hf_python && *hf_python;
+    if (!have_tv && req_oracles())
+        ok(0, "SEER_REQUIRE_ORACLES is set but SEER_HF_PYTHON (torchvision's resize) is not");
+    test_resize(have_tv, hf_python, VIS_RESIZE_TORCHVISION);
     test_patchify(have_ref);
     test_image(have_ref);
     test_refused();

@@ -149,8 +149,8 @@ static int run_size(vit_model *vm, const struct img_opts *o, int k, struct img_r
     }
     for (int rep = -1; rep < o->reps && !rc; rep++) {
         const double t0 = seer_time_now();
-        rc = vis_preprocess_image(rgb, o->w[k], o->h[k], VIS_IMAGE_MIN_PIXELS, VIS_IMAGE_MAX_PIXELS, vc->image_mean,
-                                  vc->image_std, &rows, &g);
+        rc = vis_preprocess_image(rgb, o->w[k], o->h[k], VIS_IMAGE_MIN_PIXELS, VIS_IMAGE_MAX_PIXELS,
+                                  VIS_RESIZE_TORCHVISION, vc->image_mean, vc->image_std, &rows, &g);
         const double t1 = seer_time_now();
         if (!rc && !out && !(out = seer_malloc((size_t)vis_grid_tokens(&g) * (size_t)vc->out_dim * sizeof *out)))
             rc = seer_err(SEER_ENOMEM, "no memory for the embeddings");
