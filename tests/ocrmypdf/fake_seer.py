@@ -6,7 +6,8 @@ tested without a model. What it writes depends on the image and $FAKE_SEER_SEED 
 - `--version`: "seer 0.1.0";
 - a square image: the failing page (exit 3, "IMAGE: the fake seer fails on square pages");
 - any other: two lines of words drawn from WORDS (non-ASCII ones among them) plus a word naming the
-  image's size, with boxes inside the image and x_wconf.
+  image's size, with x_wconf: the first with boxes inside the image, the second as seer writes a line
+  the model gave no box for (the page's box, its words dividing the width, each the page's height).
 $FAKE_SEER_MODE=fatal makes it fail as seer does on a bad model (exit 1), =badbox write a page box
 twice the image's width.
 The real end-to-end test (plugin_test.py's last part) runs the built seer instead.
@@ -28,12 +29,13 @@ def hocr(width, height, rng, page_width):
         words = [rng.choice(WORDS) for _ in range(rng.randint(2, 5))] + ([f"{width}x{height}"] if li == 0 else [])
         x, spans = max(1, width // 20), []
         step = max(2, (width - 2 * x) // len(words))
+        top, bottom = (y, y + 40) if li == 0 else (0, height)
         for wi, w in enumerate(words):
-            spans.append(f'<span class="ocrx_word" id="word_1_{li + 1}_{wi + 1}" title="bbox {x} {y} {x + step - 1} '
-                         f'{y + 40}; x_wconf {rng.randint(50, 99)}">{escape(w)}</span>')
+            spans.append(f'<span class="ocrx_word" id="word_1_{li + 1}_{wi + 1}" title="bbox {x} {top} {x + step - 1} '
+                         f'{bottom}; x_wconf {rng.randint(50, 99)}">{escape(w)}</span>')
             x += step
-        lines.append(f'<span class="ocr_line" id="line_1_{li + 1}" title="bbox {width // 20} {y} {x} {y + 40}">'
-                     + " ".join(spans) + "</span>")
+        line_box = f"{width // 20} {y} {x} {y + 40}" if li == 0 else f"0 0 {width} {height}"
+        lines.append(f'<span class="ocr_line" id="line_1_{li + 1}" title="bbox {line_box}">' + " ".join(spans) + "</span>")
         y += 80
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">

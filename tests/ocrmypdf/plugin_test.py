@@ -5,7 +5,8 @@ work tree into a temporary folder), on scans made here: Pillow draws text into p
 different sizes, one page stored sideways with /Rotate 90, one square page that fails.
 
 Part 1 runs THE FAKE seer (tests/ocrmypdf/fake_seer.py, not seer: a fixed-format hOCR writer that fails
-on square pages) behind a recorder that keeps what it printed for each page image. Checked: options
+on square pages, and writes one line without a box, as seer writes a line the model did not place)
+behind a recorder that keeps what it printed for each page image. Checked: options
 reach seer (-m, --mmproj, --device, --threads, -l and --seer-prompt-hint as a prompt that extends
 seer's own, which must equal SEER_OCR_PROMPT_LINES in include/seer.h); out.pdf claims PDF/A-2B; page
 count, sizes and /Rotate are the input's (--rotate-pages leaves every page: seer reports no
@@ -92,14 +93,23 @@ def pdfa_status(path):
 
 
 def hocr_boxes(text):
-    """[(word, (x0, y0, x1, y1) in points)] of an hOCR document's ocrx_words, in order, its pixels
-    taken at DPI (stdlib XML: not the parser under test)."""
+    """[(word, (x0, y0, x1, y1) in points, or None)] of an hOCR document's ocrx_words, in order, its
+    pixels taken at DPI; None for the words of a line whose box is the page's, the line seer could not
+    place (stdlib XML: not the parser under test)."""
+    def box(e):
+        m = re.search(r"bbox (\d+) (\d+) (\d+) (\d+)", e.get("title", ""))
+        return tuple(int(v) for v in m.groups()) if m else None
+
+    def classes(e):
+        return (e.get("class") or "").split()
+
+    root = ET.fromstring(text.encode())
+    page = box(next(e for e in root.iter() if "ocr_page" in classes(e)))
     words = []
-    for e in ET.fromstring(text.encode()).iter():
-        if "ocrx_word" in (e.get("class") or "").split():
-            box = re.search(r"bbox (\d+) (\d+) (\d+) (\d+)", e.get("title", ""))
-            words.append(("".join(e.itertext()).strip(),
-                          tuple(int(v) * 72 / DPI for v in box.groups()) if box else None))
+    for line in (e for e in root.iter() if "ocr_line" in classes(e)):
+        for w in (e for e in line.iter() if "ocrx_word" in classes(e)):
+            words.append(("".join(w.itertext()).strip(),
+                          None if box(line) == page else tuple(v * 72 / DPI for v in box(w))))
     return words
 
 
@@ -188,7 +198,7 @@ def check_text_layer(t, label, out, rec, pages, failing=()):
                     f"{label}: page {n}: pdftotext gives exactly the hOCR's {len(want)} words"):
             t.diag(f"pdftotext: {words}\nhOCR:      {[w for w, _ in want]}")
         else:
-            bad = [(w, g, b) for (w, g), (_, b) in zip(got, want) if not centre_inside(g, b)]
+            bad = [(w, g, b) for (w, g), (_, b) in zip(got, want) if b and not centre_inside(g, b)]
             if not t.ok(not bad, f"{label}: page {n}: every word is at its hOCR box (/Rotate kept aligned)"):
                 t.diag(f"word, pdftotext box, hOCR box (pt): {bad[:3]}")
 
@@ -316,6 +326,9 @@ def part_real(t, run, tmp, seed):
         if not t.ok(want is not None and not Counter(got) - Counter(want),
                     f"real seer: page {n}: every character of the text layer ({len(got)}) is seer's"):
             t.diag(f"pdftotext: {got}\nhOCR:      {want}")
+        # A random model gives no usable boxes: seer's lines then have the page's box, which the plugin
+        # turns into strips OCRmyPDF keeps (place_unplaced_lines), so some text must be there.
+        t.ok(not want or got, f"real seer: page {n}: the text layer is not empty ({len(want or '')} characters in the hOCR)")
 
 
 def main():

@@ -6,8 +6,9 @@ For every page image OCRmyPDF hands over, the plugin runs
     seer ocr [-m MODEL] [--mmproj F] [--device D] [--threads N] [-p PROMPT] --format hocr IMAGE
 
 which writes one hOCR 1.2 document (bbox in the image's pixels) to stdout: exit 0 done, 3 the page
-failed (one line on stderr), 1 fatal (model, device), 2 usage. The hOCR goes to OCRmyPDF, whose own
-renderer (fpdf2, the default) makes the invisible text layer; for --pdf-renderer sandwich the plugin
+failed (one line on stderr), 1 fatal (model, device), 2 usage. The hOCR goes to OCRmyPDF (its
+unplaced lines given strips: place_unplaced_lines), whose own renderer (fpdf2, the default) makes
+the invisible text layer; for --pdf-renderer sandwich the plugin
 renders the same hOCR with that renderer into the text-only PDF the sandwich grafter expects.
 
 Written against OCRmyPDF 17's pluginspec (OcrEngine, register_options, OcrOptions namespaces);
@@ -17,8 +18,10 @@ python/ocrmypdf_seer/README.md has the options and the limits.
 from __future__ import annotations
 
 import logging
+import re
 import shutil
 import subprocess
+import xml.etree.ElementTree as ET
 from functools import lru_cache
 from pathlib import Path
 
@@ -52,6 +55,10 @@ LANGUAGE_NAMES = {
     'swe': 'Swedish', 'tha': 'Thai', 'tur': 'Turkish', 'ukr': 'Ukrainian', 'vie': 'Vietnamese',
 }
 DEFAULT_LANGUAGES = ['eng']  # OCRmyPDF's default -l: not a statement about the document
+XHTML = 'http://www.w3.org/1999/xhtml'
+BBOX = re.compile(r'bbox\s+(-?\d+)\s+(-?\d+)\s+(-?\d+)\s+(-?\d+)')
+# the height of an unplaced line's strip, as a part of the page's: a line of text on a scan
+STRIP_PARTS = 40
 
 
 class SeerOptions(BaseModel):
@@ -194,6 +201,37 @@ def _page_failed(message: str, options) -> None:
     return None
 
 
+def _bbox(element):
+    m = BBOX.search(element.get('title') or '')
+    return tuple(int(v) for v in m.groups()) if m else None
+
+
+def place_unplaced_lines(hocr: str, width: int, height: int) -> str:
+    """seer gives a line the model wrote without a usable box the whole page as its box (its words
+    dividing the width). OCRmyPDF's renderer leaves out a line whose box is much taller than its text
+    is wide (a check meant for rotated text Tesseract misread), which on a portrait page is every such
+    line, so their text would not be in the PDF. Each gets a strip of the page instead, a text line's
+    height (1/STRIP_PARTS of the page, less when more lines than that share it), stacked at the foot
+    of the page in the order seer wrote them: seer puts them in the last block, so text extraction
+    still reads them last. Their words stay searchable, at a place that says nothing."""
+    root = ET.fromstring(hocr)
+    lines = [e for e in root.iter()
+             if 'ocr_line' in (e.get('class') or '').split() and _bbox(e) == (0, 0, width, height)]
+    if not lines:
+        return hocr
+    strip = min(height / len(lines), height / STRIP_PARTS)
+    top = height - strip * len(lines)
+    for i, line in enumerate(lines):
+        y0 = min(round(top + i * strip), height - 1)
+        y1 = min(max(round(top + (i + 1) * strip), y0 + 1), height)
+        for e in line.iter():
+            box = _bbox(e)
+            if box:
+                e.set('title', BBOX.sub(f'bbox {box[0]} {y0} {box[2]} {y1}', e.get('title'), count=1))
+    ET.register_namespace('', XHTML)
+    return ET.tostring(root, encoding='unicode')
+
+
 def _write_hocr(input_file: Path, output_hocr: Path, output_text: Path, options):
     """Runs seer and writes its hOCR and plain text; returns the parsed page (None: skipped)."""
     hocr = _run_seer(input_file, options)
@@ -205,10 +243,10 @@ def _write_hocr(input_file: Path, output_hocr: Path, output_text: Path, options)
         return None
     with Image.open(input_file) as im:
         size = im.size
-    output_hocr.write_text(hocr, encoding='utf-8')
     try:
+        output_hocr.write_text(place_unplaced_lines(hocr, *size), encoding='utf-8')
         page = HocrParser(output_hocr).parse()
-    except (HocrParseError, ValueError) as e:
+    except (ET.ParseError, HocrParseError, ValueError) as e:
         raise SubprocessOutputError(f'seer ocr: {input_file}: its hOCR does not parse: {e}') from e
     # OCRmyPDF stretches the text layer's page (bbox / scan_res) over the PDF page, so every word is
     # where it belongs only if the page box is the image
