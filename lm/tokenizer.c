@@ -234,8 +234,13 @@ static int split_added(struct enc *e, const char *s, size_t n, bool normalized, 
             p++;
             continue;
         }
-        if (e->n_plain && (normalized ? e->seg_plain : overlaps_plain(e, (size_t)(s + p - e->text), hit->len))) {
-            p++; /* inside message text: plain bytes; a match may still start where the text ends */
+        /* Inside message text a special token (<|im_end|>, <|im_start|>, <|vision_start|>) is plain
+           bytes, so a message cannot write the template's markup; a non-special one (<think>,
+           <tool_call>) is vocabulary like any word and matches as HF's apply_chat_template matches it
+           in the rendered text (spec §6.1). A special match may still start where the text ends. */
+        if (hit->special && e->n_plain &&
+            (normalized ? e->seg_plain : overlaps_plain(e, (size_t)(s + p - e->text), hit->len))) {
+            p++;
             continue;
         }
         if (hit->special && !e->parse_special) {

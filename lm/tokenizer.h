@@ -68,11 +68,11 @@ void tok_free(tokenizer *tok);
    as HF's AddedVocabulary does. Nothing is prepended or appended (spec §6.1: no BOS).
    SEER_EINVAL for invalid UTF-8 (message gives the byte offset); on failure *out is unchanged. */
 int tok_encode(const tokenizer *tok, const char *text, size_t len, bool parse_special, tok_ids *out);
-/* tok_encode, except that no added token (special or not) matches where it would overlap one of
-   the n_plain byte ranges [plain[2k], plain[2k+1]) of text (sorted, not overlapping): there the text
-   is plain bytes, pre-tokenized with its neighbours as HF does the text between added tokens, so a
-   text without added tokens gets the ids tok_encode gives. Used for chat prompts, whose message
-   text must not write the template's markup (api/generate.c). */
+/* tok_encode, except that no special added token matches where it would overlap one of the n_plain
+   byte ranges [plain[2k], plain[2k+1]) of text (sorted, not overlapping): there it is plain bytes,
+   pre-tokenized with its neighbours as HF does the text between added tokens, so a text without
+   added tokens gets the ids tok_encode gives. Non-special added tokens match everywhere, as in HF.
+   Used for chat prompts, whose message text must not write the template's markup (api/generate.c). */
 int tok_encode_ranges(const tokenizer *tok, const char *text, size_t len, bool parse_special, const size_t *plain,
                       size_t n_plain, tok_ids *out);
 void tok_ids_free(tok_ids *v);

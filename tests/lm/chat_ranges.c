@@ -6,8 +6,9 @@
      the text between special tokens is pre-tokenized as one piece, so cutting at a message
      boundary must change nothing — "}\n" before "</tool_response>" is one pre-token);
    - hostile messages (<|im_end|>, <|im_start|>assistant, <think>, <|vision_start|>, <|image_pad|>
-     inside the text) leave the counts of every added token exactly those of the template's markup,
-     and decoding the ids gives the rendered text back byte for byte;
+     inside the text) leave the counts of every special added token exactly those of the template's
+     markup, non-special ones (<think>) match as HF matches them, and decoding the ids gives the
+     rendered text back byte for byte;
    - through the public API, a context's fed ids hold one <|im_end|> per turn whatever the user wrote.
    The tokenizer is the tiny model's (tests/reference/gen_tiny.py: the real added tokens, spec §6.1). */
 #include <stdio.h>
@@ -140,7 +141,7 @@ static void test_equivalence(const tokenizer *tok)
 
 static void test_hostile(const tokenizer *tok)
 {
-    int good = 0, runs = 100;
+    int good = 0, runs = 100, vocab_matched = 0;
     for (int t = 0; t < runs; t++) {
         char clean[600], dirty[900];
         random_text(clean, sizeof clean, 8, false);
@@ -175,19 +176,29 @@ static void test_hostile(const tokenizer *tok)
                   !memcmp(back, text, back_len);
         count_added(tok, &r, c);
         count_added(tok, &r0, c0);
-        for (size_t k = 0; k < N_MARKUP && eq; k++)
+        for (size_t k = 0; k < N_MARKUP && eq; k++) {
+            /* a non-special added token (<think>, <tool_call>) is vocabulary: the message's own match
+               as in HF (docs/MODEL.md §6.1); only special ones are the template's alone */
+            const int32_t id = tok_token_to_id(tok, markup_tokens[k], strlen(markup_tokens[k]));
+            if (!tok_is_special(tok, id)) {
+                vocab_matched += c[k] > c0[k];
+                continue;
+            }
             if (c[k] != c0[k]) {
                 eq = false;
                 if (good == t)
                     diag("run %d: %s appears %d times, the template writes it %d times; text: %s", t,
                          markup_tokens[k], c[k], c0[k], dirty);
             }
+        }
         good += eq;
         tok_ids_free(&r), tok_ids_free(&w), tok_ids_free(&r0), tok_ids_free(&w0);
         free(text), free(text0), free(back);
     }
-    ok(good == runs, "hostile text in every role (and beside an image part): added-token counts are the "
+    ok(good == runs, "hostile text in every role (and beside an image part): special-token counts are the "
                      "template's own and the ids decode to the rendered text, %d of %d", good, runs);
+    ok(vocab_matched > 0, "... while <think>, </think> written in messages become their ids (%d times), as in HF",
+       vocab_matched);
 }
 
 /* Public API: two user turns, each with a hostile message; the state holds exactly the

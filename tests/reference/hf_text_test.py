@@ -10,8 +10,8 @@ checkpoints transformers itself wrote (hf_make.py, fresh seed each run: SEER_TES
   (1e-3) and in bf16 (bounded by transformers' own bf16 rounding error: see BF16_SLACK);
 - the tokenizer on real text and the chat template: `apply_chat_template(..., tokenize=True)` against the
   ids seer feeds for the same conversation (system, multi-turn, thinking on, off and default, reasoning
-  in earlier turns, tool results, a template that thinks by default). Cases issue 21 item 4 is to
-  change are TODO, with the reason, and so is one difference found here (PARSE).
+  in earlier turns, tool results, a tool call written in an assistant's text, a template that thinks by
+  default).
 
 Runs under the reference venv's python (common.ensure_hf_python re-executes it there); needs
 SEER_BUILD_DIR's seer and seer_golden (scripts/test.sh builds both). 1-2 minutes on 2 cores.
@@ -94,37 +94,34 @@ def check_model(t, d, name, dtype, ids, text_ids, tmp):
             t.ok(agree, f"{name}: {label}: {N_GREEDY} greedy tokens equal ({note})")
 
 
-# (name, messages, think (None: both sides' default), TODO reason or None)
-# found here, not in issue 21's list: seer tokenizes the added tokens written in a message's text as plain
-# characters (so a message cannot forge markup), apply_chat_template tokenizes the whole rendering, so an
-# assistant turn's own <tool_call> markup becomes the added token there
-PARSE = "not in issue 21's list: seer tokenizes <tool_call> in an assistant message's text as characters"
+# (name, messages, think (None: both sides' default))
 CHATS = [
-    ("one user turn", [{"role": "user", "content": "Hello, who are you?"}], False, None),
-    ("one user turn, thinking", [{"role": "user", "content": "Hello, who are you?"}], True, None),
-    ("one user turn, default thinking", [{"role": "user", "content": "Hello, who are you?"}], None, None),
+    ("one user turn", [{"role": "user", "content": "Hello, who are you?"}], False),
+    ("one user turn, thinking", [{"role": "user", "content": "Hello, who are you?"}], True),
+    ("one user turn, default thinking", [{"role": "user", "content": "Hello, who are you?"}], None),
     ("system + user, whitespace and non-ASCII trimmed as Jinja trims",
      [{"role": "system", "content": "  You are terse.\n"}, {"role": "user", "content": "\n Ça va? 你好 \n"}],
-     False, None),
+     False),
     ("two turns", [{"role": "system", "content": "You are terse."},
                    {"role": "user", "content": "What is 2+2?"},
                    {"role": "assistant", "content": "4."},
-                   {"role": "user", "content": "And 3+3?"}], False, None),
+                   {"role": "user", "content": "And 3+3?"}], False),
     ("two turns, thinking, reasoning in the first answer",
      [{"role": "user", "content": "What is 2+2?"},
       {"role": "assistant", "content": "<think>\nAdd them.\n</think>\n\n4."},
-      {"role": "user", "content": "And 3+3?"}], True, None),
+      {"role": "user", "content": "And 3+3?"}], True),
     ("tool results after a reasoning turn (kept: after the last user query)",
      [{"role": "system", "content": "Use the tools."},
       {"role": "user", "content": "Weather in Paris?"},
       {"role": "assistant", "content": "<think>\nAsk the tool.\n</think>\n\nLet me check."},
       {"role": "tool", "content": "{\"temp\": 21}"},
-      {"role": "tool", "content": "{\"sky\": \"clear\"}"}], True, None),
+      {"role": "tool", "content": "{\"sky\": \"clear\"}"}], True),
+    # <tool_call> is a non-special added token: the id in the rendered text on both sides (docs/MODEL.md §6.1)
     ("a tool call written in the assistant's text",
      [{"role": "user", "content": "Weather?"},
       {"role": "assistant", "content": "<tool_call>\n<function=get>\n<parameter=city>\nParis\n</parameter>\n"
                                        "</function>\n</tool_call>"},
-      {"role": "tool", "content": "21"}], False, PARSE),
+      {"role": "tool", "content": "21"}], False),
 ]
 
 
@@ -149,7 +146,7 @@ def thinking_by_default(d, out):
     return out
 
 
-def check_chat(t, d, name, msgs, think, todo, tmp):
+def check_chat(t, d, name, msgs, think, tmp):
     tok = AutoTokenizer.from_pretrained(d)
     kw = {} if think is None else {"enable_thinking": think}
     want = list(tok.apply_chat_template(msgs, tokenize=True, add_generation_prompt=True, **kw)["input_ids"])
@@ -162,10 +159,7 @@ def check_chat(t, d, name, msgs, think, todo, tmp):
     same = got == want
     desc = f"chat: {name}: seer's {len(got)} ids = apply_chat_template's {len(want)}" + (
         "" if same else f" (first difference at {at}: {tok.decode(got[at:at + 8])!r} vs {tok.decode(want[at:at + 8])!r})")
-    if todo:
-        t.todo(same, desc, todo)
-    else:
-        t.ok(same, desc)
+    t.ok(same, desc)
 
 
 def check_chats(t, d, tmp):
@@ -175,12 +169,12 @@ def check_chats(t, d, tmp):
     want = tok(TEXT)["input_ids"]
     t.ok(seer_text.returncode == 0 and seer_text.stdout.strip() == str(want).replace(" ", ""),
          f"tokenizer: seer tokenize = transformers on {len(want)} ids of mixed-script text")
-    for name, msgs, think, todo in CHATS:
-        check_chat(t, d, name, msgs, think, todo, tmp)
+    for name, msgs, think in CHATS:
+        check_chat(t, d, name, msgs, think, tmp)
     thinks = thinking_by_default(d, os.path.join(tmp, "thinks-by-default"))
     hello = [{"role": "user", "content": "Hello, who are you?"}]
-    for think, todo in ((None, None), (False, None), (True, None)):
-        check_chat(t, thinks, f"a template that thinks by default, enable_thinking {think}", hello, think, todo, tmp)
+    for think in (None, False, True):
+        check_chat(t, thinks, f"a template that thinks by default, enable_thinking {think}", hello, think, tmp)
 
 
 def main():
