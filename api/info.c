@@ -250,10 +250,9 @@ static json_t *load_json(const char *path, int *rc)
    the tensors when `check` (the tensors form a whole checkpoint, not one shard). */
 static int hf_configs(const char *dir, const struct weights *w, bool check, const char *plan_device, json_t *o)
 {
-    char cfg_path[4096], pre_path[4096];
+    char cfg_path[4096];
     int rc;
     snprintf(cfg_path, sizeof cfg_path, "%s/config.json", dir);
-    snprintf(pre_path, sizeof pre_path, "%s/preprocessor_config.json", dir);
     json_t *root = load_json(cfg_path, &rc);
     if (!root)
         return rc;
@@ -262,8 +261,8 @@ static int hf_configs(const char *dir, const struct weights *w, bool check, cons
     bool has_vision = json_is_object(json_object_get(root, "vision_config"));
     if ((rc = qwen35_config_from_json(root, cfg_path, &tc)) == SEER_OK && has_vision)
         rc = vit_config_from_json(root, cfg_path, &vc);
-    if (rc == SEER_OK && has_vision && io_path_kind(pre_path) == IO_FILE)
-        rc = vit_config_read_preprocessor(&vc, pre_path);
+    if (rc == SEER_OK && has_vision)
+        rc = vit_config_load_preprocessor(&vc, dir);
     if (rc == SEER_OK && check)
         rc = qwen35_check_tensors(&tc, w);
     if (rc == SEER_OK && check && has_vision)

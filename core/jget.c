@@ -37,6 +37,32 @@ int jget_load_file(const char *path, size_t max_bytes, const char *limit_name, s
     return SEER_OK;
 }
 
+int jget_load_hf_processor(const char *dir, const char *file, const char *key, size_t max_bytes,
+                           const char *limit_name, json_t **root, char *name, size_t name_cap)
+{
+    *root = NULL;
+    if (!dir)
+        return SEER_OK;
+    if (snprintf(name, name_cap, "%s/%s", dir, file) < (int)name_cap && io_path_kind(name) == IO_FILE)
+        return jget_load_file(name, max_bytes, limit_name, 0, root);
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/processor_config.json", dir) >= (int)sizeof path ||
+        io_path_kind(path) != IO_FILE)
+        return SEER_OK;
+    json_t *all;
+    int rc = jget_load_file(path, max_bytes, limit_name, 0, &all);
+    if (rc)
+        return rc;
+    json_t *sub = json_object_get(all, key);
+    snprintf(name, name_cap, "%s, %s", path, key);
+    if (sub && !json_is_object(sub))
+        rc = seer_err(SEER_EFORMAT, "%s: not a JSON object", name);
+    else if (sub)
+        *root = json_incref(sub);
+    json_decref(all);
+    return rc;
+}
+
 bool jget_has(const json_t *obj, const char *key)
 {
     const json_t *v = json_object_get(obj, key);

@@ -24,6 +24,14 @@ struct jget_ctx {
    untouched. */
 int jget_load_file(const char *path, size_t max_bytes, const char *limit_name, size_t flags, json_t **root);
 
+/* An HF directory's image or video processor settings (spec §5.1, §5.3): `file` as the released
+   checkpoints carry it (preprocessor_config.json, video_preprocessor_config.json), or else the `key`
+   object ("image_processor", "video_processor") of the one processor_config.json that transformers 5's
+   save_pretrained writes instead. *root is NULL when the directory has neither; `name` (name_cap
+   bytes) names what was read, for messages ("DIR/processor_config.json, image_processor"). */
+int jget_load_hf_processor(const char *dir, const char *file, const char *key, size_t max_bytes,
+                           const char *limit_name, json_t **root, char *name, size_t name_cap);
+
 /* True when key is present and not null. */
 bool jget_has(const json_t *obj, const char *key);
 int jget_i64(const struct jget_ctx *c, const json_t *obj, const char *key, int64_t lo, int64_t hi,

@@ -29,13 +29,11 @@ struct video_settings video_settings_default(void)
 
 int video_settings_load(const char *hf_dir, struct video_settings *s)
 {
-    char path[4096];
-    if (!hf_dir || snprintf(path, sizeof path, "%s/video_preprocessor_config.json", hf_dir) >= (int)sizeof path ||
-        io_path_kind(path) != IO_FILE)
-        return SEER_OK;
+    char path[4200];
     json_t *root;
-    int rc = jget_load_file(path, MAX_CONFIG_BYTES, "MAX_CONFIG_BYTES", 0, &root);
-    if (rc)
+    int rc = jget_load_hf_processor(hf_dir, "video_preprocessor_config.json", "video_processor", MAX_CONFIG_BYTES,
+                                    "MAX_CONFIG_BYTES", &root, path, sizeof path);
+    if (rc || !root)
         return rc;
     struct jget_ctx jc = {path, ""}, sc = {path, "size."};
     const json_t *size = json_object_get(root, "size");

@@ -212,20 +212,39 @@ int vit_config_from_json(const json_t *root, const char *path, struct vit_config
 
 int vit_config_read_preprocessor(struct vit_config *cfg, const char *path)
 {
-    struct jget_ctx pc = {path, ""};
-    size_t nm, ns;
-    double mean[3], std[3];
     json_t *root;
     int rc = jget_load_file(path, MAX_PREPROCESSOR_BYTES, "MAX_PREPROCESSOR_BYTES in vision/config.c", 0, &root);
     if (rc != SEER_OK)
         return rc;
+    rc = vit_config_preprocessor(cfg, root, path);
+    json_decref(root);
+    return rc;
+}
+
+int vit_config_load_preprocessor(struct vit_config *cfg, const char *dir)
+{
+    char name[4200];
+    json_t *root;
+    int rc = jget_load_hf_processor(dir, "preprocessor_config.json", "image_processor", MAX_PREPROCESSOR_BYTES,
+                                    "MAX_PREPROCESSOR_BYTES in vision/config.c", &root, name, sizeof name);
+    if (rc == SEER_OK && root)
+        rc = vit_config_preprocessor(cfg, root, name);
+    json_decref(root);
+    return rc;
+}
+
+int vit_config_preprocessor(struct vit_config *cfg, const json_t *root, const char *path)
+{
+    struct jget_ctx pc = {path, ""};
+    size_t nm, ns;
+    double mean[3], std[3];
+    int rc = SEER_OK;
     if (!json_is_object(root))
         rc = seer_err(SEER_EFORMAT, "%s: not a JSON object", path);
     if (rc == SEER_OK)
         rc = jget_f64_arr(&pc, root, "image_mean", false, mean, 3, &nm);
     if (rc == SEER_OK)
         rc = jget_f64_arr(&pc, root, "image_std", false, std, 3, &ns);
-    json_decref(root);
     if (rc != SEER_OK)
         return rc;
     if ((nm != 0 && nm != 3) || (ns != 0 && ns != 3))

@@ -37,6 +37,11 @@ static inline int64_t vit_head_dim(const struct vit_config *c) { return c->n_emb
 int vit_config_from_gguf(const gguf *g, struct vit_config *cfg);
 /* From config.json's vision_config (`path` names the file in messages). */
 int vit_config_from_json(const json_t *root, const char *path, struct vit_config *cfg);
+/* image_mean / image_std (when present) from a preprocessor config's JSON into cfg; `path` names it. */
+int vit_config_preprocessor(struct vit_config *cfg, const json_t *root, const char *path);
+/* The same from an HF directory's image processor settings (jget_load_hf_processor: the released
+   preprocessor_config.json, or transformers 5's processor_config.json); none is fine. */
+int vit_config_load_preprocessor(struct vit_config *cfg, const char *dir);
 /* Reads image_mean / image_std from an HF preprocessor_config.json into cfg (when present). */
 int vit_config_read_preprocessor(struct vit_config *cfg, const char *path);
 

@@ -213,8 +213,7 @@ static int config_from_hf_dir(const char *dir, struct vit_config *cfg)
     if (rc != SEER_OK)
         return rc;
     /* mean/std for the preprocessor (spec §5.1); the defaults stand when the file is absent */
-    snprintf(path, sizeof path, "%s/preprocessor_config.json", dir);
-    return io_path_kind(path) == IO_FILE ? vit_config_read_preprocessor(cfg, path) : SEER_OK;
+    return vit_config_load_preprocessor(cfg, dir);
 }
 
 /* The configuration into m->cfg and, with `tensors`, the weight files opened and every tensor's

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/gguf.h"
 #include "core/io.h"
+#include "core/jget.h"
 #include "core/safetensors.h"
 #include "core/util.h"
 #include "core/weights.h"
@@ -22,6 +23,42 @@
 #include "vision/config.h"
 
 static char dir[512];
+
+static const char *tmp(const char *name);
+static bool good_msg(const char *path, const char *needle);
+
+/* transformers 5's save_pretrained writes one processor_config.json holding "image_processor" and
+   "video_processor"; the released checkpoints carry preprocessor_config.json and
+   video_preprocessor_config.json. Either layout is read, the released files first. */
+static void hf_processor_tests(struct vit_config *v)
+{
+    char pdir[700], name[4200];
+    snprintf(pdir, sizeof pdir, "%s", tmp("proc5"));
+    mkdir(pdir, 0700);
+    json_t *root = (json_t *)0x1;
+    ok(jget_load_hf_processor(pdir, "preprocessor_config.json", "image_processor", 4096, "x", &root, name,
+                              sizeof name) == SEER_OK && root == NULL, "a directory without processor settings: none");
+    write_text(tmp("proc5/processor_config.json"),
+               "{\"processor_class\": \"Qwen3VLProcessor\", \"image_processor\": {\"image_mean\": [0.25, 0.5, 0.75], "
+               "\"image_std\": [0.125, 0.25, 0.375]}, \"video_processor\": {\"fps\": 3.5}}");
+    v->image_mean[0] = 0;
+    int rc = vit_config_load_preprocessor(v, pdir);
+    ok(rc == SEER_OK && v->image_mean[0] == 0.25f && v->image_std[2] == 0.375f,
+       "transformers 5's processor_config.json: image_processor's mean/std read");
+    rc = jget_load_hf_processor(pdir, "video_preprocessor_config.json", "video_processor", 4096, "x", &root, name,
+                                sizeof name);
+    ok(rc == SEER_OK && root && json_real_value(json_object_get(root, "fps")) == 3.5 &&
+       strstr(name, "processor_config.json, video_processor"), "... and its video_processor, named %s", name);
+    json_decref(root);
+    write_text(tmp("proc5/preprocessor_config.json"), "{\"image_mean\": [0.5, 0.5, 0.5]}");
+    ok(vit_config_load_preprocessor(v, pdir) == SEER_OK && v->image_mean[0] == 0.5f,
+       "the released preprocessor_config.json comes first where both exist");
+    remove(tmp("proc5/preprocessor_config.json"));
+    write_text(tmp("proc5/processor_config.json"), "{\"image_processor\": [1]}");
+    rc = vit_config_load_preprocessor(v, pdir);
+    ok(rc == SEER_EFORMAT && good_msg("processor_config.json, image_processor", "not a JSON object"),
+       "an image_processor that is no object is refused, named: %s", seer_last_error());
+}
 
 static const char *tmp(const char *name)
 {
@@ -690,6 +727,7 @@ static void test_hf_meta(void)
     write_text(tmp("pre.json"), "{\"image_mean\": [0.1, 0.2], \"image_std\": [0.4, 0.5, 0.6]}");
     rc = vit_config_read_preprocessor(&v, tmp("pre.json"));
     ok(rc == SEER_EFORMAT && good_msg(tmp("pre.json"), "3 entries"), "2-entry image_mean refused");
+    hf_processor_tests(&v);
     ok(qwen35_config_from_hf_file(tmp("absent.json"), &q) == SEER_EIO && good_msg(tmp("absent.json"), "cannot open"),
        "missing config.json is EIO naming it");
     j = tm_config_json(&c, true);
