@@ -16,6 +16,7 @@
 #include "core/cpu/cpu_internal.h"
 #include "core/cpu/gemm_f32.h"
 #include "core/cpu/matmul_x86.h"
+#include "core/cpu/vexp.h"
 #include "core/error.h"
 #include "core/quant.h"
 #include "core/util.h"
@@ -41,6 +42,8 @@ struct attn_ctx {
     int64_t n_tiles, n_items; /* tiles per (kv head, head part); items in all */
     bool kv_direct;           /* f32 K/V whose strides are whole floats: read in place */
     bool q8_simd;             /* q8_0 K/V widened by matmul_x86.h's AVX2 dequantiser */
+    bool vsoft;               /* the online softmax in AVX2 lanes (softmax_avx2) */
+    int64_t ld;               /* row stride of a tile's scores: its largest R rounded up to 8 lanes */
     float *scratch;
     size_t scratch_floats;    /* per thread */
     atomic_llong next;        /* next work item (dynamic: causal tiles differ in cost) */
@@ -93,21 +96,21 @@ static const float *kv_block(const struct attn_ctx *c, const tensor *t, int64_t 
 struct tile_bufs {
     float *qt;   /* {hd×R}: Qᵀ·scale (GEMM path) or {R×hd}: Q·scale (dot path) */
     float *acc;  /* {R×hd} */
-    float *m, *l; /* {R} */
-    float *st;   /* {KB×R}: scores of the block, transposed, then the probabilities */
+    float *m, *l, *corr; /* {ld}: running max and sum, and the block's rescaling factor, per row */
+    float *st;   /* {KB×ld}: scores of the block, transposed, then the probabilities */
     float *kb, *vb; /* {KB×hd}: converted K/V rows */
     bool *allow; /* {KB×qt}: mask of the block per query */
 };
 
 /* Lays the buffers out from `base` (NULL: only count); returns the size in floats, 0 on
    overflow. */
-static size_t tile_layout(float *base, int64_t hd, int64_t R, int64_t qt, struct tile_bufs *b)
+static size_t tile_layout(float *base, int64_t hd, int64_t R, int64_t ld, int64_t qt, struct tile_bufs *b)
 {
     size_t n = 0, hR, kh, kq;
     if (!size_mul((size_t)hd, (size_t)R, &hR) || !size_mul(KB, (size_t)hd, &kh) || !size_mul(KB, (size_t)qt, &kq))
         return 0;
-    float **fp[] = {&b->qt, &b->acc, &b->m, &b->l, &b->st, &b->kb, &b->vb};
-    size_t nf[] = {hR, hR, (size_t)R, (size_t)R, KB * (size_t)R, kh, kh};
+    float **fp[] = {&b->qt, &b->acc, &b->m, &b->l, &b->corr, &b->st, &b->kb, &b->vb};
+    size_t nf[] = {hR, hR, (size_t)ld, (size_t)ld, (size_t)ld, KB * (size_t)ld, kh, kh};
     for (size_t i = 0; i < ARRAY_LEN(nf); i++) {
         *fp[i] = base ? base + n : NULL;
         if (!size_add(n, nf[i], &n))
@@ -118,8 +121,9 @@ static size_t tile_layout(float *base, int64_t hd, int64_t R, int64_t qt, struct
 }
 
 /* Scores for few rows (R < 4, e.g. decoding with nh == nkv): dot products along hd, so the
-   vector width is used without needing 4 rows. st[j·R + ρ] = k_j · q_ρ. */
-static void scores_dot(const float *k, int64_t ldk, int64_t n, const float *q, int64_t R, int64_t hd, float *st)
+   vector width is used without needing 4 rows. st[j·ld + ρ] = k_j · q_ρ. */
+static void scores_dot(const float *k, int64_t ldk, int64_t n, const float *q, int64_t R, int64_t hd, float *st,
+                       int64_t ld)
 {
     for (int64_t j = 0; j < n; j++) {
         const float *kj = k + j * ldk;
@@ -133,9 +137,96 @@ static void scores_dot(const float *k, int64_t ldk, int64_t n, const float *q, i
             float s = (a[0] + a[1]) + (a[2] + a[3]);
             for (; e < hd; e++)
                 s += kj[e] * qr[e];
-            st[j * R + rho] = s;
+            st[j * ld + rho] = s;
         }
     }
+}
+
+/* The online softmax of one key block for rows [0, R): st{n×ld} holds the scores (masked ones −∞)
+   and receives the probabilities; m and l are updated and corr[ρ] = e^(m_old − m_new) is what the
+   row's accumulator must be scaled by. A row that has seen no visible key keeps m = −∞, l = 0 and
+   gets zeros (its corr is 0: the accumulator is zero anyway). Portable form: libm's expf. */
+static void softmax_rows(float *st, int64_t ld, int64_t n, int64_t R, float *m, float *l, float *corr)
+{
+    for (int64_t rho = 0; rho < R; rho++) {
+        float mb = -INFINITY;
+        for (int64_t j = 0; j < n; j++)
+            mb = MAX(mb, st[j * ld + rho]);
+        const float mnew = MAX(m[rho], mb);
+        if (mnew == -INFINITY) { /* nothing visible to this row yet */
+            for (int64_t j = 0; j < n; j++)
+                st[j * ld + rho] = 0.0f;
+            corr[rho] = 0.0f;
+            continue;
+        }
+        float sum = 0.0f;
+        corr[rho] = m[rho] == -INFINITY ? 0.0f : expf(m[rho] - mnew);
+        for (int64_t j = 0; j < n; j++) {
+            const float s = st[j * ld + rho], p = s == -INFINITY ? 0.0f : expf(s - mnew);
+            st[j * ld + rho] = p;
+            sum += p;
+        }
+        l[rho] = l[rho] * corr[rho] + sum;
+        m[rho] = mnew;
+    }
+}
+
+#ifdef SEER_MM_X86
+/* softmax_rows on 8 rows at a time: the scores are stored key-major (st[j·ld + ρ]), so a row group
+   is one vector per key and the max and sum run down the keys with no horizontal reduction; e^x is
+   vexp8's polynomial (within 3e-7 of expf). `masked`: the block has −∞ scores, which must give
+   exactly 0 (vexp8 clamps to 1.2e-38). Lanes past R (up to ld) hold finite padding, never read. */
+__attribute__((target("avx2,fma"))) static void softmax_avx2(float *st, int64_t ld, int64_t n, int64_t R, float *m,
+                                                             float *l, float *corr, bool masked)
+{
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+    for (int64_t r0 = 0; r0 < R; r0 += 8) {
+        __m256 mb = ninf;
+        for (int64_t j = 0; j < n; j++)
+            mb = _mm256_max_ps(mb, _mm256_loadu_ps(st + j * ld + r0));
+        const __m256 mo = _mm256_loadu_ps(m + r0), mn = _mm256_max_ps(mo, mb);
+        /* −∞ lanes subtract 0 instead (every score there is −∞ and is masked to 0 below) */
+        const __m256 sub = _mm256_and_ps(mn, _mm256_cmp_ps(mn, ninf, _CMP_NEQ_OQ));
+        const __m256 cr = _mm256_and_ps(vexp8(_mm256_sub_ps(mo, sub)), _mm256_cmp_ps(mo, ninf, _CMP_NEQ_OQ));
+        __m256 sum0 = _mm256_setzero_ps(), sum1 = sum0;
+        int64_t j = 0;
+        for (; j + 2 <= n; j += 2) { /* two independent sums hide the add latency */
+            float *s0 = st + j * ld + r0, *s1 = s0 + ld;
+            __m256 x0 = _mm256_loadu_ps(s0), x1 = _mm256_loadu_ps(s1);
+            __m256 p0 = vexp8(_mm256_sub_ps(x0, sub)), p1 = vexp8(_mm256_sub_ps(x1, sub));
+            if (masked)
+                p0 = _mm256_and_ps(p0, _mm256_cmp_ps(x0, ninf, _CMP_NEQ_OQ)),
+                p1 = _mm256_and_ps(p1, _mm256_cmp_ps(x1, ninf, _CMP_NEQ_OQ));
+            _mm256_storeu_ps(s0, p0), _mm256_storeu_ps(s1, p1);
+            sum0 = _mm256_add_ps(sum0, p0), sum1 = _mm256_add_ps(sum1, p1);
+        }
+        if (j < n) {
+            float *s0 = st + j * ld + r0;
+            __m256 x0 = _mm256_loadu_ps(s0), p0 = vexp8(_mm256_sub_ps(x0, sub));
+            if (masked)
+                p0 = _mm256_and_ps(p0, _mm256_cmp_ps(x0, ninf, _CMP_NEQ_OQ));
+            _mm256_storeu_ps(s0, p0);
+            sum0 = _mm256_add_ps(sum0, p0);
+        }
+        _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), cr, _mm256_add_ps(sum0, sum1)));
+        _mm256_storeu_ps(m + r0, mn);
+        _mm256_storeu_ps(corr + r0, cr);
+    }
+}
+#endif
+
+/* Whether every query of the tile and every key of [j0, j0+n) are in one segment (the usual case in
+   the tower: one image), so the block needs no mask. */
+static bool seg_block_full(const struct attn_ctx *c, int64_t t0, int64_t nq, int64_t j0, int64_t n)
+{
+    const int32_t id = c->seg[t0];
+    for (int64_t tt = 1; tt < nq; tt++)
+        if (c->seg[t0 + tt] != id)
+            return false;
+    for (int64_t j = 0; j < n; j++)
+        if (c->seg[j0 + j] != id)
+            return false;
+    return true;
 }
 
 static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_t g, int64_t h0, int64_t nh_t,
@@ -157,9 +248,13 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
                     b->qt[e * R + rho] = src[e] * c->scale;
             }
         }
-    for (int64_t rho = 0; rho < R; rho++)
-        b->m[rho] = -INFINITY, b->l[rho] = 0.0f;
+    /* lanes past R are padding for the 8-row softmax: finite, so they never make a NaN */
+    const int64_t ld = dot ? R : c->ld;
+    for (int64_t rho = 0; rho < ld; rho++)
+        b->m[rho] = rho < R ? -INFINITY : 0.0f, b->l[rho] = 0.0f;
     memset(b->acc, 0, (size_t)(R * hd) * sizeof(float));
+    if (ld > R)
+        memset(b->st, 0, (size_t)(KB * ld) * sizeof(float));
 
     /* keys any query of the tile may see */
     int64_t jlo = 0, jhi;
@@ -174,10 +269,10 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
     for (int64_t j0 = jlo; j0 < jhi; j0 += KB) {
         int64_t n = MIN(KB, jhi - j0);
         /* which (query, key) pairs of the block are visible; a query that sees none skips it */
-        bool full = c->causal && j0 + n - 1 <= c->q_pos0 + t0, any = false;
-        for (int64_t tt = 0; tt < nq; tt++)
+        bool full = c->causal ? j0 + n - 1 <= c->q_pos0 + t0 : seg_block_full(c, t0, nq, j0, n), any = full;
+        for (int64_t tt = 0; tt < nq && !full; tt++)
             for (int64_t j = 0; j < n; j++) {
-                bool ok = full || (c->causal ? j0 + j <= c->q_pos0 + t0 + tt : c->seg[j0 + j] == c->seg[t0 + tt]);
+                bool ok = c->causal ? j0 + j <= c->q_pos0 + t0 + tt : c->seg[j0 + j] == c->seg[t0 + tt];
                 b->allow[tt * KB + j] = ok;
                 any |= ok;
             }
@@ -187,43 +282,34 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
         int64_t ldk, ldv;
         const float *kr = kv_block(c, c->k, g, j0, n, b->kb, &ldk);
         if (dot) {
-            scores_dot(kr, ldk, n, b->qt, R, hd, b->st);
+            scores_dot(kr, ldk, n, b->qt, R, hd, b->st, ld);
         } else {
             /* Sᵀ{n×R} = K{n×hd}·(Q·scale)ᵀ{hd×R} */
             struct cpu_gemm sg = {.M = n, .N = R, .K = hd, .alpha = 1.0f, .cb = 0.0f, .A = kr, .a_rs = ldk,
-                                  .a_cs = 1, .B = b->qt, .ldb = R, .C = b->st, .ldc = R, .tri = CPU_TRI_NONE};
+                                  .a_cs = 1, .B = b->qt, .ldb = R, .C = b->st, .ldc = ld, .tri = CPU_TRI_NONE};
             cpu_gemm_f32(&sg);
         }
-
-        /* online softmax per row over this block's visible keys */
-        for (int64_t rho = 0; rho < R; rho++) {
-            const bool *al = b->allow + (rho / nh_t) * KB;
-            float mb = -INFINITY;
+        for (int64_t tt = 0; tt < nq && !full; tt++)
             for (int64_t j = 0; j < n; j++)
-                if (al[j] && b->st[j * R + rho] > mb)
-                    mb = b->st[j * R + rho];
-            if (mb == -INFINITY) { /* nothing visible to this row here */
-                for (int64_t j = 0; j < n; j++)
-                    b->st[j * R + rho] = 0.0f;
-                continue;
-            }
-            float mnew = MAX(b->m[rho], mb), sum = 0.0f;
-            float corr = b->m[rho] == -INFINITY ? 0.0f : expf(b->m[rho] - mnew);
-            for (int64_t j = 0; j < n; j++) {
-                float p = al[j] ? expf(b->st[j * R + rho] - mnew) : 0.0f;
-                b->st[j * R + rho] = p;
-                sum += p;
-            }
-            b->l[rho] = b->l[rho] * corr + sum;
-            b->m[rho] = mnew;
-            if (corr != 1.0f)
-                cpu_vscale(b->acc + rho * hd, b->acc + rho * hd, corr, hd);
-        }
+                if (!b->allow[tt * KB + j])
+                    for (int64_t hh = 0; hh < nh_t; hh++)
+                        b->st[j * ld + tt * nh_t + hh] = -INFINITY;
+
+        /* online softmax per row over this block's visible keys, then the rows' rescaling */
+#ifdef SEER_MM_X86
+        if (c->vsoft && !dot)
+            softmax_avx2(b->st, ld, n, R, b->m, b->l, b->corr, !full);
+        else
+#endif
+            softmax_rows(b->st, ld, n, R, b->m, b->l, b->corr);
+        for (int64_t rho = 0; rho < R; rho++)
+            if (b->corr[rho] != 1.0f)
+                cpu_vscale(b->acc + rho * hd, b->acc + rho * hd, b->corr[rho], hd);
 
         /* acc{R×hd} += P{R×n}·V{n×hd}; P is st read transposed */
         const float *vr = kv_block(c, c->v, g, j0, n, b->vb, &ldv);
         struct cpu_gemm pg = {.M = R, .N = hd, .K = n, .alpha = 1.0f, .cb = 1.0f, .A = b->st, .a_rs = 1,
-                              .a_cs = R, .B = vr, .ldb = ldv, .C = b->acc, .ldc = hd, .tri = CPU_TRI_NONE};
+                              .a_cs = ld, .B = vr, .ldb = ldv, .C = b->acc, .ldc = hd, .tri = CPU_TRI_NONE};
         cpu_gemm_f32(&pg);
     }
 
@@ -244,7 +330,7 @@ static void attn_worker(void *p, int ith, int nth)
     (void)nth;
     struct tile_bufs b;
     int64_t n_parts = c->r / c->nhp;
-    tile_layout(c->scratch + (size_t)ith * c->scratch_floats, c->hd, c->nhp * c->qt, c->qt, &b);
+    tile_layout(c->scratch + (size_t)ith * c->scratch_floats, c->hd, c->nhp * c->qt, c->ld, c->qt, &b);
     for (;;) {
         long long it = atomic_fetch_add(&c->next, 1);
         if (it >= c->n_items)
@@ -312,6 +398,7 @@ int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, co
                   k->nb[2] % sizeof(float) == 0 && v->nb[1] % sizeof(float) == 0 && v->nb[2] % sizeof(float) == 0;
 #ifdef SEER_MM_X86
     c.q8_simd = k->type == DT_Q8_0 && mm_x86_available();
+    c.vsoft = mm_x86_available();
 #endif
     if (!c.causal) {
         c.seg = (const int32_t *)mask->seg->data;
@@ -343,7 +430,8 @@ int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, co
         c.nhp = d;
     }
     struct tile_bufs tb;
-    size_t per = tile_layout(NULL, c.hd, c.nhp * c.qt, c.qt, &tb), total;
+    c.ld = (c.nhp * c.qt + 7) / 8 * 8;
+    size_t per = tile_layout(NULL, c.hd, c.nhp * c.qt, c.ld, c.qt, &tb), total;
     /* each thread's area rounded to 64 bytes so threads do not share cache lines */
     if (per == 0 || !size_align(per, 16, &c.scratch_floats) ||
         !size_mul(c.scratch_floats, par ? (size_t)nth : 1, &total) || !size_mul(total, sizeof(float), &total)) {

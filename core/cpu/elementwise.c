@@ -93,19 +93,7 @@ int cpu_binary(backend *be, enum binary_op op, tensor *out, const tensor *a, con
     return SEER_OK;
 }
 
-/* ---- unary (SiLU and the sigmoid: vmath.c) ----------------------------------------------------- */
-
-/* 0.5x(1 + tanh u) with u = sqrt(2/pi)(x + 0.044715x³), evaluated as x / (1 + e^(−2u)) (the same
-   function): for x ≲ −3, 1 + tanh u cancels to a handful of f32 ulps, which would leave only a
-   few correct bits in the small negative tail. */
-static void gelu_tanh_row(float *y, const float *x, int64_t n)
-{
-    const float k2 = 2.0f * 0.7978845608028654f; /* 2·sqrt(2/pi) */
-    for (int64_t j = 0; j < n; j++) {
-        float v = x[j];
-        y[j] = v / (1.0f + expf(-k2 * (v + 0.044715f * v * v * v)));
-    }
-}
+/* ---- unary (SiLU, the sigmoid and GELU-tanh: vmath.c) ---------------------------------------- */
 
 /* 0.5x(1 + erf(x/√2)) evaluated as 0.5x·erfc(−x/√2) (the same function), which stays accurate in
    the negative tail where 1 + erf cancels. */
@@ -132,7 +120,7 @@ static void exp_row(float *y, const float *x, int64_t n)
 typedef void (*unary_row_fn)(float *y, const float *x, int64_t n);
 
 static const unary_row_fn unary_rows[UNARY_COUNT] = {
-    [UNARY_SILU] = vm_silu,       [UNARY_GELU_TANH] = gelu_tanh_row, [UNARY_GELU_ERF] = gelu_erf_row,
+    [UNARY_SILU] = vm_silu,       [UNARY_GELU_TANH] = vm_gelu_tanh, [UNARY_GELU_ERF] = gelu_erf_row,
     [UNARY_SIGMOID] = vm_sigmoid, [UNARY_SOFTPLUS] = softplus_row,   [UNARY_EXP] = exp_row,
 };
 

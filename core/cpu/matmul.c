@@ -244,10 +244,14 @@ static void dot_worker(void *ctx, int ith, int nth)
     }
 }
 
-/* Prefill: per panel of MB weight rows, per KCP chunk of K, dequantise the chunk transposed
-   (panel[k][j] = w[m0+j][kc+k]) and add x·panel into out's MB columns for every activation row.
+/* Prefill: per panel of MB weight rows, per KCP chunk of K, dequantise the chunk transposed into
+   strips of NS weight rows (strip[k][j] = w[m0+s+j][kc+k], each strip contiguous: the f32 kernel's
+   16-column blocks then read B as one sequential stream that stays in L1) and add x·strip into out's
+   columns, NCH activation rows at a time (their chunk of x stays in L2 while every strip passes).
    Each weight element is dequantised once; each output element gets its K/KCP partial sums in a
    fixed order, so any thread count gives identical floats. */
+#define NS 16
+#define NCH 192
 static void gemm_worker(void *ctx, int ith, int nth)
 {
     const struct simd_ctx *c = ctx;
@@ -264,17 +268,22 @@ static void gemm_worker(void *ctx, int ith, int nth)
             const size_t off = (size_t)(kc / di->block_elems) * (size_t)di->block_bytes;
             for (int64_t j = 0; j < mb; j++) {
                 mm_x86_dequant(w->type, (const char *)w->data + (size_t)(m0 + j) * w->nb[1] + off, row, len);
+                const int64_t s = j / NS * NS, ns = MIN(NS, mb - s);
+                float *strip = panel + s * len + (j - s);
                 for (int64_t k = 0; k < len; k++)
-                    panel[k * mb + j] = row[k];
+                    strip[k * ns] = row[k];
             }
-            const struct cpu_gemm g = {
-                .M = c->N, .N = mb, .K = len, .alpha = 1.0f, .cb = kc ? 1.0f : 0.0f,
-                .A = c->x0 + kc, .a_rs = c->x_rs, .a_cs = 1,
-                .B = panel, .ldb = mb,
-                .C = (float *)c->out->data + m0, .ldc = c->M,
-                .tri = CPU_TRI_NONE,
-            };
-            cpu_gemm_f32(&g);
+            for (int64_t n0 = 0; n0 < c->N; n0 += NCH)
+                for (int64_t s = 0; s < mb; s += NS) {
+                    const struct cpu_gemm g = {
+                        .M = MIN(NCH, c->N - n0), .N = MIN(NS, mb - s), .K = len, .alpha = 1.0f,
+                        .cb = kc ? 1.0f : 0.0f, .A = c->x0 + n0 * c->x_rs + kc, .a_rs = c->x_rs, .a_cs = 1,
+                        .B = panel + s * len, .ldb = MIN(NS, mb - s),
+                        .C = (float *)c->out->data + n0 * c->M + m0 + s, .ldc = c->M,
+                        .tri = CPU_TRI_NONE,
+                    };
+                    cpu_gemm_f32(&g);
+                }
         }
     }
 }
