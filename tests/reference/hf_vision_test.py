@@ -18,7 +18,8 @@ pixels mode (vision/preprocess.c's patch rows) on the same files:
   Qwen3VLVideoProcessor by default neither caps a frame (cap_pixels_per_frame unset: it warns and keeps
   the whole-clip budget) nor rounds the count to even (the fps 3 case samples 9 frames on both sides);
   the 1280x704 clip is one where the cap would change the grid (asserted), so seer following Qwen's cap
-  instead would fail it.
+  instead would fail it. A variable-rate clip: the same frames and prompt but for the stamps, which seer
+  takes from presentation times (checked against ffprobe's) where transformers divides by the average fps.
 
 AutoProcessor builds Qwen2VLImageProcessor on its default torchvision backend (bicubic with
 antialiasing, what the release's preprocessor_config.json asks for), and seer's default resize is
@@ -33,6 +34,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -46,6 +48,7 @@ import hf_make  # noqa: E402  (loads torch and transformers first)
 import numpy as np  # noqa: E402
 from hf_make import torch  # noqa: E402
 from hf_oracle import HFModel, rel_l2, seer_bin, seer_media_chat, seer_pixels, worst_row_rel_l2  # noqa: E402
+import video_ref  # noqa: E402
 from PIL import Image  # noqa: E402
 from transformers import AutoImageProcessor, AutoProcessor  # noqa: E402
 
@@ -272,27 +275,64 @@ def check_videos(t, d, hf, proc, tmp):
         t.ok(grid == [gt, gh, gw], f"video {name}: seer's grid {grid} = video_grid_thw {[gt, gh, gw]}")
         if size != "96x64":
             # the case must tell the defaults apart: Qwen's cap gives another grid here
-            capped = proc.video_processor(videos=[path], cap_pixels_per_frame=True, **opts)["video_grid_thw"][0].tolist()
+            capped = proc.video_processor(videos=[path], cap_pixels_per_frame=True, **opts)["video_grid_thw"]
+            capped = capped[0].tolist()
             t.ok(capped != [gt, gh, gw], f"video {name}: with cap_pixels_per_frame=True transformers' grid would be "
                  f"{capped}, not {[gt, gh, gw]}")
         # and its prompt holds one pad run of (h/2)(w/2) per frame pair
         pads = np.array(got_ids) == proc.tokenizer.convert_tokens_to_ids("<|video_pad|>")
         runs = np.diff(np.flatnonzero(np.diff(np.concatenate([[0], pads.astype(int), [0]]))))[::2].tolist()
         t.ok(runs == [gh * gw // 4] * gt, f"video {name}: seer's pad runs {runs} = {gt} x {gh * gw // 4}")
-        if not same:
-            continue
-        # transformers' whole path (its processor's pixels, its model) against seer's: the positions before
-        # the video at TOL; from the first video token on at TOL_IMAGE, the same tower's open finding and
-        # what attends to it (seed 949837314: a 1280x704 pad row 1.28e-3, the median pad row 9e-6; at
-        # 29.97 fps the <|vision_end|> after a pair 9.7e-4, the other text rows <= 1.3e-4)
-        want_lg = hf.logits_of(want)
-        v0 = int(np.flatnonzero(pads)[0])
-        e_text = worst_row_rel_l2(got_lg[:v0], want_lg[:v0])
-        e_video = worst_row_rel_l2(got_lg[v0:], want_lg[v0:])
-        t.ok(e_text <= TOL, f"video {name}: logits of the {v0} positions before the video, worst rel L2 "
-             f"{e_text:.2e} (<= {TOL:.0e})")
-        t.ok(e_video <= TOL_IMAGE, f"video {name}: logits of the {len(got_ids) - v0} positions from the video on, "
-             f"worst rel L2 {e_video:.2e} (<= {TOL_IMAGE:.0e})")
+        if same:
+            # transformers' whole path (its processor's pixels, its model) against seer's
+            check_video_logits(t, f"video {name}", got_lg, hf.logits_of(want), pads)
+
+
+def check_video_logits(t, name, got_lg, want_lg, pads):
+    """The positions before the video at TOL; from the first video token on at TOL_IMAGE, the same tower's
+    open finding and what attends to it (seed 949837314: a 1280x704 pad row 1.28e-3, the median pad row
+    9e-6; at 29.97 fps the <|vision_end|> after a pair 9.7e-4, the other text rows <= 1.3e-4)."""
+    v0 = int(np.flatnonzero(pads)[0])
+    e_text = worst_row_rel_l2(got_lg[:v0], want_lg[:v0])
+    e_video = worst_row_rel_l2(got_lg[v0:], want_lg[v0:])
+    t.ok(e_text <= TOL, f"{name}: logits of the {v0} positions before the video, worst rel L2 {e_text:.2e} "
+         f"(<= {TOL:.0e})")
+    t.ok(e_video <= TOL_IMAGE, f"{name}: logits of the {len(got_lg) - v0} positions from the video on, worst rel L2 "
+         f"{e_video:.2e} (<= {TOL_IMAGE:.0e})")
+
+
+def check_vfr(t, d, hf, proc, tmp):
+    """A variable frame rate (frames 20.. shown from 0.9 s on, 30 fps apart): seer's documented choice
+    (docs/MODEL.md §5.3) stamps presentation times where transformers stamps index / average fps. The
+    frames and every other token must still be transformers'; the stamps are checked against
+    ffprobe's frame times (video_ref.probe), and the model on seer's prompt with transformers' pixels."""
+    path = os.path.join(tmp, "vfr.mp4")
+    subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30:duration=2",
+                    "-vf", "setpts='if(lt(N,20),N/30,0.7+N/90)/TB'", "-fps_mode", "vfr", "-c:v", "libx264",
+                    "-pix_fmt", "yuv420p", path], check=True)
+    want = hf_inputs(proc, [], [path], {})
+    meta = proc.video_processor(videos=[path], return_metadata=True)["video_metadata"][0]
+    hf_idx = [int(i) for i in meta.frames_indices]
+    try:
+        plan = seer_video_plan(d, path, {})
+        got_ids, got_lg = seer_media_chat(d, [{"role": "user", "content": PROMPT, "videos": [{"path": path}]}],
+                                          False, tmp)
+    except (RuntimeError, ValueError, KeyError) as err:
+        t.ok(False, f"variable-rate video: seer: {err}")
+        return
+    seer_idx = [f["index"] for f in plan["frames"]]
+    t.ok(seer_idx == hf_idx, f"variable-rate video: sampled frames {seer_idx} = transformers' {hf_idx}")
+    sec = video_ref.probe(path)[0]
+    truth = [f"<{x:.1f} seconds>" for x in video_ref.group_times([sec[i] for i in hf_idx])]
+    # transformers' prompt text with each of its stamps, in order, replaced by the true one
+    real = iter(truth)
+    hf_text = re.sub(r"<\d+\.\d seconds>", lambda m: next(real), proc.tokenizer.decode(want["input_ids"][0].tolist()))
+    t.ok(truth != hf_stamps(proc, meta) and proc.tokenizer.decode(got_ids) == hf_text,
+         f"variable-rate video: seer's prompt is transformers' with the presentation-time stamps {' '.join(truth)} "
+         f"for its {' '.join(hf_stamps(proc, meta))}")
+    pads = np.array(got_ids) == proc.tokenizer.convert_tokens_to_ids("<|video_pad|>")
+    check_video_logits(t, "variable-rate video (seer's prompt, transformers' pixels)", got_lg,
+                       hf_logits_on(hf, proc, want, got_ids), pads)
 
 
 def main():
@@ -312,6 +352,7 @@ def main():
                f"(backend=\"pil\"), {type(proc.video_processor).__name__}")
         check_images(t, d, hf, proc, pil, rng, tmp)
         check_videos(t, d, hf, proc, tmp)
+        check_vfr(t, d, hf, proc, tmp)
     t.diag(f"{time.time() - start:.0f} s")
     return t.done()
 
