@@ -7,10 +7,8 @@
 #   bench/llama_native.sh [TARGETS]      default "llama-server"; e.g. "llama-server llama-mtmd-cli llama-bench"
 # Prints the directory holding the binaries (its last line). Environment: LLAMA_SRC (the clone, default
 # /tmp/seer-llama-native; /tmp/h3llama is reused when it is a clone of the same bundle commit and
-# LLAMA_SRC is unset), JOBS (default 2), VULKAN (1: the Vulkan build instead, -DGGML_VULKAN=ON with a
-# portable -DGGML_NATIVE=OFF CPU part, in a build directory of its own: the peer scripts/gpu-bundle.sh
-# carries to a GPU machine whose CPU differs; needs glslc and spirv-headers). Needs tests/oracle's npm
-# install (the bundle), cmake, a C++ compiler.
+# LLAMA_SRC is unset), JOBS (default 2). Needs tests/oracle's npm install (the bundle), cmake, a C++
+# compiler.
 set -eu
 cd "$(dirname "$0")/.."
 bundle=$PWD/tests/oracle/node_modules/node-llama-cpp/llama/gitRelease.bundle
@@ -28,12 +26,10 @@ if [ ! -d "$src/.git" ]; then
 fi
 [ "$(at "$src")" = "$want" ] || { echo "llama_native.sh: $src is not at the bundle's commit $want" >&2; exit 1; }
 # A directory of its own, so that another build in the same clone (other flags) is left alone.
-build=$src/build-seer-native flavour=-DGGML_NATIVE=ON
-[ "${VULKAN:-0}" = 1 ] && build=$src/build-seer-vulkan flavour="-DGGML_NATIVE=OFF -DGGML_VULKAN=ON"
+build=$src/build-seer-native
 stamp=$build/.built-$(echo "$targets" | tr ' ' '+')
 if [ ! -f "$stamp" ]; then
-  # shellcheck disable=SC2086 # $flavour: two flags for the Vulkan build
-  cmake -S "$src" -B "$build" $flavour -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF \
+  cmake -S "$src" -B "$build" -DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF \
     -DCMAKE_BUILD_TYPE=Release >"$build.cmake.log" 2>&1 || { tail -20 "$build.cmake.log" >&2; exit 1; }
   # shellcheck disable=SC2086
   cmake --build "$build" -j"${JOBS:-2}" --target $targets >"$build.log" 2>&1 || { tail -20 "$build.log" >&2; exit 1; }

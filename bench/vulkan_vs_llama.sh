@@ -23,29 +23,11 @@ rounds=${ROUNDS:-3}
 args=${BENCH_ARGS:--p 64 -n 4}
 seer="$root/$build/seer"
 out="$root/$build/llama-vk"
-bins="$out/node_modules/@node-llama-cpp/linux-x64-vulkan/bins/linux-x64-vulkan"
-bundle="$root/tests/oracle/node_modules/node-llama-cpp/llama/gitRelease.bundle"
-exe="$out/llama_bench_vk"
-# shellcheck source=bench/llama_headers.sh
-. "$root/bench/llama_headers.sh"
 [ -x "$seer" ] || { echo "vulkan_vs_llama.sh: build seer into $build/ first" >&2; exit 1; }
-if [ ! -d "$bins" ]; then
-  mkdir -p "$out"
-  npm install --prefix "$out" --no-save --ignore-scripts --omit=optional @node-llama-cpp/linux-x64-vulkan@3.22.1 >&2
-fi
-# shellcheck disable=SC3013 # -nt: dash and bash have it (as bench/llama_bench.sh relies on)
-if [ ! -x "$exe" ] || [ "$root/bench/llama_bench.c" -nt "$exe" ]; then
-  [ -f "$bundle" ] || { echo "vulkan_vs_llama.sh: npm install in tests/oracle first" >&2; exit 1; }
-  llama_headers "$bundle" "$out"
-  # the CPU driver with every layer offloaded to the GPU backend the bins directory holds
-  sed -e 's/mp\.n_gpu_layers = 0;/mp.n_gpu_layers = 999;/' \
-      -e 's/ggml thread pool), %d threads/Vulkan build, all layers offloaded), %d threads/' \
-      "$root/bench/llama_bench.c" >"$out/llama_bench_vk.c"
-  grep -q 'n_gpu_layers = 999' "$out/llama_bench_vk.c" ||
-    { echo "vulkan_vs_llama.sh: bench/llama_bench.c no longer sets n_gpu_layers = 0" >&2; exit 1; }
-  cc -std=c11 -O2 -I"$out/include" -o "$exe" "$out/llama_bench_vk.c" -L"$bins" \
-     -l:libllama.vulkan.v0.5.0.so -l:libggml.vulkan.v0.5.0.so -l:libggml-base.so -lm -Wl,-rpath,"$bins"
-fi
+# shellcheck source=bench/llama_vk.sh
+. "$root/bench/llama_vk.sh"
+llama_vk "$root" "$out"
+bins=$llama_vk_bins exe=$llama_vk_exe
 
 mkdir -p "$dir"
 model="$dir/qwen35-$preset-$dtype.gguf"

@@ -3,9 +3,9 @@
 # machine with a GPU and no network and run there with one command, ./gpu-check.sh (docs/PERFORMANCE.md,
 # "GPU check"). It holds:
 #   bin/     seer (Release, Vulkan; built without FFmpeg, PDF and cairo: the check needs none of them and
-#            FFmpeg alone would bring a hundred more shared libraries), and llama.cpp's Vulkan build of the
-#            source npm node-llama-cpp 3.22.1 ships, the peer (bench/llama_native.sh VULKAN=1, portable
-#            CPU part): llama-bench, llama-batched-bench, llama-mtmd-cli
+#            FFmpeg alone would bring a hundred more shared libraries), and the peer: llama.cpp's Vulkan
+#            build of the release npm node-llama-cpp 3.22.1 ships (bench/llama_vk.sh: its prebuilt
+#            libraries, every CPU variant, and bench/llama_bench.c built against them, llama_bench_vk)
 #   lib/     every shared library those need, except glibc's own, libstdc++ and libgcc_s (every Linux
 #            has them; a copy older than the machine's would shadow it): the Vulkan loader libvulkan.so.1
 #            among them, since such a machine may lack it, and glvnd's libGLdispatch.so.0, which NVIDIA's
@@ -19,7 +19,8 @@
 # DIR: the bundle (default build-gpu/seer-gpu; the tarball is DIR.tar.gz). --no-llama leaves llama.cpp out
 # (no Vulkan build of it needed: tests/scripts/gpu_bundle.sh uses it), --no-tar makes the directory alone.
 # Environment: SEER_BUILD (seer's build directory, default build-gpu: configured here Release, Vulkan on,
-# FFmpeg/PDF/cairo off, and seer and the tests built), JOBS (2), LLAMA_SRC (as bench/llama_native.sh).
+# FFmpeg/PDF/cairo off, and seer and the tests built), JOBS (2). Needs npm (the peer) and tests/oracle's
+# npm install (llama.cpp's headers).
 # Exit status: 0 done, 1 a build or a library missing, 2 bad arguments.
 set -eu
 cd "$(dirname "$0")/.."
@@ -55,9 +56,9 @@ for t in $tests; do targets="$targets t_$t"; done
 nice -n 10 cmake --build "$build" -j"$jobs" --target $targets >"$build.bundle-build.log" 2>&1 ||
   { tail -20 "$build.bundle-build.log" >&2; die "building seer in $build failed"; }
 if [ "$llama" = 1 ]; then
-  lbin=$(VULKAN=1 JOBS=$jobs nice -n 10 bench/llama_native.sh "llama-bench llama-batched-bench llama-mtmd-cli" |
-    tail -1) ||
-    die "llama.cpp's Vulkan build failed"
+  # shellcheck source=bench/llama_vk.sh
+  . bench/llama_vk.sh
+  llama_vk "$root" "$build/llama-vk" || die "llama.cpp's Vulkan build (bench/llama_vk.sh) failed"
 fi
 
 rm -rf "$dir" "$dir.tar.gz"
@@ -68,9 +69,10 @@ for f in $pyref; do cp "tests/reference/$f" "$dir/src/tests/reference/"; done
 cp bench/random_inputs.sh "$dir/src/bench/"
 cp scripts/gpu-check.sh "$dir/"
 if [ "$llama" = 1 ]; then
-  for p in llama-bench llama-batched-bench llama-mtmd-cli; do cp "$lbin/$p" "$dir/bin/"; done
-  # llama.cpp's own libraries first: lib/ then resolves them for ldd below, not the build's RUNPATH
-  cp -P "$lbin"/lib*.so* "$dir/lib/"
+  cp "$llama_vk_exe" "$dir/bin/"
+  # its libraries first, so that lib/ resolves them for ldd below; the Vulkan and CPU backends are loaded
+  # by name from the directory llama_bench_vk is given (lib/), so ldd of the program does not list them
+  cp "$llama_vk_bins"/libggml*.so "$llama_vk_bins"/libllama.vulkan.*.so "$dir/lib/"
 fi
 
 # Every library the programs load, by ldd (transitively), except the ones every Linux has.
@@ -90,7 +92,7 @@ copy_deps() { # ELF...: copies what they need into lib/ under the name they ask 
     done
   done
 }
-copy_deps "$dir"/bin/* "$dir"/t/*.t
+copy_deps "$dir"/bin/* "$dir"/t/*.t "$dir"/lib/libggml*.so
 [ -e "$dir/lib/libvulkan.so.1" ] || die "seer does not load libvulkan.so.1 (a build without Vulkan?)"
 # NVIDIA's Vulkan driver is a glvnd vendor library: it needs libGLdispatch.so.0, which a machine with no
 # OpenGL packages lacks (device README: libglvnd0 among the loaders to bring)
@@ -113,7 +115,7 @@ fi
 {
   echo "# seer GPU-check bundle, made $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -m) by scripts/gpu-bundle.sh"
   echo "seer_commit $(git rev-parse HEAD)$(git diff --quiet HEAD -- 2>/dev/null || echo ' (with local changes)')"
-  [ "$llama" = 1 ] && echo "llama_commit $(git -C "$lbin/../.." rev-parse HEAD) (GGML_VULKAN=ON, GGML_NATIVE=OFF)"
+  [ "$llama" = 1 ] && echo "llama_build $(tr -d '\n' <"$llama_vk_bins/_nlcBuildMetadata.json")"
   echo "glibc_built_with $(ldd --version | head -1 | awk '{ print $NF }')"
   for elf in "$dir"/bin/* "$dir"/t/*.t; do
     printf 'needs %s:' "${elf#"$dir"/}"
