@@ -239,6 +239,7 @@ static seer_model *load(const char *path, const char *mmproj, const char *device
     mp.device = device;
     mp.n_threads = 2;
     mp.mmproj = mmproj;
+    mp.resize = "pillow"; /* vision_ref.py resizes with Pillow (Debian's python3 has no torch) */
     seer_model *m = NULL;
     int rc = seer_model_load(path, &mp, &m);
     if (!ok(rc == SEER_OK, "%s: loads on %s (%s)", what, device, rc ? seer_last_error() : "ok"))
@@ -349,6 +350,7 @@ static void vulkan_checks(const char *text_gguf, const char *mmproj, const float
     seer_model_params mp = seer_model_params_default();
     mp.device = "vulkan";
     mp.mmproj = mmproj;
+    mp.resize = "pillow"; /* as load(): the CPU run and the reference */
     seer_model *m = NULL;
     int rc = seer_model_load(text_gguf, &mp, &m);
     if (rc != SEER_OK) {
