@@ -145,10 +145,14 @@ static void check_frames(video_file *v, const char *file, const struct video_pla
     uint8_t **ptr = malloc(sizeof *ptr * (size_t)p->n_frames);
     for (int64_t k = 0; got && ptr && k < p->n_frames; k++)
         ptr[k] = got + fb * (size_t)k;
-    /* reversed order: every frame is found again by seeking back */
+    /* reversed order: every frame is found again by seeking back; resized as the reference does
+       (Pillow's bicubic; the default, torchvision's, is checked against transformers in
+       tests/reference/hf_vision_test.py) */
+    struct video_plan pil = *p;
+    pil.resize = VIS_RESIZE_PILLOW;
     int rc = SEER_OK;
     for (int64_t k = p->n_frames - 1; k >= 0 && !rc && got && ptr; k--)
-        rc = video_read_frames(v, p, k, 1, &ptr[k]);
+        rc = video_read_frames(v, &pil, k, 1, &ptr[k]);
     int maxd = 0;
     double sum = 0;
     if (!rc && want && n == fb * (size_t)p->n_frames)
