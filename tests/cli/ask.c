@@ -283,10 +283,12 @@ static void answers(const char *file, int page)
     char args[2048], what[300];
     int w = 0, h = 0;
     bool sized = pil_size(file, page, &w, &h);
+    static int n_files;
+    const bool pillow = n_files++ % 2; /* every other file takes Pillow's resize, the rest the default */
     snprintf(args, sizeof args,
-             "-m '%s' -p 'What is in it?' --temp 0 -n 3 --image-min-tokens 4 --image-max-tokens 16 --page %d --json '%s'",
-             model, page, tmp(file));
-    snprintf(what, sizeof what, "%s page %d", file, page);
+             "-m '%s' -p 'What is in it?' --temp 0 -n 3 --image-min-tokens 4 --image-max-tokens 16 --page %d%s --json '%s'",
+             model, page, pillow ? " --resize pillow" : "", tmp(file));
+    snprintf(what, sizeof what, "%s page %d%s", file, page, pillow ? " (--resize pillow)" : "");
     struct test_run r;
     json_t *j = ask_json(args, &r), *im = json_array_get(json_object_get(j, "images"), 0);
     bool size_ok = sized ? jint(im, "width") == w && jint(im, "height") == h : jint(im, "width") > 0;
@@ -506,6 +508,8 @@ static void bad_inputs(void)
     refused(args, 2, "--page", NULL, "--page two");
     snprintf(args, sizeof args, "-m '%s' -p Q - - < '%s'", model, tmp("src.png"));
     refused(args, 2, "stdin", NULL, "'-' twice");
+    snprintf(args, sizeof args, "-m '%s' -p Q --resize bilinear '%s'", model, tmp("src.png"));
+    refused(args, 2, "--resize", "pillow", "--resize bilinear");
     snprintf(args, sizeof args, "-m '%s' --raw -p 'no placeholder' --dry-run '%s'", model, tmp("src.png"));
     refused(args, 1, "placeholder", NULL, "--raw prompt without a placeholder for its image");
 }
