@@ -46,7 +46,7 @@ typedef struct ocr_scan {
 int ocr_scan_answer(const char *text, size_t n, const seer_ocr_geometry *geo, ocr_scan *s);
 void ocr_scan_free(ocr_scan *s);
 
-/* Defined in layout.c: the model's box v = (x1, y1, x2, y2) in the geometry's units mapped to
+/* ocr/box.c: the model's box v = (x1, y1, x2, y2) in the geometry's units mapped to
    page pixels, corners ordered and clamped to the page; 0 when nothing usable is left (a NaN, or
    no area after clamping), else 1. */
 int ocr_map_box(const seer_ocr_geometry *geo, const double v[4], seer_box *out);
