@@ -116,7 +116,10 @@ def write_image(rng, w, h, kind, path):
 
 
 def write_video(seconds, rate, rotate, size, path):
-    src = f"testsrc2=size={size}:rate={rate}:duration={seconds}"
+    # with noise, as the images: testsrc2's flat areas make patches of one colour, whose LayerNorm in the
+    # tower amplifies f32 rounding in transformers as in seer (seed 1590922122, a 1280x704 clip: one
+    # video-token row 3.0e-3 from float64 in transformers' own f32, 2.4e-3 in seer's)
+    src = f"testsrc2=size={size}:rate={rate}:duration={seconds},noise=alls=16:allf=t+u"
     subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", src, "-pix_fmt", "yuv420p",
                     "-c:v", "libx264", path + ".plain.mp4"], check=True)
     meta = ["-metadata:s:v:0", f"rotate={rotate}"] if rotate else []
@@ -288,9 +291,10 @@ def check_videos(t, d, hf, proc, tmp):
 
 
 def check_video_logits(t, name, got_lg, want_lg, pads):
-    """The positions before the video at TOL; from the first video token on at TOL_IMAGE, the same tower's
-    open finding and what attends to it (seed 949837314: a 1280x704 pad row 1.28e-3, the median pad row
-    9e-6; at 29.97 fps the <|vision_end|> after a pair 9.7e-4, the other text rows <= 1.3e-4)."""
+    """The positions before the video at TOL; from the first video token on at TOL_IMAGE: a few video-token
+    rows are ill-conditioned in this random tower, in transformers' own f32 too (seed 949837314, the
+    1280x704 clip: row 1175 is 9.8e-4 from float64 in transformers, 1.6e-3 in seer, 1.41e-3 between them;
+    the median row 7e-6), and the text right after a pair attends to them."""
     v0 = int(np.flatnonzero(pads)[0])
     e_text = worst_row_rel_l2(got_lg[:v0], want_lg[:v0])
     e_video = worst_row_rel_l2(got_lg[v0:], want_lg[v0:])
@@ -306,9 +310,10 @@ def check_vfr(t, d, hf, proc, tmp):
     frames and every other token must still be transformers'; the stamps are checked against
     ffprobe's frame times (video_ref.probe), and the model on seer's prompt with transformers' pixels."""
     path = os.path.join(tmp, "vfr.mp4")
-    subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30:duration=2",
-                    "-vf", "setpts='if(lt(N,20),N/30,0.7+N/90)/TB'", "-fps_mode", "vfr", "-c:v", "libx264",
-                    "-pix_fmt", "yuv420p", path], check=True)
+    src = "testsrc2=size=96x64:rate=30:duration=2,noise=alls=16:allf=t+u"
+    subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", src, "-vf",
+                    "setpts='if(lt(N,20),N/30,0.7+N/90)/TB'", "-fps_mode", "vfr", "-c:v", "libx264", "-pix_fmt",
+                    "yuv420p", path], check=True)
     want = hf_inputs(proc, [], [path], {})
     meta = proc.video_processor(videos=[path], return_metadata=True)["video_metadata"][0]
     hf_idx = [int(i) for i in meta.frames_indices]
