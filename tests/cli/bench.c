@@ -84,6 +84,16 @@ static void test_json(void)
        "--json: model, weights, shape, threads, peak_rss_bytes, and pp16/tg4 with tokens_per_s and seconds");
     if (!good)
         diag("stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    /* the roofline: a read rate no machine is below (100 MB/s), a step reading at least half the file
+       (the weights, but for an untied embedding) and at most the file plus the recurrent state (a few
+       MiB for this shape), and the ceiling their quotient */
+    const double bw = json_number_value(json_object_get(j, "read_bandwidth_bytes_per_s")),
+                 fb = (double)json_integer_value(json_object_get(j, "file_bytes")),
+                 sb = (double)json_integer_value(json_object_get(j, "decode_step_bytes")),
+                 ceil_tps = json_number_value(json_object_get(j, "decode_ceiling_tokens_per_s"));
+    ok(bw > 1e8 && sb >= fb / 2 && sb <= fb + 64.0 * (1 << 20) && fabs(ceil_tps * sb - bw) <= 1e-6 * bw,
+       "--json: read bandwidth %.2f GB/s, a decode step reads %.0f bytes of a %.0f-byte file, ceiling %.1f tokens/s",
+       bw / 1e9, sb, fb, ceil_tps);
     json_decref(j);
     test_run_free(&r);
 }

@@ -379,8 +379,16 @@ static void json_str(const char *s)
     putchar('"');
 }
 
+/* The memory roofline of decode on the CPU (bench_membw.c): read bandwidth, the bytes a step reads,
+   and the tokens/s they allow one sequence; zero where it does not apply (a GPU, no decode test). */
+struct roofline {
+    double bandwidth;  /* bytes/s */
+    uint64_t step_bytes;
+    double ceiling;    /* tokens/s */
+};
+
 static void print_results(const struct opts *o, const char *path, const qwen35_model *m, uint64_t file_bytes,
-                          const struct result *res, int n_res)
+                          const struct result *res, int n_res, const struct roofline *rf)
 {
     const struct qwen35_config *c = &m->cfg;
     const char *wt = dtype_name(m->layers[0].ffn_gate.type);
@@ -404,7 +412,12 @@ static void print_results(const struct opts *o, const char *path, const qwen35_m
                 printf("%s%.6f", i ? ", " : "", res[k].secs[i]);
             printf("]}");
         }
-        printf("], \"peak_rss_bytes\": %llu}\n", (unsigned long long)rss);
+        printf("], \"peak_rss_bytes\": %llu", (unsigned long long)rss);
+        if (rf->bandwidth > 0)
+            printf(", \"read_bandwidth_bytes_per_s\": %.0f, \"decode_step_bytes\": %llu, "
+                   "\"decode_ceiling_tokens_per_s\": %.3f", rf->bandwidth, (unsigned long long)rf->step_bytes,
+                   rf->ceiling);
+        printf("}\n");
         return;
     }
     printf("model     %s\n", path);
@@ -415,9 +428,16 @@ static void print_results(const struct opts *o, const char *path, const qwen35_m
     printf("%-8s %10s %8s %10s %10s %5s\n", "test", "tokens/s", "+-", "min", "max", "reps");
     for (int k = 0; k < n_res; k++) {
         const struct stats s = stats_of(&res[k]);
-        printf("%-8s %10.2f %8.2f %10.2f %10.2f %5d\n", res[k].test, s.mean, s.sd, s.min, s.max, res[k].reps);
+        printf("%-8s %10.2f %8.2f %10.2f %10.2f %5d", res[k].test, s.mean, s.sd, s.min, s.max, res[k].reps);
+        if (!res[k].prefill && rf->ceiling > 0 && o->parallel == 1)
+            printf("   %.0f %% of the memory ceiling", 100 * s.mean / rf->ceiling);
+        printf("\n");
     }
     printf("peak RSS  %.1f MiB\n", (double)rss / (1 << 20));
+    if (rf->bandwidth > 0)
+        printf("memory    read %.1f GB/s with %d threads; a decode step reads %.1f MiB (weights and recurrent "
+               "state): ceiling %.1f tokens/s\n", rf->bandwidth / 1e9, o->threads,
+               (double)rf->step_bytes / (1 << 20), rf->ceiling);
 }
 
 /* ---- the command ----------------------------------------------------------------------------- */
@@ -539,7 +559,14 @@ int cli_bench(int argc, char **argv)
             goto done;
     if ((rc = run_tests(m, seqs, &o, res, n_res, prompt, logits)))
         goto done;
-    print_results(&o, path, m, file_bytes, res, n_res);
+    struct roofline rf = {0};
+    if (o.n_decode > 0 && !strcmp(backend_name(be), "cpu") && file_bytes > 0) {
+        /* 256 MiB: far past any last-level cache, so the reads come from DRAM as the weights' do */
+        rf.bandwidth = bench_read_bandwidth(o.threads, (size_t)256 << 20, 5);
+        rf.step_bytes = bench_decode_bytes(m, seqs[0], file_bytes);
+        rf.ceiling = rf.bandwidth > 0 ? rf.bandwidth / (double)rf.step_bytes : 0;
+    }
+    print_results(&o, path, m, file_bytes, res, n_res, &rf);
 
 done:
     for (int i = 0; i < o.parallel; i++)

@@ -23,4 +23,13 @@ int cli_bench_image(int argc, char **argv);
 /* `seer bench --video FILE`: one video's description timed by stage (bench_video.c). */
 int cli_bench_video(int argc, char **argv);
 
+/* The best of `reps` timed reads of a `bytes` buffer by `threads` threads, in bytes per second; 0
+   without memory for the buffer (bench_membw.c). */
+double bench_read_bandwidth(int threads, size_t bytes, int reps);
+/* Bytes one decode step of model m reads from memory: the weights it uses (file_bytes less an
+   untied token embedding) and the recurrent state of st's GDN layers, read and written. */
+struct qwen35_model;
+struct qwen35_state;
+uint64_t bench_decode_bytes(const struct qwen35_model *m, const struct qwen35_state *st, uint64_t file_bytes);
+
 #endif

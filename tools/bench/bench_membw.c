@@ -1,0 +1,95 @@
+/* bench_membw.c — this machine's memory read bandwidth, and the decode ceiling it sets (issue 22
+   item 4, docs/PERFORMANCE.md). Decoding one token reads every weight the step uses once (the
+   token embedding only for one row) and the Gated DeltaNet layers' recurrent state twice (read,
+   then written back): a step cannot be faster than those bytes over the bandwidth, so the ratio of a
+   measured tg rate to that ceiling says how far decode is from the memory roofline. */
+#include <immintrin.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/tensor.h"
+#include "lm/qwen35.h"
+#include "core/util.h"
+#include "tools/bench/bench.h"
+
+struct reader {
+    const uint8_t *p;
+    size_t n;
+    uint64_t sum; /* kept, so the loads are not optimised away */
+};
+
+/* 4 independent 256-bit accumulators: enough loads in flight to reach DRAM's rate from one core */
+__attribute__((target("avx2"))) static uint64_t read_avx2(const uint8_t *p, size_t n)
+{
+    __m256i a = _mm256_setzero_si256(), b = a, c = a, d = a;
+    for (size_t i = 0; i + 128 <= n; i += 128) {
+        a = _mm256_xor_si256(a, _mm256_load_si256((const __m256i *)(p + i)));
+        b = _mm256_xor_si256(b, _mm256_load_si256((const __m256i *)(p + i + 32)));
+        c = _mm256_xor_si256(c, _mm256_load_si256((const __m256i *)(p + i + 64)));
+        d = _mm256_xor_si256(d, _mm256_load_si256((const __m256i *)(p + i + 96)));
+    }
+    a = _mm256_xor_si256(_mm256_xor_si256(a, b), _mm256_xor_si256(c, d));
+    return (uint64_t)_mm256_extract_epi64(a, 0) ^ (uint64_t)_mm256_extract_epi64(a, 3);
+}
+
+static uint64_t read_sse2(const uint8_t *p, size_t n)
+{
+    __m128i a = _mm_setzero_si128(), b = a, c = a, d = a;
+    for (size_t i = 0; i + 64 <= n; i += 64) {
+        a = _mm_xor_si128(a, _mm_load_si128((const __m128i *)(p + i)));
+        b = _mm_xor_si128(b, _mm_load_si128((const __m128i *)(p + i + 16)));
+        c = _mm_xor_si128(c, _mm_load_si128((const __m128i *)(p + i + 32)));
+        d = _mm_xor_si128(d, _mm_load_si128((const __m128i *)(p + i + 48)));
+    }
+    a = _mm_xor_si128(_mm_xor_si128(a, b), _mm_xor_si128(c, d));
+    return (uint64_t)_mm_cvtsi128_si64(a);
+}
+
+static void *reader_run(void *arg)
+{
+    struct reader *r = arg;
+    r->sum = __builtin_cpu_supports("avx2") ? read_avx2(r->p, r->n) : read_sse2(r->p, r->n);
+    return NULL;
+}
+
+double bench_read_bandwidth(int threads, size_t bytes, int reps)
+{
+    enum { MAX_READERS = 256 };
+    threads = threads < 1 ? 1 : threads > MAX_READERS ? MAX_READERS : threads;
+    uint8_t *buf = aligned_alloc(4096, bytes);
+    if (!buf)
+        return 0;
+    memset(buf, 1, bytes); /* backed by real pages, not the shared zero page */
+    const size_t chunk = bytes / (size_t)threads / 128 * 128;
+    struct reader rd[MAX_READERS];
+    pthread_t th[MAX_READERS];
+    double best = 0;
+    for (int rep = 0; rep < reps; rep++) {
+        const double t0 = seer_time_now();
+        int started = 0;
+        for (int t = 0; t < threads; t++) {
+            rd[t] = (struct reader){.p = buf + (size_t)t * chunk, .n = chunk};
+            started += t == 0 || pthread_create(&th[t], NULL, reader_run, &rd[t]) == 0;
+        }
+        reader_run(&rd[0]);
+        for (int t = 1; t < started; t++)
+            pthread_join(th[t], NULL);
+        const double dt = seer_time_now() - t0, rate = (double)chunk * started / dt;
+        best = rate > best ? rate : best; /* the best of several: the machine is shared */
+    }
+    free(buf);
+    return best;
+}
+
+uint64_t bench_decode_bytes(const qwen35_model *m, const qwen35_state *st, uint64_t file_bytes)
+{
+    uint64_t bytes = file_bytes;
+    if (m->output != &m->tok_embd) /* untied: the embedding is read one row per token */
+        bytes -= MIN(bytes, (uint64_t)tensor_nbytes(&m->tok_embd));
+    for (int64_t l = 0; l < m->cfg.n_layer; l++)
+        if (!m->layers[l].is_attn)
+            bytes += 2 * ((uint64_t)tensor_nbytes(&st->ssm_state[l]) + (uint64_t)tensor_nbytes(&st->conv_state[l]));
+    return bytes;
+}
