@@ -241,6 +241,7 @@ static int fuse_one(seer_model *m, const struct api_video *in, const seer_genera
     int rc = video_of(m, in, &v, &owned, &tm->demux);
     if (!rc)
         rc = video_plan_make(video_file_info(v), video_file_name(v), &in->s, &plan);
+    plan.resize = m->resize; /* frames are resized as the model's images are (seer_model_params.resize) */
     if (!rc && plan.note[0])
         LOG_INFO("video", "%s: %s", video_file_name(v), plan.note);
     if (!rc && !measure)
