@@ -5,7 +5,8 @@
 #   bench/vulkan_vs_llama.sh [PRESET] [DTYPE]            defaults: 0.8b q8_0
 # llama.cpp is the libllama of npm @node-llama-cpp/linux-x64-vulkan@3.22.1 (installed on first use with
 # `npm install --ignore-scripts --omit=optional` into $BUILD/llama-vk), driven by bench/llama_bench.c
-# built against it with every layer offloaded (n_gpu_layers 999; the CPU build keeps 0). Both engines
+# built against it with every layer offloaded (n_gpu_layers 999; the CPU build keeps 0) and flash attention
+# as llama.cpp's default (auto), by bench/llama_vk.sh. Both engines
 # take Vulkan device 0: GGML_VK_VISIBLE_DEVICES=0 for llama.cpp, --device vulkan:0 for seer (on a
 # machine without a GPU that is lavapipe). Needs a built seer ($BUILD/seer) and `npm install` in
 # tests/oracle (for llama.cpp's headers, as bench/llama_bench.sh).

@@ -17,7 +17,7 @@
 # No model files: gpu-check.sh generates them there (seer bench --preset).
 #   scripts/gpu-bundle.sh [--no-llama] [--no-tar] [DIR]
 # DIR: the bundle (default build-gpu/seer-gpu; the tarball is DIR.tar.gz). --no-llama leaves llama.cpp out
-# (no Vulkan build of it needed: tests/scripts/gpu_bundle.sh uses it), --no-tar makes the directory alone.
+# (no npm needed: tests/scripts/gpu_bundle.sh uses it), --no-tar makes the directory alone.
 # Environment: SEER_BUILD (seer's build directory, default build-gpu: configured here Release, Vulkan on,
 # FFmpeg/PDF/cairo off, and seer and the tests built), JOBS (2). Needs npm (the peer) and tests/oracle's
 # npm install (llama.cpp's headers).
@@ -45,16 +45,17 @@ pyref="gen_tiny.py common.py gguf.py hf2gguf.py safetensors.py tiny_tokenizer.py
 die() { echo "gpu-bundle.sh: $*" >&2; exit 1; }
 
 if [ -z "${SEER_BUILD:-}" ] && [ ! -f "$build/CMakeCache.txt" ]; then
+  mkdir -p "$build"
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSEER_VULKAN=ON -DSEER_FFMPEG=OFF -DSEER_PDF=OFF \
-    -DSEER_CAIRO=OFF >"$build.cmake.log" 2>&1 || { tail -20 "$build.cmake.log" >&2; die "configuring $build failed"; }
+    -DSEER_CAIRO=OFF >"$build/cmake.log" 2>&1 || { tail -20 "$build/cmake.log" >&2; die "configuring $build failed"; }
 fi
 grep -q '^SEER_VULKAN:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null || die "$build: not a build with SEER_VULKAN=ON"
 grep -q '^CMAKE_BUILD_TYPE:STRING=Release' "$build/CMakeCache.txt" || die "$build: not a Release build"
 targets="seer"
 for t in $tests; do targets="$targets t_$t"; done
 # shellcheck disable=SC2086 # one word per target
-nice -n 10 cmake --build "$build" -j"$jobs" --target $targets >"$build.bundle-build.log" 2>&1 ||
-  { tail -20 "$build.bundle-build.log" >&2; die "building seer in $build failed"; }
+nice -n 10 cmake --build "$build" -j"$jobs" --target $targets >"$build/bundle-build.log" 2>&1 ||
+  { tail -20 "$build/bundle-build.log" >&2; die "building seer in $build failed"; }
 if [ "$llama" = 1 ]; then
   # shellcheck source=bench/llama_vk.sh
   . bench/llama_vk.sh
@@ -85,6 +86,7 @@ system_lib() {
 }
 copy_deps() { # ELF...: copies what they need into lib/ under the name they ask for (the soname)
   for elf in "$@"; do
+    [ -e "$elf" ] || continue # an unmatched pattern (no libggml*.so with --no-llama)
     LD_LIBRARY_PATH="$root/$dir/lib" ldd "$elf" | awk '$2 == "=>" { print $1, $3 }' | while read -r name path; do
       system_lib "$name" && continue
       [ "$path" = "not" ] && die "$elf needs $name, which is not installed here"
