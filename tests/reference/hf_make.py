@@ -61,7 +61,7 @@ SHAPES = {
     "pattern": dict(hidden=128, layers=8, inter=352, heads=8, kv_heads=2, head_dim=256, lin_k_heads=16,
                     lin_v_heads=16, lin_dim=128, merges=150, tie=True, shards=1, vision=VISION_HD64),
 }
-DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f64": torch.float64}  # f64: transformers as the exact arithmetic
 ARCHS = ("cond", "causal")
 
 

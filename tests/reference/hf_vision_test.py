@@ -54,12 +54,13 @@ from transformers import AutoImageProcessor, AutoProcessor  # noqa: E402
 
 # f32 model on both sides, the same pixels: 1e-3 relative L2 at every position (the issue's bound)
 TOL = 1e-3
-# ... except images: over 11 seeds one image token of a 300x200 image once reached 1.01e-3 (seer's
-# tower against transformers in float64: 1.1e-3 there, transformers' own f32 1e-4; every other
-# position <= 2e-4). An open finding, not noise to hide: until its cause is found the image bound is
-# 2e-3, so the suite does not fail one run in ten; the measured worst is printed with every run. Video
-# tokens come from the same tower and get the same bound, with the positions after them (check_videos).
-TOL_IMAGE = 2e-3
+# ... except where the random tiny tower is ill-conditioned: a few image and video-token rows move by
+# more than 1e-3 under f32 rounding alone, in transformers' own f32 too (seed 949837314, a 1280x704 clip:
+# one row 3.0e-3 from float64 in transformers' f32, 2.4e-3 in seer's; an image token once 1.1e-3 against
+# transformers' 1e-4; medians ~1e-5). There, both f32 implementations are held to exact arithmetic
+# (transformers in float64 on the same inputs): seer may be no further from it than twice transformers'
+# own f32 is (check_logits). No fixed looser bound: 2e-3 still failed one run in several.
+COND_FACTOR = 2
 # pixel rows are normalised to [-1, 1] ((v/255 - 0.5) / 0.5): equal inputs give equal rows up to f32
 # rounding of that affine map
 PIX_EQUAL = 1e-6
@@ -136,6 +137,18 @@ def hf_inputs(proc, images, videos, opts):
                                     processor_kwargs=opts)
 
 
+def check_logits(t, desc, got, want32, want64):
+    """seer's logits within TOL of transformers' f32 at every position, or, where they are not, no
+    further from transformers' float64 (the exact arithmetic) than COND_FACTOR x transformers' own f32."""
+    e = worst_row_rel_l2(got, want32)
+    if e <= TOL:
+        t.ok(True, f"{desc}, worst rel L2 {e:.2e} (<= {TOL:.0e})")
+        return
+    e64, e_hf = worst_row_rel_l2(got, want64), worst_row_rel_l2(want32, want64)
+    t.ok(e64 <= COND_FACTOR * e_hf, f"{desc}, worst rel L2 {e:.2e} > {TOL:.0e}: ill-conditioned rows, where "
+         f"transformers' own f32 is {e_hf:.2e} from float64 and seer {e64:.2e} (<= {COND_FACTOR}x)")
+
+
 def hf_logits_on(hf, proc, want, ids, pixels=None):
     """transformers' model on seer's prompt ids (and, given, seer's image pixel rows) with the processor's
     other inputs: the model's arithmetic compared apart from the prompt and the resize."""
@@ -194,14 +207,12 @@ def check_images(t, d, hf, proc, pil, rng, tmp):
         if not same:
             continue
         # the model itself: transformers on seer's pixel rows, then the whole path on transformers' own
-        e = worst_row_rel_l2(got_lg, hf_logits_on(hf, proc, want, got_ids, seer_rows))
-        t.ok(e <= TOL_IMAGE, f"image {name}: logits of all {len(got_ids)} positions on seer's pixel rows, worst rel L2 "
-             f"{e:.2e} (<= {TOL_IMAGE:.0e})")
+        check_logits(t, f"image {name}: logits of all {len(got_ids)} positions on seer's pixel rows", got_lg,
+                     hf_logits_on(hf, proc, want, got_ids, seer_rows), hf_logits_on(hf.f64, proc, want, got_ids, seer_rows))
         # equal pixel rows make this the check above through transformers' own preprocessing: the same
         # bound, for the same open finding
-        e = worst_row_rel_l2(got_lg, hf.logits_of(want))
-        t.ok(e <= TOL_IMAGE, f"image {name}: logits of all {len(got_ids)} positions through transformers' default "
-             f"processor, worst rel L2 {e:.2e} (<= {TOL_IMAGE:.0e})")
+        check_logits(t, f"image {name}: logits of all {len(got_ids)} positions through transformers' default "
+                     "processor", got_lg, hf.logits_of(want), hf.f64.logits_of(want))
         # the measured cost of the other resize (docs/MODEL.md §5.2): seer with resize "pillow" against
         # transformers' default processor, and against its Pillow backend (equal rows: the model's bound)
         if np.array_equal(pil_rows, seer_rows):
@@ -214,9 +225,8 @@ def check_images(t, d, hf, proc, pil, rng, tmp):
         t.diag(f"image {name}: resize \"pillow\": {int((pil_rows != seer_rows).sum())} of {seer_rows.size} pixel "
                f"values differ from torchvision's; logits vs the default processor worst rel L2 "
                f"{worst_row_rel_l2(pil_lg, hf.logits_of(want)):.2e}")
-        e = worst_row_rel_l2(pil_lg, hf.logits_of(pil_want))
-        t.ok(e <= TOL_IMAGE, f"image {name}: with resize \"pillow\", logits of all {len(got_ids)} positions through "
-             f"the Pillow backend, worst rel L2 {e:.2e} (<= {TOL_IMAGE:.0e})")
+        check_logits(t, f"image {name}: with resize \"pillow\", logits of all {len(got_ids)} positions through the "
+                     "Pillow backend", pil_lg, hf.logits_of(pil_want), hf.f64.logits_of(pil_want))
 
 
 @contextlib.contextmanager
@@ -287,21 +297,17 @@ def check_videos(t, d, hf, proc, tmp):
         t.ok(runs == [gh * gw // 4] * gt, f"video {name}: seer's pad runs {runs} = {gt} x {gh * gw // 4}")
         if same:
             # transformers' whole path (its processor's pixels, its model) against seer's
-            check_video_logits(t, f"video {name}", got_lg, hf.logits_of(want), pads)
+            check_video_logits(t, f"video {name}", got_lg, hf.logits_of(want), hf.f64.logits_of(want), pads)
 
 
-def check_video_logits(t, name, got_lg, want_lg, pads):
-    """The positions before the video at TOL; from the first video token on at TOL_IMAGE: a few video-token
-    rows are ill-conditioned in this random tower, in transformers' own f32 too (seed 949837314, the
-    1280x704 clip: row 1175 is 9.8e-4 from float64 in transformers, 1.6e-3 in seer, 1.41e-3 between them;
-    the median row 7e-6), and the text right after a pair attends to them."""
+def check_video_logits(t, name, got_lg, want_lg, want64, pads):
+    """The positions before the video, then those from the video on (check_logits each: the text right
+    after a pair attends to the video's ill-conditioned rows)."""
     v0 = int(np.flatnonzero(pads)[0])
-    e_text = worst_row_rel_l2(got_lg[:v0], want_lg[:v0])
-    e_video = worst_row_rel_l2(got_lg[v0:], want_lg[v0:])
-    t.ok(e_text <= TOL, f"{name}: logits of the {v0} positions before the video, worst rel L2 {e_text:.2e} "
-         f"(<= {TOL:.0e})")
-    t.ok(e_video <= TOL_IMAGE, f"{name}: logits of the {len(got_lg) - v0} positions from the video on, worst rel L2 "
-         f"{e_video:.2e} (<= {TOL_IMAGE:.0e})")
+    check_logits(t, f"{name}: logits of the {v0} positions before the video", got_lg[:v0], want_lg[:v0],
+                 want64[:v0])
+    check_logits(t, f"{name}: logits of the {len(got_lg) - v0} positions from the video on", got_lg[v0:],
+                 want_lg[v0:], want64[v0:])
 
 
 def check_vfr(t, d, hf, proc, tmp):
@@ -336,7 +342,7 @@ def check_vfr(t, d, hf, proc, tmp):
          f"for its {' '.join(hf_stamps(proc, meta))}")
     pads = np.array(got_ids) == proc.tokenizer.convert_tokens_to_ids("<|video_pad|>")
     check_video_logits(t, "variable-rate video (seer's prompt, transformers' pixels)", got_lg,
-                       hf_logits_on(hf, proc, want, got_ids), pads)
+                       hf_logits_on(hf, proc, want, got_ids), hf_logits_on(hf.f64, proc, want, got_ids), pads)
 
 
 def main():
@@ -349,6 +355,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="seer-hf-vision-") as tmp:
         d = hf_make.make(tmp, "tiny", "cond", "f32", seed)
         hf = HFModel(d, "f32")
+        hf.f64 = HFModel(d, "f64")  # the exact arithmetic check_logits holds both f32 sides to
         proc = AutoProcessor.from_pretrained(d)
         pil = AutoProcessor.from_pretrained(d)  # the same, its image processor on the Pillow backend
         pil.image_processor = AutoImageProcessor.from_pretrained(d, backend="pil")
