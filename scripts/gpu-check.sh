@@ -45,10 +45,10 @@ dtype=${GPU_CHECK_DTYPE:-q4_k_m}
 if [ "$quick" = 1 ]; then
   presets="0.8b" pp=64 tg=4 npar=4 ctx0=4 tower=256x256 rounds=${GPU_CHECK_ROUNDS:-1}
   budget=${GPU_CHECK_BUDGET:-3600}
-  test_limit=300 tests_budget=1200 gen_limit=900 bench_limit=600 tower_limit=400
+  test_limit=300 tests_budget=1200 gen_limit=900 bench_limit=600 tower_limit=600 treps=1
 else
   presets="0.8b 9b" pp=2048 tg=128 npar=4 ctx0=16 tower=1024x768 budget=${GPU_CHECK_BUDGET:-450}
-  test_limit=90 tests_budget=180 gen_limit=360 bench_limit=90 tower_limit=90
+  test_limit=90 tests_budget=180 gen_limit=360 bench_limit=90 tower_limit=90 treps=3
 fi
 deadline=$((SECONDS + budget))
 seer=$here/bin/seer
@@ -182,11 +182,12 @@ for p in $presets; do
       awk '/^(pp|tg)[0-9]+ / { print $1, $2 }' "$logs/llama_${p}_r$r.log" | record llama "$p"
     step "seer_par_${p}_r$r" "$bench_limit" "$seer" bench -m "$m" --device "vulkan:$dev" -p 0 -n "$tg" \
         -d "$ctx0" --parallel "$npar" --reps 1 &&
-      awk -v k="$npar" '/^tg[0-9]+ / { print k "x" $1, $2 }' "$logs/seer_par_${p}_r$r.log" | record seer "$p"
+      awk -v k="$npar" '/^tg[0-9]+(@d[0-9]+)? / { print k "x" $1, $2 }' "$logs/seer_par_${p}_r$r.log" | record seer "$p"
   done
-  # the tower: the median of 3 encodes of random pixels
+  # the tower: the median of $treps encodes of random pixels
   [ "$dry" = 1 ] || wait_for "$mm" || { echo "$p: no mmproj ($mm)" >>"$logs/all.log"; continue; }
-  step "seer_tower_$p" "$tower_limit" "$seer" bench -m "$mm" --image "$tower" --device "vulkan:$dev" --reps 3 --json &&
+  step "seer_tower_$p" "$tower_limit" "$seer" bench -m "$mm" --image "$tower" --device "vulkan:$dev" --reps "$treps" \
+      --json &&
     sed -n 's/.*"encode_seconds": *\([0-9.e+-]*\).*/\1/p' "$logs/seer_tower_$p.log" | head -1 |
       awk -v s="$tower" '{ print "tower" s, $1 }' | record seer "$p"
 done
@@ -228,9 +229,9 @@ failed=$(awk '$2 != 0 { why = $2 == 124 || $2 == 137 ? "timed out" : $2 == "skip
         # tokens/s: seer / llama.cpp; seconds: llama.cpp / seer (> 1: seer faster either way)
         ratio = sa > 0 && la > 0 ? sprintf("%.2fx", tower ? la / sa : sa / la) : "-"
         gbs = "-"
-        if (t ~ /^tg/ && sa > 0) {
+        if (t ~ /^tg[0-9]+$/ && sa > 0) {
           cmd = "stat -c %s " dir "/qwen35-" p "-" dt ".gguf"; cmd | getline bytes; close(cmd)
-          gbs = sprintf("%.0f", bytes * sa / 1e9)
+          gbs = sprintf("%.3g", bytes * sa / 1e9)
         }
         printf "| %s %s | %s | %s | %s | %s | %s |\n", p, toupper(dt), t, sa ? sprintf("%.4g%s", sa, unit) : "-",
                la ? sprintf("%.4g%s", la, unit) : "-", ratio, gbs
