@@ -511,6 +511,9 @@ static const struct op_case attention_cases[] = {
     ATT(72, 4, 4, 700, 700, 0, ATT_THIRDS, DT_F32, KV_CONTIG, 0, 0),
     ATT(72, 4, 4, 50, 50, 0, ATT_MOD3, DT_F32, KV_CONTIG, OPC_IN_PLACE, 0),
     ATT(64, 2, 2, 257, 257, 0, ATT_THIRDS, DT_F16, KV_CONTIG, OPC_SHARED16, 8),
+    /* the tower's shape on the CPU's 8-row softmax lanes: 64-key blocks inside one segment (no mask),
+       blocks across segment borders (masked), a last tile of 44 rows (padded to 48 lanes) */
+    ATT(64, 12, 12, 300, 300, 0, ATT_THIRDS, DT_F32, KV_CONTIG, 0, 0),
     /* q8_0 K/V: decode over 2000 keys (split-K), prefill, an odd block count per row */
     ATT(256, 8, 2, 1, 2000, 1999, ATT_CAUSAL, DT_Q8_0, KV_CACHE, OPC_STRIDED | OPC_SHARED16, 0),
     ATT(256, 8, 2, 300, 300, 0, ATT_CAUSAL, DT_Q8_0, KV_CACHE, OPC_SHARED16, 0),
