@@ -58,9 +58,10 @@ TOL = 1e-3
 # more than 1e-3 under f32 rounding alone, in transformers' own f32 too (seed 949837314, a 1280x704 clip:
 # one row 3.0e-3 from float64 in transformers' f32, 2.4e-3 in seer's; an image token once 1.1e-3 against
 # transformers' 1e-4; medians ~1e-5). There, both f32 implementations are held to exact arithmetic
-# (transformers in float64 on the same inputs): seer may be no further from it than twice transformers'
-# own f32 is (check_logits). No fixed looser bound: 2e-3 still failed one run in several.
-COND_FACTOR = 2
+# (transformers in float64 on the same inputs): seer may be no further from it than 3x transformers' own
+# f32 is (check_logits; two f32 implementations summing in different orders err by similar amounts:
+# seen 1.6x at seed 949837314). No fixed looser bound: 2e-3 still failed one run in several.
+COND_FACTOR = 3
 # pixel rows are normalised to [-1, 1] ((v/255 - 0.5) / 0.5): equal inputs give equal rows up to f32
 # rounding of that affine map
 PIX_EQUAL = 1e-6
