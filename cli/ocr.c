@@ -163,14 +163,16 @@ static int ocr_opt(const struct cli_opt *opt, const char *v, void *user)
     case O_FROM_LIST: o->lists[o->n_lists++] = v; break;
     case O_RESUME: o->resume = true; break;
     case O_FORMAT:
-        o->fmt = !strcmp(v, "md") ? FMT_MARKDOWN : FMT_PDF + 1;
-        for (int f = FMT_TEXT; f <= FMT_PDF; f++)
-            if (!strcmp(v, fmt_name[f]))
-                o->fmt = (enum ocr_format)f;
-        if (o->fmt > FMT_PDF)
+    {
+        int f = FMT_PDF;
+        while (f >= FMT_TEXT && strcmp(v, fmt_name[f]) && !(f == FMT_MARKDOWN && !strcmp(v, "md")))
+            f--;
+        if (f < FMT_TEXT)
             return fprintf(stderr, "seer ocr: --format is text, markdown, jsonl, hocr, alto, tsv or pdf, not '%s'\n",
                            v), CLI_USAGE;
+        o->fmt = (enum ocr_format)f;
         break;
+    }
     case O_PAGES:
         if (!ocr_pages_parse(v, &o->pages))
             return fprintf(stderr, "seer ocr: --pages needs page numbers from 1 and ranges like 1-3,7 or "
