@@ -33,7 +33,7 @@ static int sh(const char *fmt, ...)
 static char *capture(void)
 {
     char cmd[256];
-    snprintf(cmd, sizeof cmd, "tmux -L %s capture-pane -p -S -200 -t t", g_sock);
+    snprintf(cmd, sizeof cmd, "tmux -L %s capture-pane -p -S -2000 -t t", g_sock);
     struct test_run r = test_run_cmd(cmd);
     char *s = r.out;
     r.out = NULL;
@@ -87,6 +87,22 @@ static char *wait_prompt(double seconds)
 static void keys(const char *k) { sh("tmux -L %s send-keys -t t %s", g_sock, k); }
 static void type(const char *text) { sh("tmux -L %s send-keys -t t -l '%s'", g_sock, text); }
 
+/* Types a line and presses Enter, then waits for its echo ("> text" on a line of its own, once more
+   than before) and after it for the empty prompt: polling for the prompt alone can see the pane
+   from before the keys arrived on a loaded machine. Returns the capture. */
+static char *submit(const char *text, double seconds)
+{
+    char echo[256];
+    snprintf(echo, sizeof echo, "> %s\n", text);
+    char *s = capture();
+    const int before = count_of(s, echo);
+    free(s);
+    type(text);
+    keys("Enter");
+    free(wait_for(echo, before + 1, seconds));
+    return wait_prompt(seconds);
+}
+
 /* Each session gets a server of its own: a new session on a server being killed can die with it. */
 static void start(const char *dir, const char *flags)
 {
@@ -113,9 +129,7 @@ static void test_terminal(const char *dir)
     s = wait_for("/help for commands", 1, 20);
     ok(strstr(s, "/help for commands") != NULL, "a terminal session opens with its banner");
     free(s);
-    type("hello there");
-    keys("Enter");
-    s = wait_prompt(20);
+    s = submit("hello there", 30);
     ok(at_prompt(s) && strstr(s, "> hello there\n"), "an answer, then the prompt again");
     free(s);
 
@@ -214,9 +228,7 @@ static void test_interrupt(const char *dir)
     free(s);
     s = wait_prompt(10);
     free(s);
-    type("hi");
-    keys("Enter");
-    s = wait_prompt(20);
+    s = submit("hi", 30);
     ok(at_prompt(s) && strstr(s, "> hi\n") && !strstr(s, "EXITED"), "the session goes on: the next message is answered");
     free(s);
     keys("C-d");
@@ -234,9 +246,7 @@ static void test_full_context(const char *dir)
     free(s);
     int full = 0;
     for (int i = 0; i < 6 && !full; i++) {
-        type("tell me a long story please");
-        keys("Enter");
-        s = wait_prompt(20);
+        s = submit("tell me a long story please", 30);
         full = strstr(s, "the context is full") != NULL;
         free(s);
     }
@@ -248,9 +258,7 @@ static void test_full_context(const char *dir)
     keys("Enter");
     s = wait_for("the conversation was reset", 1, 10);
     free(s);
-    type("hi");
-    keys("Enter");
-    s = wait_prompt(20);
+    s = submit("hi", 30);
     const char *last = strstr(s, "the conversation was reset");
     ok(last && strstr(last, "> hi\n") && !strstr(last, "refused") && !strstr(last, "needs"),
        "after /reset the next message is answered");
