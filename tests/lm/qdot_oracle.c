@@ -41,7 +41,9 @@
    alone failed twice in 12 seeds (2026-11-24: gaps 5.4e-2 in llama.cpp, and 1.1e-2 there with
    6.4e-2 in seer; the first on the previous build too); 1e-1 is 1.5x the worst seen. seer's side
    has its own bound: 1e-1 failed on seed 362744161 (2026-11-27: llama.cpp's gap 1.5e-2, seer's
-   1.09e-1 after a 300-token prompt, TV within TV_MAX); 2e-1 is about 2x that. Either gap is at
+   1.09e-1 after a 300-token prompt whose last 44 rows took the 16-bit prompt products; 1.3e-2 once
+   such short micro-batches took the 8-bit dot kernels on AVX2, as llama.cpp's do); 2e-1 is about
+   2x the worst. Either gap is at
    most twice the step's TV, so with TV_MAX the two bounds say the flip happened where both
    distributions were close to a tie, not in a confident step. */
 #define TV_MAX 2.5e-1
