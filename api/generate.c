@@ -594,6 +594,27 @@ int seer_chat_feed(seer_context *c, const seer_generate_params *params, enum see
     return rc;
 }
 
+/* A user message as a placeholder after the reply: fed up to where it would begin (SEER_FEED_MEDIA
+   with no media), which is the reply in its final form (chat_prompt goes back to the turn point when
+   the reply renders differently now), then taken away again. Qwen3.5's template decides how an
+   assistant turn renders by where the last user message is (spec §6.2), not by what it says, so
+   the next user message renders the same prefix; one that does not (a tool response) finds
+   fed_text unmatched and goes back to the turn point as before. */
+int seer_chat_settle(seer_context *c, const seer_generate_params *params, int64_t *n_fed)
+{
+    if (n_fed)
+        *n_fed = 0;
+    if (!c->turn || !c->n_hist || strcmp(c->hist[c->n_hist - 1].role, "assistant"))
+        return SEER_OK;
+    int rc = chat_add(c, "user", "", 0);
+    if (rc)
+        return rc;
+    rc = seer_chat_feed(c, params, SEER_FEED_MEDIA, n_fed);
+    c->n_hist--;
+    free(c->hist[c->n_hist].role), free(c->hist[c->n_hist].content);
+    return rc;
+}
+
 /* What feeding the messages cost, added to the reply's own prefill (one call, one prompt). */
 static void add_prefill(seer_result *into, const seer_result *from)
 {

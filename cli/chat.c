@@ -3,11 +3,16 @@
    from a pipe, one message per line. A line ending in a backslash continues on the next, and a
    line of three double quotes opens a block that another such line closes. Commands: /help,
    /reset, /save FILE, /exit. Ctrl-C stops the answer and keeps the conversation; a full context
-   is announced and /reset recovers. Answers go to stdout, everything else to stderr. */
+   is announced and /reset recovers. Answers go to stdout, everything else to stderr.
+   While the user types the next message, a thread of its own settles the last reply
+   (seer_chat_settle: fed again in the form the template gives it once a message follows), so a
+   turn feeds only its own message (docs/PERFORMANCE.md "A chat turn"). */
 #define _POSIX_C_SOURCE 200809L
 #include <editline/readline.h>
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +139,60 @@ static char *read_message(bool tty, bool *intr)
     return msg ? msg : strdup("");
 }
 
+/* The settling of the last reply, on a thread of its own while the next message is read; the
+   context is the thread's until settle_wait. */
+struct settle {
+    pthread_t thread;
+    bool running;
+    atomic_bool abandon; /* /reset, /exit or the end of input: the work is not wanted */
+    seer_context *ctx;
+    seer_generate_params gp;
+    int64_t n_fed;
+    double seconds;
+};
+
+static int settle_progress(int64_t done, int64_t total, int64_t generated, void *user)
+{
+    (void)done, (void)total, (void)generated;
+    return atomic_load(&((struct settle *)user)->abandon);
+}
+
+static void *settle_main(void *arg)
+{
+    struct settle *s = arg;
+    const double t0 = cli_time_now();
+    if (seer_chat_settle(s->ctx, &s->gp, &s->n_fed)) /* the next turn feeds it, and reports a failure */
+        s->n_fed = 0;
+    s->seconds = cli_time_now() - t0;
+    return NULL;
+}
+
+static void settle_start(struct settle *s, seer_context *ctx, const seer_generate_params *gp)
+{
+    s->ctx = ctx;
+    s->gp = *gp;
+    s->gp.on_text = s->gp.on_thinking = NULL;
+    s->gp.on_video_progress = NULL;
+    s->gp.on_progress = settle_progress;
+    s->gp.user_data = s;
+    s->n_fed = 0;
+    atomic_store(&s->abandon, false);
+    s->running = pthread_create(&s->thread, NULL, settle_main, s) == 0; /* else the next turn does it */
+}
+
+/* The context back to this thread: the settling finished, or stopped at once with `abandon`. */
+static void settle_wait(struct settle *s, bool abandon)
+{
+    if (!s->running)
+        return;
+    atomic_store(&s->abandon, abandon);
+    pthread_join(s->thread, NULL);
+    s->running = false;
+    if (!abandon && s->n_fed > 0 && cli_log_level >= SEER_LOG_INFO)
+        fprintf(stderr, "seer: the last reply, as the template renders it now: %lld tokens fed again while the "
+                "message was typed (%.2f s)\n", (long long)s->n_fed, s->seconds);
+}
+
 static int start_over(seer_context *ctx, const struct gen_opts *o, struct transcript *t, int64_t *used)
 {
     int rc = seer_context_reset(ctx);
@@ -184,6 +243,7 @@ int cli_chat(int argc, char **argv)
     gen_start(&o);
     if (tty)
         fprintf(stderr, "seer chat: %s on %s; /help for commands, Ctrl-D to quit\n", o.model, seer_model_device(m));
+    struct settle settle = {.running = false};
     for (;;) {
         bool intr;
         char *line = read_message(tty, &intr);
@@ -205,6 +265,7 @@ int cli_chat(int argc, char **argv)
             } else if (!strcmp(line, "/help")) {
                 fputs(chat_commands, stderr);
             } else if (!strcmp(line, "/reset")) {
+                settle_wait(&settle, true);
                 if ((rc = start_over(ctx, &o, &t, &used)))
                     status = cli_fail(rc);
                 else
@@ -222,6 +283,7 @@ int cli_chat(int argc, char **argv)
         }
         if (line[0] == '/')
             text = line + 1; /* "//x" sends "/x" */
+        settle_wait(&settle, false);
         seer_result r = {0};
         if ((rc = seer_chat_add(ctx, "user", text)) || (rc = seer_chat_generate(ctx, &o.gp, &r))) {
             /* the one failure a session can recover from: the conversation outgrew the context */
@@ -258,9 +320,12 @@ int cli_chat(int argc, char **argv)
             fprintf(stderr, "seer: warning: the answer is empty: the reasoning used the whole token budget (raise -n)\n");
         if (cli_log_level >= SEER_LOG_INFO)
             gen_print_timings(&r);
+        if (!r.prompt_cut && r.stop != SEER_STOP_CONTEXT)
+            settle_start(&settle, ctx, &o.gp);
         seer_result_clear(&r);
         free(line);
     }
+    settle_wait(&settle, true);
 done:
     json_decref(t.messages);
     seer_context_free(ctx);

@@ -359,6 +359,14 @@ enum seer_feed { SEER_FEED_MESSAGES = 0, SEER_FEED_MEDIA = 1 };
    context is as before the call); *n_fed (may be NULL) gets the tokens fed. */
 SEER_API int seer_chat_feed(seer_context *ctx, const seer_generate_params *params, enum seer_feed until,
                             int64_t *n_fed);
+/* After a reply: feeds it again in the form the chat template gives it once a user message follows
+   (Qwen3.5's drops the reply's think block, even an empty one: docs/MODEL.md §6.2), back from where
+   the reply began, so that the next user turn feeds only its own message. A chat front end calls it
+   while the user types (seer chat does, on a thread of its own: the context is not used elsewhere
+   meanwhile); the next turn gives exactly what it gives without the call, which only moves the work
+   earlier. Nothing to do (SEER_OK, nothing fed) before a reply or when a message already follows it.
+   params and *n_fed as for seer_chat_feed (cancelling leaves the next turn to feed it). */
+SEER_API int seer_chat_settle(seer_context *ctx, const seer_generate_params *params, int64_t *n_fed);
 
 typedef struct seer_snapshot seer_snapshot;
 /* Copies what the context holds (its state: KV cache rows in use, recurrent and conv state,

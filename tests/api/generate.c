@@ -167,6 +167,50 @@ static void check_multiturn(seer_model *m)
     seer_context_free(c2);
 }
 
+/* seer_chat_settle (issue 21 item 4): the reply settled while the user types, then the next turn,
+   against the same conversation without the call. Both contexts must hold the same ids in the same
+   order (so the same state, and greedy the same reply), the settled one having fed before the turn
+   what the other feeds in it, with thinking off and on (a reply with reasoning to drop). */
+static void check_settle(seer_model *m, int think)
+{
+    seer_context *c[2] = {NULL, NULL};
+    seer_result r1[2] = {{0}}, r2[2] = {{0}};
+    seer_generate_params p = test_greedy(12);
+    p.think = think;
+    int64_t settled = -1, again = -1, before = -1;
+    int rc = SEER_OK;
+    for (int k = 0; k < 2 && !rc; k++) {
+        rc = seer_context_create(m, NULL, &c[k]);
+        if (!rc && k == 0)
+            rc = seer_chat_settle(c[k], &p, &before); /* nothing to settle yet */
+        rc = rc ? rc : seer_chat_add(c[k], "user", "Name three colours.");
+        rc = rc ? rc : seer_chat_generate(c[k], &p, &r1[k]);
+        if (!rc && k == 0)
+            rc = seer_chat_settle(c[k], &p, &settled);
+        if (!rc && k == 0)
+            rc = seer_chat_settle(c[k], &p, &again); /* settled already */
+        rc = rc ? rc : seer_chat_add(c[k], "user", "And three animals?");
+        rc = rc ? rc : seer_chat_generate(c[k], &p, &r2[k]);
+    }
+    if (ok(rc == SEER_OK, "think %d: two turns with and without seer_chat_settle: %s", think,
+           rc ? seer_last_error() : "ok")) {
+        ok(before == 0 && settled > 0 && again == 0,
+           "think %d: settle feeds nothing before a reply (%lld), the reply again after it (%lld), nothing twice (%lld)",
+           think, (long long)before, (long long)settled, (long long)again);
+        ok(r2[0].prompt_tokens + settled == r2[1].prompt_tokens,
+           "think %d: the next turn feeds %lld tokens instead of %lld, the %lld settled before it", think,
+           (long long)r2[0].prompt_tokens, (long long)r2[1].prompt_tokens, (long long)settled);
+        ok(c[0]->n_fed == c[1]->n_fed && !memcmp(c[0]->fed, c[1]->fed, c[0]->n_fed * sizeof *c[0]->fed) &&
+               r2[0].n_tokens == r2[1].n_tokens && !memcmp(r2[0].tokens, r2[1].tokens, r2[0].n_tokens * 4),
+           "think %d: both contexts hold the same %zu ids, and reply the same %zu tokens", think, c[0]->n_fed,
+           r2[0].n_tokens);
+    }
+    for (int k = 0; k < 2; k++) {
+        seer_result_clear(&r1[k]), seer_result_clear(&r2[k]);
+        seer_context_free(c[k]);
+    }
+}
+
 /* --thinking-budget (issue 21 item 4): after B reasoning tokens the block is closed as the template
    closes it, "\n</think>\n\n" as its ids, and the answer follows. Greedy on a random model: when
    the model closes or ends the block by itself within B tokens, the budget never acts (a visible
@@ -303,6 +347,8 @@ int main(void)
         return done_testing();
     check_reference(m, hf);
     check_multiturn(m);
+    check_settle(m, 0);
+    check_settle(m, 1);
     check_thinking_budget(m);
     check_controls(m);
     seer_model_free(m);
