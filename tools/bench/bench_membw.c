@@ -68,11 +68,12 @@ double bench_read_bandwidth(int threads, size_t bytes, int reps)
     double best = 0;
     for (int rep = 0; rep < reps; rep++) {
         const double t0 = seer_time_now();
-        int started = 0;
-        for (int t = 0; t < threads; t++) {
+        /* threads 1..started-1 run: creation stops at the first failure, so only those are joined */
+        int started = 1;
+        for (int t = 0; t < threads; t++)
             rd[t] = (struct reader){.p = buf + (size_t)t * chunk, .n = chunk};
-            started += t == 0 || pthread_create(&th[t], NULL, reader_run, &rd[t]) == 0;
-        }
+        while (started < threads && pthread_create(&th[started], NULL, reader_run, &rd[started]) == 0)
+            started++;
         reader_run(&rd[0]);
         for (int t = 1; t < started; t++)
             pthread_join(th[t], NULL);
