@@ -277,6 +277,33 @@ static void test_pipe(const char *dir)
     test_run_free(&r);
 }
 
+/* The last reply settled while the next message is typed (seer_chat_settle on a thread): -v says how
+   many tokens that fed, and the next turn, the same message again, feeds exactly what the first did
+   (without the settling it would feed the reply again too). */
+static void test_settled(const char *dir)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "(echo 'same words'; sleep 1; echo 'same words') | '%s/seer' chat -m '%s/model-f32.gguf' "
+             "--temp 0 -n 6 -v", SEER_BINARY_DIR, dir);
+    struct test_run r = test_run_cmd(cmd);
+    long long n[2] = {-1, -1}, again = -1;
+    const char *p = r.err ? r.err : "";
+    for (int i = 0; i < 2 && (p = strstr(p, "seer: prompt ")); i++, p++)
+        n[i] = atoll(p + strlen("seer: prompt "));
+    const char *a = r.err ? strstr(r.err, "tokens fed again while the message was typed") : NULL;
+    if (a) {
+        while (a > r.err && a[-1] == ' ')
+            a--;
+        while (a > r.err && a[-1] >= '0' && a[-1] <= '9')
+            a--;
+        again = atoll(a);
+    }
+    ok(r.status == 0 && again > 0 && n[0] > 0 && n[1] == n[0],
+       "the reply settled while typing (%lld tokens), the same message again feeds %lld tokens as the first did "
+       "(%lld)", again, n[1], n[0]);
+    test_run_free(&r);
+}
+
 int main(void)
 {
     plan_no_plan();
@@ -293,6 +320,7 @@ int main(void)
     test_interrupt(dir);
     test_full_context(dir);
     test_pipe(dir);
+    test_settled(dir);
     if (g_sock[0])
         sh("tmux -L %s kill-server 2>/dev/null", g_sock);
     return done_testing();
