@@ -420,8 +420,9 @@ static void progress_show(const struct batch *b)
     double dt = cli_time_now() - b->t0, rate = dt > 0 ? (double)b->pages_done / dt : 0;
     size_t left = b->pages_total > b->pages_done ? b->pages_total - b->pages_done : 0;
     long eta = rate > 0 ? (long)((double)left / rate + 0.5) : -1;
-    fprintf(stderr, "\r\033[Kseer ocr: %zu/%zu pages, %zu/%zu files, %.2f pages/s", b->pages_done, b->pages_total,
-            b->inputs_done, b->inputs_total, rate);
+    /* per minute: on a CPU a page takes many seconds, and "0.03 pages/s" says little */
+    fprintf(stderr, "\r\033[Kseer ocr: %zu/%zu pages, %zu/%zu files, %.1f pages/min", b->pages_done, b->pages_total,
+            b->inputs_done, b->inputs_total, 60 * rate);
     if (eta >= 0)
         fprintf(stderr, ", ETA %ld:%02ld:%02ld", eta / 3600, eta / 60 % 60, eta % 60);
 }
@@ -803,9 +804,9 @@ int cli_ocr(int argc, char **argv)
         fputs("\r\033[K", stderr);
     double dt = cli_time_now() - b.t0;
     if (cli_log_level >= SEER_LOG_WARN && !g_signal)
-        fprintf(stderr, "seer ocr: %zu pages done, %zu failed, %zu loops stopped; %zu files in %.1f s (%.2f pages/s)"
+        fprintf(stderr, "seer ocr: %zu pages done, %zu failed, %zu loops stopped; %zu files in %.1f s (%.1f pages/min)"
                 ", %zu skipped by --resume\n", b.pages_ok, b.pages_failed, b.loops, b.inputs_done, dt,
-                dt > 0 ? (double)b.pages_ok / dt : 0.0, skipped);
+                dt > 0 ? 60 * (double)b.pages_ok / dt : 0.0, skipped);
     status = rc ? CLI_FAIL : b.pages_failed ? 3 : CLI_OK;
 done:
     out_clear(&b);

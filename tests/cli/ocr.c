@@ -679,8 +679,8 @@ static void test_progress(void)
     snprintf(cmd, sizeof cmd, "cd '%s' && script -qec \"'%s' ocr -m '%s' -t 2 -n 2 -o outp batch/a00.png "
              "batch/b_multi.tif\" /dev/null", tmp, seer_bin, model);
     struct test_run r = test_run_cmd(cmd);
-    ok(r.status == 0 && strstr(r.out, "\r\033[Kseer ocr: 4/4 pages, 2/2 files") && strstr(r.out, "pages/s, ETA "),
-       "on a terminal: pages done/total, files, pages/s and ETA on one rewritten line");
+    ok(r.status == 0 && strstr(r.out, "\r\033[Kseer ocr: 4/4 pages, 2/2 files") && strstr(r.out, "pages/min, ETA "),
+       "on a terminal: pages done/total, files, pages/min and ETA on one rewritten line");
     test_run_free(&r);
 }
 
