@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "cli/util.h"
 #include "server/server.h"
 
@@ -60,6 +61,9 @@ struct conn {
     bool sent_first, sent_end;
     char *ev;                     /* the event being written, and how far */
     size_t ev_len, ev_off;
+    /* the access log line (log_request) */
+    int status;                   /* what was answered: an HTTP status, 499 when the client left */
+    char why[160];                /* an error's message, cut */
 };
 
 /* ---- answering -------------------------------------------------------------------------------- */
@@ -78,13 +82,19 @@ static enum MHD_Result send_body(struct conn *k, int status, char *body, const c
     MHD_destroy_response(r);
     metrics_count_status(&k->s->met, status);
     k->answered = true;
+    k->status = status;
     return ret;
 }
 
 static enum MHD_Result send_error(struct conn *k, const struct srv_error *err)
 {
+    snprintf(k->why, sizeof k->why, "%.*s", (int)sizeof k->why - 1, err->message);
+    for (char *p = k->why; *p; p++) /* a message may quote the client's bytes: one log line, always */
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
     if (err->status == 499) { /* the client left: nothing to send */
         metrics_count_status(&k->s->met, 499);
+        k->status = 499;
         return MHD_NO;
     }
     return send_body(k, err->status, srv_error_body(err), "application/json");
@@ -256,6 +266,7 @@ static enum MHD_Result generate(struct conn *k)
     pthread_mutex_unlock(&j->mu);
     if (gone && !done) {
         metrics_count_status(&s->met, 499);
+        k->status = 499;
         return MHD_NO;
     }
     if (done && j->http_status != 200)
@@ -275,6 +286,7 @@ static enum MHD_Result generate(struct conn *k)
     MHD_destroy_response(r);
     metrics_count_status(&s->met, 200);
     k->answered = true;
+    k->status = 200;
     return ret;
 }
 
@@ -407,12 +419,47 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return dispatch(k);
 }
 
+static const char *route_path(enum route r)
+{
+    static const char *const paths[] = {
+        [R_NONE] = "-", [R_HEALTH] = "/health", [R_METRICS] = "/metrics", [R_MODELS] = "/v1/models",
+        [R_CHAT] = "/v1/chat/completions", [R_COMPLETION] = "/v1/completions",
+    };
+    return paths[r];
+}
+
+/* One line per request on stderr, as operators read a server's log (docs/SERVING.md "Logs"): the
+   status, the route, the time from the request to the last byte, and for a generation the time to
+   its first token and its token counts; an error's message. Probes and scrapes (/health, /metrics)
+   only with -v; nothing with -q. */
+static void log_request(const struct conn *k, enum MHD_RequestTerminationCode why)
+{
+    const bool probe = k->route == R_HEALTH || k->route == R_METRICS;
+    if (cli_log_level < (probe ? SEER_LOG_INFO : SEER_LOG_WARN))
+        return;
+    /* a stream cut before its end, or a reply whose client left: 499, as /metrics counts it */
+    const int status = why != MHD_REQUEST_TERMINATED_COMPLETED_OK && k->answered ? 499 : k->status ? k->status : 499;
+    char usage[200] = "";
+    struct job *j = k->job;
+    if (j) { /* a reply cut short may still be running: its fields under its lock */
+        pthread_mutex_lock(&j->mu);
+        if (j->done && j->http_status == 200)
+            snprintf(usage, sizeof usage, ", first token %.2f s, prompt %lld (cached %lld), generated %lld",
+                     j->t_first > 0 ? j->t_first - j->t_submit : 0.0, (long long)j->usage.prompt_tokens,
+                     (long long)j->usage.cached_tokens, (long long)j->usage.completion_tokens);
+        pthread_mutex_unlock(&j->mu);
+    }
+    fprintf(stderr, "seer serve: %d %s %.2f s%s%s%s\n", status, route_path(k->route), cli_time_now() - k->t_start,
+            usage, k->why[0] ? ": " : "", k->why);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode why)
 {
     struct conn *k = *con_cls;
     (void)cls, (void)c;
     if (!k)
         return;
+    log_request(k, why);
     if (k->job) {
         /* A stream cut before its end (the client left, or a write failed) was counted 200 when
            it began; count it as cancelled too, or /metrics never shows clients leaving streams. */

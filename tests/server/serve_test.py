@@ -365,6 +365,14 @@ def errors():
     check(st, 400, "malformed JSON", raw)
     err = json.loads(raw).get("error", {}) if st == 400 else {}
     ok(err.get("type") == "invalid_request_error" and err.get("message"), "malformed JSON: OpenAI's error object", raw)
+    with open(s.log_path) as f:
+        logged = f.read()
+    ok(re.search(r"^seer serve: 200 /v1/chat/completions [\d.]+ s, first token [\d.]+ s, prompt \d+ \(cached \d+\), "
+                 r"generated \d+$", logged, re.M) and
+       re.search(r"^seer serve: 400 /v1/chat/completions [\d.]+ s: malformed JSON", logged, re.M) and
+       not re.search(r"^seer serve: \d+ /health", logged, re.M),
+       "the log: a line per request (status, route, time, tokens; an error's message), /health probes only with -v",
+       logged[-600:])
     st, _, raw = s.request("POST", "/v1/chat/completions", b"[" * 200000)
     check(st, 400, "JSON nested 200,000 deep", raw[:300])
     st, r = s.post("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}] * 10000, "max_tokens": 1})
