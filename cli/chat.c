@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -177,7 +178,13 @@ static void settle_start(struct settle *s, seer_context *ctx, const seer_generat
     s->gp.user_data = s;
     s->n_fed = 0;
     atomic_store(&s->abandon, false);
+    /* Signals stay the reading thread's: Ctrl-C at the prompt must reach readline (and not be left
+       pending for the next answer), so the thread starts with every signal blocked. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     s->running = pthread_create(&s->thread, NULL, settle_main, s) == 0; /* else the next turn does it */
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* The context back to this thread: the settling finished, or stopped at once with `abandon`. */
