@@ -490,7 +490,6 @@ static void q_worker(void *ctx, int ith, int nth)
         q_units(&j->q, lo, hi);
 }
 
-/* Whether the 8-bit path takes w with N activation rows. */
 #ifdef SEER_MM_X86
 /* Activation rows from which prefill's blocked products beat the 8-bit dot kernels. With AVX-512
    (Zen 4) that is GEMM_MIN_N. With AVX2 alone the dot kernels keep up for longer (2-core AMD EPYC
@@ -500,6 +499,7 @@ static void q_worker(void *ctx, int ith, int nth)
 static int64_t qdot_gemm_min_n(void) { return mm_avx512_available() ? GEMM_MIN_N : 80; }
 #endif
 
+/* Whether the 8-bit path takes w with N activation rows. */
 static bool qdot_applies(const struct cpu_ctx *cc, const tensor *w, int64_t N)
 {
     if (cc->exact || !qdot_type(w->type) || w->ne[0] % QDOT_BLOCK)
