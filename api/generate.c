@@ -594,9 +594,9 @@ int seer_chat_feed(seer_context *c, const seer_generate_params *params, enum see
     return rc;
 }
 
-/* A user message as a placeholder after the reply: fed up to where it would begin (SEER_FEED_MEDIA
-   with no media), which is the reply in its final form (chat_prompt goes back to the turn point when
-   the reply renders differently now), then taken away again. Qwen3.5's template decides how an
+/* Appends an empty user message, feeds up to where it would begin (SEER_FEED_MEDIA with no media)
+   — the reply in its final form: chat_prompt goes back to the turn point when the reply renders
+   differently now — and removes the message again. Qwen3.5's template decides how an
    assistant turn renders by where the last user message is (spec §6.2), not by what it says, so
    the next user message renders the same prefix; one that does not (a tool response) finds
    fed_text unmatched and goes back to the turn point as before. */

@@ -432,13 +432,13 @@ static const char *route_path(enum route r)
    status, the route, the time from the request to the last byte, and for a generation the time to
    its first token and its token counts; an error's message. Probes and scrapes (/health, /metrics)
    only with -v; nothing with -q. */
-static void log_request(const struct conn *k, enum MHD_RequestTerminationCode why)
+static void log_request(const struct conn *k, bool cut)
 {
     const bool probe = k->route == R_HEALTH || k->route == R_METRICS;
     if (cli_log_level < (probe ? SEER_LOG_INFO : SEER_LOG_WARN))
         return;
-    /* a stream cut before its end, or a reply whose client left: 499, as /metrics counts it */
-    const int status = why != MHD_REQUEST_TERMINATED_COMPLETED_OK && k->answered ? 499 : k->status ? k->status : 499;
+    /* a stream cut before its end, or a request whose client left unanswered: 499, as /metrics counts it */
+    const int status = cut || !k->status ? 499 : k->status;
     char usage[200] = "";
     struct job *j = k->job;
     if (j) { /* a reply cut short may still be running: its fields under its lock */
@@ -459,11 +459,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     (void)cls, (void)c;
     if (!k)
         return;
-    log_request(k, why);
+    /* A stream cut before its end (the client left, or a write failed) was counted 200 when it
+       began; count it as cancelled too, or /metrics never shows clients leaving streams. */
+    const bool cut = k->job && k->answered && k->job->req.stream &&
+                     (why != MHD_REQUEST_TERMINATED_COMPLETED_OK || !k->sent_end);
+    log_request(k, cut);
     if (k->job) {
-        /* A stream cut before its end (the client left, or a write failed) was counted 200 when
-           it began; count it as cancelled too, or /metrics never shows clients leaving streams. */
-        if (k->answered && k->job->req.stream && (why != MHD_REQUEST_TERMINATED_COMPLETED_OK || !k->sent_end))
+        if (cut)
             metrics_count_status(&k->s->met, 499);
         atomic_store(&k->job->cancelled, true); /* a no-op once it is done */
         atomic_fetch_sub(&k->s->responding, 1);
