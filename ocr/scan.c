@@ -366,7 +366,10 @@ static void json_decode(ocr_buf *o, const char *t, size_t p, size_t e)
             case 'n': cp = '\n'; break;
             case 'r': cp = '\r'; break;
             case 't': cp = '\t'; break;
-            case 'b': case 'f': cp = ' '; break;
+            /* \b and \f are their control characters, which put_cp makes U+FFFD as it does the
+               same bytes written raw: an answer's text does not depend on how it was escaped */
+            case 'b': cp = '\b'; break;
+            case 'f': cp = '\f'; break;
             case 'u':
                 if (!hex4(t, e, p + 2, &cp)) {
                     cp = 'u';
@@ -493,28 +496,66 @@ static int punct_only(const char *t, size_t a, size_t b)
     return 1;
 }
 
-/* Prose between the top-level objects t[a..b): each line that is more than the array's brackets
-   and commas or a ``` fence goes to the box-less text, as written. */
-static void prose(ocr_scan *s, const char *t, size_t a, size_t b)
+/* A Markdown fence line t[a..b) (trimmed): ``` and at most a language name. */
+static int fence_line(const char *t, size_t a, size_t b)
 {
-    while (b > a && (is_ws(t[b - 1]) || t[b - 1] == '[' || t[b - 1] == ','))
-        b--;
-    while (a < b && (is_ws(t[a]) || t[a] == ']' || t[a] == ','))
-        a++;
+    if (b - a < 3 || memcmp(t + a, "```", 3))
+        return 0;
+    for (a += 3; a < b; a++)
+        if (!is_alpha(t[a]) && !is_digit(t[a]) && !strchr("_+-", t[a]))
+            return 0;
+    return 1;
+}
+
+/* The next line of t[*a..b) trimmed into [*x, *y); *a moves past it. */
+static void next_line(const char *t, size_t *a, size_t b, size_t *x, size_t *y)
+{
+    size_t eol = *a;
+    while (eol < b && t[eol] != '\n' && t[eol] != '\r')
+        eol++;
+    *x = *a, *y = eol;
+    while (*x < *y && is_ws(t[*x]))
+        (*x)++;
+    while (*y > *x && is_ws(t[*y - 1]))
+        (*y)--;
+    *a = eol + 1;
+}
+
+/* Whether a line is JSON's structure rather than text: brackets and commas only, or a fence. */
+static int structure_line(const char *t, size_t x, size_t y) { return punct_only(t, x, y) || fence_line(t, x, y); }
+
+static int only_structure(const char *t, size_t a, size_t b)
+{
+    size_t x, y;
     while (a < b) {
-        size_t eol = a;
-        while (eol < b && t[eol] != '\n' && t[eol] != '\r')
-            eol++;
-        size_t x = a, y = eol;
-        while (x < y && is_ws(t[x]))
-            x++;
-        while (y > x && is_ws(t[y - 1]))
-            y--;
-        if (y > x && !(y - x >= 3 && !memcmp(t + x, "```", 3)) && !punct_only(t, x, y)) {
+        next_line(t, &a, b, &x, &y);
+        if (!structure_line(t, x, y))
+            return 0;
+    }
+    return 1;
+}
+
+/* Text outside the objects, t[a..b), to the box-less text, line by line as written (trimmed),
+   except fence lines. Between objects (`between`), the array's brackets and commas around them
+   and lines of nothing else are not text. An answer with no object at all is plain text and keeps
+   every line, unless all it holds is that structure (an empty array: "[]" in a fence or not). */
+static void prose(ocr_scan *s, const char *t, size_t a, size_t b, int between)
+{
+    size_t x, y;
+    if (between) {
+        while (b > a && (is_ws(t[b - 1]) || t[b - 1] == '[' || t[b - 1] == ','))
+            b--;
+        while (a < b && (is_ws(t[a]) || t[a] == ']' || t[a] == ','))
+            a++;
+    } else if (only_structure(t, a, b)) {
+        return;
+    }
+    while (a < b) {
+        next_line(t, &a, b, &x, &y);
+        if (y > x && (between ? !structure_line(t, x, y) : !fence_line(t, x, y))) {
             owe(&s->loose, '\n');
             put_raw(&s->loose, t, x, y);
         }
-        a = eol + 1;
     }
 }
 
@@ -535,7 +576,7 @@ static size_t scan_objects(ocr_scan *s, const char *t, size_t a, size_t e, int d
         }
         size_t close = match_brace(t, e, p);
         if (!depth)
-            prose(s, t, gap, p);
+            prose(s, t, gap, p, 1);
         if (close < e && read_object(s, t, p, close)) {
             found++;
         } else {
@@ -546,7 +587,7 @@ static size_t scan_objects(ocr_scan *s, const char *t, size_t a, size_t e, int d
         p = gap = close < e ? close + 1 : e;
     }
     if (!depth)
-        prose(s, t, gap, e);
+        prose(s, t, gap, e, gap > a); /* no object seen: the answer is plain text */
     return found;
 }
 

@@ -68,18 +68,38 @@ def words(s):
     return xml_safe(s).split()
 
 
+WS = " \t\n\r\f\v"  # what seer trims from a line (ocr/scan.c is_ws)
+OBJECT = re.compile(r"\{[%s]*(?:$|[\"'}]|[A-Za-z_]\w*[%s]*(?::|$))" % (WS, WS), re.ASCII)
+
+
+def plain_words(answer):
+    """The words of an answer with no JSON object, as docs/OCR.md reads plain text: one line per
+    line, a Markdown fence line is not text, nor is an answer of only brackets and commas (an empty
+    array). None when a random model happened to open an object: its words then follow the JSON
+    reading, which grounded() checks, and the checks on it are skipped (visibly)."""
+    if OBJECT.search(answer):
+        return None
+    lines = [ln.strip(WS) for ln in re.split("[\r\n]", answer)]
+    fence = re.compile(r"```[A-Za-z0-9_+-]*")
+    if all(fence.fullmatch(ln) or not ln.strip(WS + "[]{},`") for ln in lines):
+        return []
+    return words(" ".join(ln for ln in lines if not fence.fullmatch(ln)))
+
+
+def page_words(answers, name, n_pages):
+    """plain_words of an input's pages, in order; None when one of them holds an object."""
+    ws = [plain_words(answers.get((name, k + 1), "")) for k in range(n_pages)]
+    return None if None in ws else [w for p in ws for w in p]
+
+
 def same_text_layer(got, want):
-    """pdftotext's words against the answer's: equal, except that poppler writes a run of
-    right-to-left characters (Arabic, Hebrew: a random model writes them) in visual order between
-    U+202B and U+202C, so a word holding one is compared as its characters, controls removed."""
-    if len(got) != len(want):
-        return False
-    for g, w in zip(got, want):
-        g = re.sub("[\u202a-\u202e\u2066-\u2069]", "", g)
-        rtl = any(unicodedata.bidirectional(c) in ("R", "AL") for c in w)
-        if (sorted(g) != sorted(w)) if rtl else (g != w):
-            return False
-    return True
+    """pdftotext's words against the answer's: equal, except on a page holding right-to-left
+    characters (Arabic, Hebrew: a random model writes them). poppler writes such a run in visual
+    order between U+202B and U+202C, and the neutral characters and spaces beside it may move
+    across it, so that page is compared as its characters (controls and spaces removed)."""
+    if not any(unicodedata.bidirectional(c) in ("R", "AL") for w in want for c in w):
+        return got == want
+    return sorted(re.sub("[\u202a-\u202e\u2066-\u2069]", "", "".join(got))) == sorted("".join(want))
 
 
 def bbox(title):
@@ -163,19 +183,25 @@ def complete_items(answer):
 
 def expected_lines(answer, w, h):
     """(box or None, words) per line in the order seer_ocr_parse documents: boxed lines as written,
-    then the box-less ones (a zero-area box has none) in one last block."""
+    then the box-less ones (a zero-area box has none) in one last block. A text on several lines
+    (a "\\n" in it, or \\r, U+2028, U+2029) is that many lines, sharing its box as equal bands from
+    top to bottom (include/seer.h), y0 + height * j / k for line j of k."""
     boxed, boxless = [], []
     for it in complete_items(answer):
         x1, y1, x2, y2 = it["bbox_2d"]
         x0, x1 = sorted((x1, x2))
         y0, y1 = sorted((y1, y2))
-        ws = words(it["text_content"])
+        lines = [ws for ws in map(words, re.split("[\r\n\u2028\u2029]", it["text_content"])) if ws]
         if x0 < x1 and y0 < y1:
-            boxed.append(((math.floor(x0 * w / 1000), math.floor(y0 * h / 1000), math.ceil(x1 * w / 1000),
-                           math.ceil(y1 * h / 1000)), ws))
+            box = (math.floor(x0 * w / 1000), math.floor(y0 * h / 1000), math.ceil(x1 * w / 1000),
+                   math.ceil(y1 * h / 1000))
+            k, bh = len(lines), box[3] - box[1]
+            for j, ws in enumerate(lines):
+                band = (box[1] + bh * j // k, box[1] + bh * (j + 1) // k) if bh >= k else (box[1], box[3])
+                boxed.append(((box[0], band[0], box[2], band[1]), ws))
         else:
-            boxless.append((None, ws))
-    return [ln for ln in boxed + boxless if ln[1]]
+            boxless += [(None, ws) for ws in lines]
+    return boxed + boxless
 
 
 def grounded(tmp, common, inputs, pages):
@@ -222,7 +248,7 @@ def main():
         print("1..0 # SKIP python3 has no Pillow")
         return 0
     seed = int(os.environ.get("SEER_TEST_SEED", random.randrange(1 << 30)))
-    print("# seed %d (replay with SEER_TEST_SEED=%d)" % (seed, seed))
+    print("# seed %d (replay with SEER_TEST_SEED=%d)" % (seed, seed), file=sys.stderr)  # prove shows stderr
     tmp = tempfile.mkdtemp(prefix="seer-ocr-formats-")
     try:
         return tests(tmp, seed)
@@ -283,8 +309,11 @@ def tests(tmp, seed):
             ok(bbox(title) == (0, 0, w, h) and ("ppageno %d" % k) in title and ("scan_res %d %d" % (dpi, dpi)) in title
                and inside, "%s page %d: hOCR page bbox 0 0 %d %d (upright), ppageno, scan_res %d, lines inside it"
                % (name, k + 1, w, h, dpi), title)
-            ok(got_words == words(want), "%s page %d: hOCR's words are the model's answer's words (%d)"
-               % (name, k + 1, len(got_words)), "hocr %r\nanswer %r" % (got_words[:40], want[:400]))
+            what = "%s page %d: hOCR's words are the model's answer's words (%d)" % (name, k + 1, len(got_words))
+            if plain_words(want) is None:
+                skip(what, "the random answer opened a JSON object")
+            else:
+                ok(got_words == plain_words(want), what, "hocr %r\nanswer %r" % (got_words[:40], want[:400]))
             ok(len(confs) == len(got_words) and all(0 <= c <= 100 for c in confs),
                "%s page %d: every word has x_wconf in 0..100 (from the tokens' probabilities)" % (name, k + 1), confs)
 
@@ -312,8 +341,12 @@ def tests(tmp, seed):
         try:
             root = ET.parse(path).getroot()
             alto_words = [s.get("CONTENT") for s in root.iter() if s.tag.endswith("}String")]
-            want = [w for k in range(len(pages[name])) for w in words(answers.get((name, k + 1), ""))]
-            ok(alto_words == want, "%s.xml: ALTO's Strings are the answer's words" % base, (alto_words[:30], want[:30]))
+            want = page_words(answers, name, len(pages[name]))
+            if want is None:
+                skip("%s.xml: ALTO's Strings are the answer's words" % base, "a random answer opened a JSON object")
+            else:
+                ok(alto_words == want, "%s.xml: ALTO's Strings are the answer's words" % base,
+                   (alto_words[:30], want[:30]))
         except (ET.ParseError, OSError) as e:
             ok(False, "%s.xml parses" % base, e)
 
@@ -323,7 +356,10 @@ def tests(tmp, seed):
         rows = open(os.path.join(outs["tsv"], base + ".tsv"), encoding="utf-8").read().rstrip("\n").split("\n")
         head = rows[0].split("\t")
         body = [r.split("\t") for r in rows[1:]]
-        want = [w for k in range(len(pages[name])) for w in words(answers.get((name, k + 1), ""))]
+        want = page_words(answers, name, len(pages[name]))
+        if want is None:
+            skip("%s.tsv: the word rows are the answer's words" % base, "a random answer opened a JSON object")
+            want = [r[11] for r in body if r[0] == "5"]
         ok(head == ["level", "page_num", "block_num", "par_num", "line_num", "word_num", "left", "top", "width",
                     "height", "conf", "text"] and all(len(r) == 12 for r in body)
            and [r[11] for r in body if r[0] == "5"] == want, "%s.tsv: Tesseract's columns; the word rows are the "
@@ -346,7 +382,11 @@ def tests(tmp, seed):
         for k in range(len(pgs)):
             t = subprocess.run(["pdftotext", "-f", str(k + 1), "-l", str(k + 1), path, "-"],
                                capture_output=True).stdout.decode("utf-8", "replace")
-            want = words(answers.get((name, k + 1), ""))
+            want = plain_words(answers.get((name, k + 1), ""))
+            if want is None:
+                skip("%s.pdf page %d: pdftotext gives the answer's words" % (base, k + 1),
+                     "the random answer opened a JSON object")
+                continue
             ok(same_text_layer(t.split(), want), "%s.pdf page %d: pdftotext gives the answer's words (%d)" % (base, k + 1, len(want)),
                "pdf %r\nwant %r" % (t.split()[:40], want[:40]))
 

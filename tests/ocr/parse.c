@@ -451,6 +451,35 @@ static void test_words(void)
     ok(bad == 0, "300 random lines: words tile their line's box");
 }
 
+/* Parses text and compares dump() with want. */
+static void dump_is(const char *text, const char *want, const char *what)
+{
+    seer_ocr_page *pg = parse(text, rel(2000, 1000));
+    char *got = pg ? dump(pg) : NULL;
+    if (!ok(got && !strcmp(got, want), "%s", what))
+        diag("got:\n%swant:\n%s", got ? got : "(no page)\n", want);
+    free(got);
+    seer_ocr_page_free(pg);
+}
+
+/* Plain text is kept as written: brackets and commas are JSON's structure only around objects */
+static void test_plain(void)
+{
+    dump_is("}\nQ bod [x]\nthe end [", "dropped=0\n0 - }\n0 - Q bod [x]\n0 - the end [\n",
+            "no object: a line of a lone brace and a trailing bracket are the model's text");
+    dump_is("```json\n[ ]\n```\n", "dropped=0\n", "an empty array in a fence is no text");
+    dump_is("```\nfirst\n```text more\n```", "dropped=0\n0 - first\n0 - ```text more\n",
+            "fence lines are not text; a line that only starts with ``` is");
+    dump_is("[\n{\"bbox_2d\": [0, 0, 500, 50], \"text\": \"a\"},\n]\nnote [", "dropped=0\n0 0,0,1000,50 a\n1 - note\n",
+            "around objects, the array's brackets and commas are structure");
+    /* JSON's \b and \f are U+0008 and U+000C, which a page cannot carry (XML 1.0): U+FFFD, as the
+       same bytes written raw; \f is not a space */
+    dump_is("[{\"bbox_2d\": [0, 0, 500, 50], \"text\": \"a\\fb c\\b\"}]",
+            "dropped=0\n0 0,0,1000,50 a\xef\xbf\xbd" "b c\xef\xbf\xbd\n",
+            "\\f and \\b decode to what the raw bytes give: U+FFFD, not a word break");
+    dump_is("a\x0c" "b c\b", "dropped=0\n0 - a\xef\xbf\xbd" "b c\xef\xbf\xbd\n", "the raw bytes: U+FFFD");
+}
+
 /* CPU seconds to parse `reps` copies of unit (plus a prefix) */
 static double parse_cost(const char *prefix, const char *unit, size_t reps, int32_t *n_dropped)
 {
@@ -528,6 +557,7 @@ int main(void)
     test_truncation();
     test_confidence();
     test_words();
+    test_plain();
     test_linear();
     test_alloc_failures();
     return done_testing();

@@ -50,6 +50,18 @@ def rmsnorm(x, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
 
 
+def tokenizer_rows(hf_dir, n_head):
+    """How many of the head's n_head rows are tokens: one past the highest id in tokenizer.json
+    (its vocabulary and added tokens); n_head when the directory has no tokenizer."""
+    path = os.path.join(hf_dir, "tokenizer.json")
+    if not os.path.exists(path):
+        return n_head
+    with open(path) as f:
+        tj = json.load(f)
+    ids = list(tj["model"]["vocab"].values()) + [t["id"] for t in tj.get("added_tokens", [])]
+    return min(n_head, max(ids) + 1)
+
+
 class Qwen35Ref:
     def __init__(self, hf_dir, dtype=np.float64, gdn_mode="chunked", f16_activations=False):
         if gdn_mode not in ("chunked", "recurrent"):
@@ -82,7 +94,14 @@ class Qwen35Ref:
         tied = tc.get("tie_word_embeddings", cfg.get("tie_word_embeddings", False))
         self.lm_head = self.w["model.embed_tokens.weight"] if tied or "lm_head.weight" not in self.w \
             else self.w["lm_head.weight"]
+        self.n_real = tokenizer_rows(hf_dir, self.lm_head.shape[0])
         self.reset()
+
+    def best(self, row):
+        """A greedy pick from one row of logits: the head's rows past the tokenizer are padding
+        (spec §2.7), which a sampler never picks. (generate() keeps every row: oracle_check.py
+        compares it with llama.cpp, which does not mask them.)"""
+        return int(np.argmax(row[:self.n_real]))
 
     def reset(self):
         """Empty state: sequence start (spec §2.5 'State to keep', §2.6 step 5)."""

@@ -31,7 +31,8 @@ Commands (the C tests call exactly these):
       <|vision_end|>, the template's markers staying around them (transformers 5.23's
       replace_video_token, spec §5.4); the tower runs on each clip's (t, h, w) grid, rows go over the pads in
       order (§4.8), positions follow §3.2, and the text decoder runs on the embeddings.
-      OUT.json: {"ids", "positions", "rope_delta", "video_tokens", "greedy"}; --logits: last token's logits.
+      OUT.json: {"ids", "positions", "rope_delta", "video_tokens", "greedy"} (greedy over the tokenizer's rows,
+      not the padding past it); --logits: last token's logits.
 """
 
 import argparse
@@ -252,7 +253,7 @@ def run_prompt(a):
     ref.rope_delta = delta
     greedy, row = [], logits
     for k in range(a.n_gen):
-        greedy.append(int(np.argmax(row)))
+        greedy.append(ref.best(row))
         if k + 1 < a.n_gen:
             row = ref.forward([greedy[-1]])[0]
     return {"ids": expanded, "positions": pos.tolist(), "rope_delta": delta, "video_tokens": counts,

@@ -314,7 +314,7 @@ def run_prompt(hf_dir, ids, images, min_pixels=None, max_pixels=None, n_gen=0):
     ref.rope_delta = delta                       # decode: T = H = W = n + rope_delta (spec §3.2)
     greedy, row = [], logits
     for i in range(n_gen):
-        greedy.append(int(np.argmax(row)))
+        greedy.append(ref.best(row))
         if i + 1 < n_gen:
             row = ref.forward([greedy[-1]])[0]
     counts = [t * gh * gw // (MERGE * MERGE) for t, gh, gw in grids]
