@@ -258,7 +258,7 @@ static void gemm_worker(void *ctx, int ith, int nth)
     const tensor *w = c->w;
     const struct dtype_info *di = dtype_info(w->type);
     float panel[KCP * MB] __attribute__((aligned(64)));
-    float row[KCP] __attribute__((aligned(64)));
+    float tmp[KCP * NS] __attribute__((aligned(64)));
     long long lo, hi;
     threadpool_range(c->n_units, ith, nth, &lo, &hi);
     for (long long u = lo; u < hi; u++) {
@@ -266,13 +266,9 @@ static void gemm_worker(void *ctx, int ith, int nth)
         for (int64_t kc = 0; kc < c->K; kc += KCP) {
             const int64_t len = MIN(KCP, c->K - kc);
             const size_t off = (size_t)(kc / di->block_elems) * (size_t)di->block_bytes;
-            for (int64_t j = 0; j < mb; j++) {
-                mm_x86_dequant(w->type, (const char *)w->data + (size_t)(m0 + j) * w->nb[1] + off, row, len);
-                const int64_t s = j / NS * NS, ns = MIN(NS, mb - s);
-                float *strip = panel + s * len + (j - s);
-                for (int64_t k = 0; k < len; k++)
-                    strip[k * ns] = row[k];
-            }
+            for (int64_t s = 0; s < mb; s += NS)
+                mm_x86_dequant_strip(w->type, (const char *)w->data + (size_t)(m0 + s) * w->nb[1] + off, w->nb[1],
+                                     (int)MIN(NS, mb - s), len, tmp, panel + s * len);
             for (int64_t n0 = 0; n0 < c->N; n0 += NCH)
                 for (int64_t s = 0; s < mb; s += NS) {
                     const struct cpu_gemm g = {

@@ -278,4 +278,40 @@ TGT static void dequant_simd(enum dtype t, const void *src, float *dst, int64_t 
 
 void mm_x86_dequant(enum dtype t, const void *src, float *dst, int64_t n) { dequant_simd(t, src, dst, n); }
 
+/* The 8x8 block at src (rows `ld` floats apart) transposed to dst (rows `ldd` apart). */
+INL void transpose8(const float *src, int64_t ld, float *dst, int64_t ldd)
+{
+    __m256 r[8], t[8], u[8];
+    UNROLL
+    for (int i = 0; i < 8; i++)
+        r[i] = _mm256_loadu_ps(src + i * ld);
+    UNROLL
+    for (int i = 0; i < 8; i += 2)
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]), t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    UNROLL
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44), u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44), u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    UNROLL
+    for (int i = 0; i < 4; i++) {
+        _mm256_storeu_ps(dst + i * ldd, _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
+        _mm256_storeu_ps(dst + (i + 4) * ldd, _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+    }
+}
+
+TGT void mm_x86_dequant_strip(enum dtype t, const void *rows, size_t row_bytes, int ns, int64_t len, float *tmp,
+                              float *strip)
+{
+    for (int j = 0; j < ns; j++)
+        dequant_simd(t, (const char *)rows + (size_t)j * row_bytes, tmp + j * len, len);
+    const int ns8 = len % 8 ? 0 : ns / 8 * 8;
+    for (int j0 = 0; j0 < ns8; j0 += 8)
+        for (int64_t k0 = 0; k0 < len; k0 += 8)
+            transpose8(tmp + j0 * len + k0, len, strip + k0 * ns + j0, ns);
+    for (int j = ns8; j < ns; j++) /* a strip's last rows past a multiple of 8 */
+        for (int64_t k = 0; k < len; k++)
+            strip[k * ns + j] = tmp[j * len + k];
+}
+
 #endif /* SEER_MM_X86 */

@@ -31,6 +31,12 @@ void mm_x86_dot(enum dtype t, const void *w, const float *const *x, int nx, int6
 /* dst[0..n) = the n elements at src (whole blocks) as f32, the same values dequantize_row gives
    up to one rounding of the Q4_K scale-and-offset (done as one fused multiply-add). */
 void mm_x86_dequant(enum dtype t, const void *src, float *dst, int64_t n);
+/* The prefill panel's strip: ns (<= 16) rows of type t, row_bytes apart from `rows`, each of len
+   elements (whole blocks), dequantised (through tmp, ns*len floats) and stored transposed:
+   strip[k*ns + j] = row j's element k. 8x8 blocks move in registers; a scalar scatter cost as
+   much as the product itself on short prompts. */
+void mm_x86_dequant_strip(enum dtype t, const void *rows, size_t row_bytes, int ns, int64_t len, float *tmp,
+                          float *strip);
 
 /* ---- AVX-512 tiles (matmul_avx512.c) ------------------------------------------------------- */
 
