@@ -1,0 +1,84 @@
+#!/bin/sh
+# Batch OCR against native llama.cpp (issue 22 item 1): N scanned-looking pages (default 20, 1024x1280,
+# made here with Pillow) read by `seer ocr` in one run, and by llama-mtmd-cli one page per process, as a
+# script driving it has to (it takes one prompt, not a batch), both greedy with the same prompt, the
+# same random 0.8B-shape Q8_0 GGUF and F16 mmproj, the same threads and the same token limit. Prints
+# pages per minute of wall time, process start to exit, with the load average before each engine.
+#   bench/ocr_vs_mtmd.sh [N]
+# Environment: SEER (default build/seer), BENCH_DIR (default /tmp/seer-serve-bench: the models of
+# bench/serve_vs_llama.sh, made the same way when missing), THREADS (2), N_PREDICT (64), ROUNDS (1;
+# even rounds run llama.cpp first), PAGE (1024x1280), PARALLEL (seer ocr --parallel, default its own).
+set -eu
+cd "$(dirname "$0")/.."
+n=${1:-20}
+seer=$(realpath "${SEER:-build/seer}")
+dir=${BENCH_DIR:-/tmp/seer-serve-bench}
+threads=${THREADS:-2}
+n_predict=${N_PREDICT:-64}
+rounds=${ROUNDS:-1}
+page=${PAGE:-1024x1280}
+. bench/random_inputs.sh
+bin=$(bench/llama_native.sh | tail -1)
+# the random GGUF has no chat template: the Qwen3.5 one llama.cpp ships (as bench/serve_vs_llama.sh)
+template=$bin/../../models/templates/Qwen3.5-4B.jinja
+[ -f "$template" ] || { echo "ocr_vs_mtmd.sh: $template missing" >&2; exit 1; }
+mkdir -p "$dir"
+model=$dir/text-0.8b-q8_0.gguf
+mmproj=$dir/mmproj-0.8b-f16.gguf
+[ -f "$model" ] || "$seer" bench --preset 0.8b --dtype q8_0 --seed 1 -o "$model" -p 0 -n 0 >/dev/null
+[ -f "$mmproj" ] || random_mmproj "$seer" "$mmproj"
+
+# The seer ocr default prompt (cli/ocr.c prompt_text), given to both
+prompt="Read all the text on this page in natural reading order. Write it exactly as printed, keeping the line and paragraph breaks. Output only the text, with no description or commentary."
+pages=$dir/ocr-pages
+rm -rf "$pages" && mkdir -p "$pages"
+python3 - "$pages" "$n" "$page" <<'EOF'
+import random, sys
+from PIL import Image, ImageDraw
+out, n, (w, h) = sys.argv[1], int(sys.argv[2]), map(int, sys.argv[3].split("x"))
+rnd = random.Random(7)
+words = "invoice total amount due paid date customer order number item quantity price tax net".split()
+for k in range(n):
+    im = Image.new("RGB", (w, h), "white")
+    d = ImageDraw.Draw(im)
+    for y in range(40, h - 40, 22):
+        d.text((40, y), " ".join(rnd.choice(words) for _ in range(rnd.randrange(4, 14))), fill="black")
+    im.save("%s/page-%03d.png" % (out, k))
+EOF
+
+run_seer() {
+  par=""
+  [ -n "${PARALLEL:-}" ] && par="--parallel $PARALLEL"
+  t0=$(date +%s.%N)
+  # shellcheck disable=SC2086
+  "$seer" ocr -m "$model" --mmproj "$mmproj" -t "$threads" -n "$n_predict" $par -p "$prompt" "$pages"/*.png \
+    >"$dir/ocr-seer.txt" 2>"$dir/ocr-seer.log"
+  t1=$(date +%s.%N)
+  echo "$t0 $t1"
+}
+
+run_llama() {
+  t0=$(date +%s.%N)
+  for f in "$pages"/*.png; do
+    LD_LIBRARY_PATH=$bin "$bin/llama-mtmd-cli" -m "$model" --mmproj "$mmproj" --image "$f" -p "$prompt" \
+      -n "$n_predict" -t "$threads" --temp 0 --no-warmup --jinja --chat-template "$(cat "$template")" >>"$dir/ocr-llama.txt" 2>>"$dir/ocr-llama.log"
+  done
+  t1=$(date +%s.%N)
+  echo "$t0 $t1"
+}
+
+: >"$dir/ocr-llama.txt"
+: >"$dir/ocr-llama.log"
+echo "pages: $n of $page; threads $threads; -n $n_predict; $(nproc) CPUs"
+r=1
+while [ "$r" -le "$rounds" ]; do
+  order="seer llama"
+  [ $((r % 2)) -eq 0 ] && order="llama seer"
+  for e in $order; do
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    set -- $(run_$e)
+    awk -v e="$e" -v r="$r" -v n="$n" -v a="$1" -v b="$2" -v l="$load" \
+      'BEGIN { printf "round %d\t%s\t%.1f s\t%.2f pages/min\tload %s\n", r, e, b - a, n * 60 / (b - a), l }'
+  done
+  r=$((r + 1))
+done
