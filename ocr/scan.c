@@ -496,15 +496,15 @@ static int punct_only(const char *t, size_t a, size_t b)
     return 1;
 }
 
-/* A Markdown fence line t[a..b) (trimmed): ``` and at most a language name. */
+/* A Markdown fence line t[a..b) (trimmed): ``` and at most a language name, then nothing but the
+   array's punctuation ("```json [" opens the fence and the array at once). */
 static int fence_line(const char *t, size_t a, size_t b)
 {
     if (b - a < 3 || memcmp(t + a, "```", 3))
         return 0;
-    for (a += 3; a < b; a++)
-        if (!is_alpha(t[a]) && !is_digit(t[a]) && !strchr("_+-", t[a]))
-            return 0;
-    return 1;
+    for (a += 3; a < b && (is_alpha(t[a]) || is_digit(t[a]) || strchr("_+-", t[a]));)
+        a++;
+    return punct_only(t, a, b);
 }
 
 /* The next line of t[*a..b) trimmed into [*x, *y); *a moves past it. */

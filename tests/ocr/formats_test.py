@@ -74,13 +74,14 @@ OBJECT = re.compile(r"\{[%s]*(?:$|[\"'}]|[A-Za-z_]\w*[%s]*(?::|$))" % (WS, WS), 
 
 def plain_words(answer):
     """The words of an answer with no JSON object, as docs/OCR.md reads plain text: one line per
-    line, a Markdown fence line is not text, nor is an answer of only brackets and commas (an empty
-    array). None when a random model happened to open an object: its words then follow the JSON
-    reading, which grounded() checks, and the checks on it are skipped (visibly)."""
+    line, a Markdown fence line (which may open or close the array) is not text, nor is an answer of
+    only brackets and commas (an empty array). None when a random model happened to open an object:
+    its words then follow the JSON reading, which grounded() checks, and the checks on it are skipped
+    (visibly)."""
     if OBJECT.search(answer):
         return None
     lines = [ln.strip(WS) for ln in re.split("[\r\n]", answer)]
-    fence = re.compile(r"```[A-Za-z0-9_+-]*")
+    fence = re.compile(r"```[A-Za-z0-9_+-]*[%s\[\]{},`]*" % WS)  # a language name, then only punctuation
     if all(fence.fullmatch(ln) or not ln.strip(WS + "[]{},`") for ln in lines):
         return []
     return words(" ".join(ln for ln in lines if not fence.fullmatch(ln)))

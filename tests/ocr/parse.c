@@ -470,6 +470,8 @@ static void test_plain(void)
     dump_is("```json\n[ ]\n```\n", "dropped=0\n", "an empty array in a fence is no text");
     dump_is("```\nfirst\n```text more\n```", "dropped=0\n0 - first\n0 - ```text more\n",
             "fence lines are not text; a line that only starts with ``` is");
+    dump_is("```json [\n{\"bbox_2d\": [0, 0, 500, 50], \"text\": \"a\"}\n] ```", "dropped=0\n0 0,0,1000,50 a\n",
+            "a fence opening the array on its line, and closing it, are structure");
     dump_is("[\n{\"bbox_2d\": [0, 0, 500, 50], \"text\": \"a\"},\n]\nnote [", "dropped=0\n0 0,0,1000,50 a\n1 - note\n",
             "around objects, the array's brackets and commas are structure");
     /* JSON's \b and \f are U+0008 and U+000C, which a page cannot carry (XML 1.0): U+FFFD, as the
