@@ -130,13 +130,14 @@ static void run_free(struct run *r)
 }
 
 /* Both replies ran, with the same greedy tokens, the same ids in the state and the last logits
-   within TOL_LOGITS (*e). */
+   within TOL_LOGITS (*e). A random model may end its turn at once: two empty replies are the same
+   reply (the logits that chose the end are still compared). */
 static bool same_reply(const struct run *a, const struct run *b, double *e)
 {
     const size_t V = (size_t)model->lm->cfg.n_vocab;
     bool ids = a->c->n_fed == b->c->n_fed && !memcmp(a->c->fed, b->c->fed, a->c->n_fed * sizeof *a->c->fed);
     *e = a->logits && b->logits ? rel_l2(b->logits, a->logits, V) : 1e9;
-    return a->rc == SEER_OK && b->rc == SEER_OK && a->n_tokens > 0 && a->n_tokens == b->n_tokens &&
+    return a->rc == SEER_OK && b->rc == SEER_OK && a->n_tokens == b->n_tokens &&
            !memcmp(a->tokens, b->tokens, a->n_tokens * sizeof *a->tokens) && ids && *e <= TOL_LOGITS;
 }
 
