@@ -23,7 +23,7 @@ enum { A_PROMPT = 1, A_RAW, A_JSON, A_DRY_RUN, A_MMPROJ, A_MIN_TOKENS, A_MAX_TOK
 static const struct cli_opt ask_opts_table[] = {
     {{"-p", "--prompt"}, "QUESTION", "the question; the images come first in the user message", A_PROMPT},
     {{"--raw"}, NULL, "feed -p as is: each <|vision_start|><|image_pad|><|vision_end|> takes the next image", A_RAW},
-    {{"--json"}, NULL, "print one JSON object (text, tokens, images, timings, stop)", A_JSON},
+    {{"--json"}, NULL, "print one JSON object (text, tokens and their logprobs, images, timings, stop)", A_JSON},
     {{"--dry-run"}, NULL, "load no weights: print each image's size and tokens and the prompt's token count",
      A_DRY_RUN},
     {{"--mmproj"}, "FILE", "the vision projector of a GGUF text model (default: the one mmproj*.gguf beside it)",
@@ -65,7 +65,9 @@ static int own_opt(const struct cli_opt *opt, const char *v, void *user)
         *(opt->key == A_PROMPT ? &o->g.prompt : &o->g.mp.mmproj) = v;
         break;
     case A_RAW: o->g.raw = true; break;
-    case A_JSON: o->g.json = true; break;
+    case A_JSON: /* with each token's logprob */
+        o->g.json = true, o->g.gp.logprobs = 1;
+        break;
     case A_DRY_RUN: o->dry_run = true; break;
     case A_MIN_TOKENS:
     case A_MAX_TOKENS:
@@ -243,15 +245,17 @@ static int dry_run(const struct ask_opts *o)
 static int print_result(const struct ask_opts *o, const seer_model *m, const seer_result *r,
                         const seer_image_info *info)
 {
-    json_t *toks = json_array(), *imgs = json_array();
-    for (size_t i = 0; i < r->n_tokens; i++)
+    json_t *toks = json_array(), *lps = json_array(), *imgs = json_array();
+    for (size_t i = 0; i < r->n_tokens; i++) {
         json_array_append_new(toks, json_integer(r->tokens[i]));
+        json_array_append_new(lps, r->logprobs ? json_real(r->logprobs[i]) : json_null());
+    }
     for (int k = 0; k < o->n_images; k++)
         json_array_append_new(imgs, image_json(o->images[k], &info[k]));
     double pre = r->prefill_seconds, dec = r->decode_seconds;
     json_t *obj = json_pack(
-        "{s:s%, s:o, s:I, s:I, s:o, s:{s:f, s:f, s:f, s:f, s:f}, s:s}", "text", r->text, r->text_len, "tokens", toks,
-        "prompt_tokens", (json_int_t)r->prompt_tokens, "generated_tokens", (json_int_t)r->n_tokens, "images", imgs,
+        "{s:s%, s:o, s:o, s:I, s:I, s:o, s:{s:f, s:f, s:f, s:f, s:f}, s:s}", "text", r->text, r->text_len, "tokens",
+        toks, "logprobs", lps, "prompt_tokens", (json_int_t)r->prompt_tokens, "generated_tokens", (json_int_t)r->n_tokens, "images", imgs,
         "timings", "vision_seconds", r->vision_seconds, "prefill_seconds", pre, "decode_seconds", dec,
         "prefill_tokens_per_second", pre > 0 ? (double)r->prompt_tokens / pre : 0.0, "decode_tokens_per_second",
         dec > 0 ? (double)r->n_tokens / dec : 0.0, "stop", gen_stop_name(r->stop));

@@ -260,7 +260,8 @@ typedef struct seer_result {
     int64_t video_tokens;          /* video tokens fed */
     /* with seer_generate_params.logprobs (else NULL), one entry per generated token (n_tokens):
        logprobs[i], the natural log of token i's probability under the model's distribution
-       (softmax of the raw logits, before temperature, penalties, top-k/p or a grammar), and
+       (softmax of the raw logits over the tokenizer's tokens, the padding rows past it left out,
+       before temperature, penalties, top-k/p or a grammar), and
        text_ends[i], the bytes of `text` once token i is in (a token outside the answer, such as
        reasoning, adds none), so token i wrote text[text_ends[i-1] .. text_ends[i]) (seer_ocr_parse
        turns them into word confidences). */

@@ -8,6 +8,7 @@
    stdout empty and one stderr line naming the file; usage errors exit 2; `-` reads stdin; the
    mmproj beside a GGUF is found alone, and two of them give a warning and need --mmproj. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +198,17 @@ static void progress_batches(const char *img1, const char *img2)
            json_equal(json_object_get(one, "tokens"), json_object_get(batched, "tokens")) &&
            jint(one, "prompt_tokens") == jint(batched, "prompt_tokens") && strstr(r2.err, "seer: prompt 16/"),
        "--progress -ub 16: the fused prompt in 16-row micro-batches gives the same greedy tokens, with progress");
+    /* each token's logprob: a log-probability, and the same in both runs up to rounding (the logits
+       agree to ~1e-5 relative; 1e-3 in log-probability is far past that, far below a wrong row) */
+    const json_t *la = json_object_get(one, "logprobs"), *lb = json_object_get(batched, "logprobs");
+    size_t n = json_array_size(json_object_get(one, "tokens")), same = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double a = json_real_value(json_array_get(la, i)), b = json_real_value(json_array_get(lb, i));
+        same += json_is_real(json_array_get(la, i)) && json_is_real(json_array_get(lb, i)) && a <= 0 &&
+                fabs(a - b) <= 1e-3;
+    }
+    ok(n > 0 && json_array_size(la) == n && json_array_size(lb) == n && same == n,
+       "--json logprobs: one per token, <= 0, the same in both runs within 1e-3 (%zu of %zu)", same, n);
     json_decref(one);
     json_decref(batched);
     test_run_free(&r1);

@@ -61,6 +61,26 @@ class HFModel:
             out = self.model(**inputs)
         return out.logits[0].float().numpy()
 
+    def rounded_logits_of(self, inputs, n, seed=0):
+        """n runs of logits_of, each with f32-sized random rounding: every leaf module's output times
+        (1 + 2^-24 N(0, 1)), the noise from a generator seeded with seed. On the float64 model this shows
+        how far f32 rounding alone can move each row (hf_vision_test.py's check_logits). A generator: each
+        [T, V] array is made when asked."""
+        g = torch.Generator().manual_seed(seed)
+
+        def round_output(module, args, out):
+            if isinstance(out, torch.Tensor) and out.is_floating_point():
+                return out * (1 + 2.0 ** -24 * torch.randn(out.shape, generator=g, dtype=out.dtype))
+            return None
+
+        hooks = [m.register_forward_hook(round_output) for m in self.model.modules() if next(m.children(), None) is None]
+        try:
+            for _ in range(n):
+                yield self.logits_of(inputs)
+        finally:
+            for h in hooks:
+                h.remove()
+
     def greedy(self, ids, n):
         """(n greedy tokens, [n, V] the logits each was taken from), never stopping at an end token."""
         from transformers import GenerationConfig

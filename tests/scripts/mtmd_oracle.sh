@@ -8,7 +8,8 @@
 #     letterboxes where HF resizes): libmtmd's prompt has text tokens + (h/32)(w/32) image tokens, two
 #     runs give identical output, and seer's greedy tokens and prompt token count equal libmtmd's, a
 #     difference excused only at a near tie (top-2 probabilities within 5e-3: libmtmd's image path is
-#     itself ~2e-3 from the float64 reference) or where libmtmd picks a padding row, which seer never
+#     itself ~2e-3 from the float64 reference; where only its top-2 logit gap is known, that gap bounded
+#     with seer's --json logprobs) or where libmtmd picks a padding row, which seer never
 #     samples (tests/oracle/mtmd_compare.py).
 # Fresh model and images each run (SEER_TEST_SEED replays one). Needs node >= 20 (build/node as
 # scripts/test.sh installs it), `npm install` in tests/oracle and Debian's python3-numpy/python3-pil:
