@@ -118,7 +118,7 @@ int cli_serve(int argc, char **argv)
     gen_opts_init(&c.g);
     c.s = (struct serve_options){.host = "127.0.0.1", .port = 8080, .n_slots = 4, .max_queue = 64,
                                  .max_body = (size_t)64 << 20, .max_media_bytes = (size_t)64 << 20,
-                                 .cache_ram = (int64_t)2048 << 20, .timeout = 600, .grace = 30, .http_threads = 256};
+                                 .cache_ram = (int64_t)2048 << 20, .timeout = 600, .grace = 30};
     int status = gen_parse_args("serve", serve_opts_table, N_SERVE_OPTS, false, argc, argv, &c.g, own_opt, &c);
     if (status != GEN_NEXT)
         goto out;

@@ -48,7 +48,7 @@ struct engine {
     unsigned long long steps; /* decode steps done */
     int decoding;             /* replies in the batch */
     bool stopping;            /* no new jobs; threads end when idle */
-    bool aborting;            /* grace over: cancel everything */
+    atomic_bool aborting;     /* grace over: cancel everything (read unlocked by the callbacks) */
     pthread_t feeder, decoder;
 };
 
@@ -95,7 +95,7 @@ void job_release(struct job *j)
     free(j);
 }
 
-/* Appends streamed bytes under the job's lock and wakes its HTTP thread. */
+/* Appends streamed bytes under the job's lock and wakes its request thread. */
 static int job_append(struct job *j, char **buf, size_t *len, size_t *cap, const char *s, size_t n)
 {
     int rc = 0;
@@ -127,7 +127,7 @@ static int on_text(const char *s, size_t n, void *user)
     struct slot *sl = user;
     struct job *j = sl->job;
     return job_append(j, &j->text, &j->text_len, &j->text_cap, s, n) || atomic_load(&j->cancelled) ||
-           sl->e->aborting;
+           atomic_load(&sl->e->aborting);
 }
 
 static int on_thinking(const char *s, size_t n, void *user)
@@ -135,7 +135,7 @@ static int on_thinking(const char *s, size_t n, void *user)
     struct slot *sl = user;
     struct job *j = sl->job;
     return job_append(j, &j->reasoning, &j->reasoning_len, &j->reasoning_cap, s, n) ||
-           atomic_load(&j->cancelled) || sl->e->aborting;
+           atomic_load(&j->cancelled) || atomic_load(&sl->e->aborting);
 }
 
 /* Between two prompt micro-batches (the device released) and after each token. While replies are
@@ -146,7 +146,7 @@ static int on_progress(int64_t done, int64_t total, int64_t generated, void *use
     struct slot *sl = user;
     engine *e = sl->e;
     (void)total;
-    if (atomic_load(&sl->job->cancelled) || e->aborting)
+    if (atomic_load(&sl->job->cancelled) || atomic_load(&e->aborting))
         return 1;
     if (generated == 0 && done < total && sl->state == SLOT_FEEDING) {
         pthread_mutex_lock(&e->mu);
@@ -154,7 +154,7 @@ static int on_progress(int64_t done, int64_t total, int64_t generated, void *use
             unsigned long long s0 = e->steps;
             struct timespec until;
             srv_deadline(&until, 100);
-            while (e->steps == s0 && e->decoding > 0 && !e->aborting)
+            while (e->steps == s0 && e->decoding > 0 && !atomic_load(&e->aborting))
                 if (pthread_cond_timedwait(&e->cv, &e->mu, &until) == ETIMEDOUT)
                     break;
         }
@@ -169,7 +169,7 @@ static int on_video_progress(const char *path, int64_t done, int64_t pairs, void
     return on_progress(done, pairs + 1, 0, user); /* pairs + 1: never "done" while encoding */
 }
 
-/* Ends a job: the output fields under its lock, its HTTP thread woken, the engine's reference
+/* Ends a job: the output fields under its lock, its request thread woken, the engine's reference
    dropped. status 200 with stop/usage, or an error status with *err. */
 static void job_finish(struct job *j, int status, const struct srv_error *err)
 {
@@ -372,7 +372,7 @@ static void *feeder_main(void *arg)
     pthread_mutex_lock(&e->mu);
     for (;;) {
         struct slot *sl = NULL;
-        while (!e->aborting && (e->q_len == 0 || !sl)) {
+        while (!atomic_load(&e->aborting) && (e->q_len == 0 || !sl)) {
             sl = NULL;
             for (int i = 0; i < e->n_slots && !sl; i++)
                 if (e->slots[i].state == SLOT_FREE)
@@ -383,7 +383,7 @@ static void *feeder_main(void *arg)
                 break;
             pthread_cond_wait(&e->cv, &e->mu);
         }
-        if (e->aborting || (e->stopping && e->q_len == 0))
+        if (atomic_load(&e->aborting) || (e->stopping && e->q_len == 0))
             break;
         struct job *j = e->queue[e->q_head];
         e->q_head = (e->q_head + 1) % e->o->max_queue;
@@ -449,7 +449,7 @@ static void reply_done(engine *e, struct slot *sl, seer_result *res, int status)
         atomic_fetch_add(&e->met->cached_tokens, sl->cached);
         atomic_fetch_add(&e->met->generated_tokens, (long long)res->n_tokens);
         pthread_mutex_lock(&e->mu);
-        const bool cut = e->aborting && res->stop == SEER_STOP_CANCELED;
+        const bool cut = atomic_load(&e->aborting) && res->stop == SEER_STOP_CANCELED;
         pthread_mutex_unlock(&e->mu);
         if (atomic_load(&j->cancelled)) {
             struct srv_error err = {0};
@@ -490,7 +490,7 @@ static void *decoder_main(void *arg)
             bool busy = e->q_len > 0;
             for (int i = 0; i < e->n_slots; i++)
                 busy |= e->slots[i].state != SLOT_FREE;
-            if ((e->stopping && !busy) || e->aborting)
+            if ((e->stopping && !busy) || atomic_load(&e->aborting))
                 break;
             pthread_cond_wait(&e->cv, &e->mu);
         }
@@ -570,7 +570,7 @@ int engine_create(seer_model *m, const struct serve_options *o, struct metrics *
     }
     if (pthread_create(&e->decoder, NULL, decoder_main, e)) {
         pthread_mutex_lock(&e->mu);
-        e->aborting = e->stopping = true;
+        atomic_store(&e->aborting, true), e->stopping = true;
         pthread_cond_broadcast(&e->cv);
         pthread_mutex_unlock(&e->mu);
         pthread_join(e->feeder, NULL);
@@ -634,7 +634,7 @@ void engine_stop(engine *e, int grace)
         if (!busy || pthread_cond_timedwait(&e->cv, &e->mu, &until) == ETIMEDOUT)
             break;
     }
-    e->aborting = true; /* what is left is cancelled at its next token or micro-batch */
+    atomic_store(&e->aborting, true); /* what is left is cancelled at its next token or micro-batch */
     pthread_cond_broadcast(&e->cv);
     pthread_mutex_unlock(&e->mu);
     pthread_join(e->feeder, NULL);

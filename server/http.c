@@ -1,7 +1,9 @@
 /* http.c — the HTTP side of `seer serve` (server/server.h, docs/SERVING.md). libmicrohttpd (GNU,
-   in Debian, HTTP/1.1 with keep-alive, chunked bodies and per-connection limits) parses HTTP; its
-   thread-per-connection mode lets a handler wait for its job plainly, and a slow or hostile client
-   costs one thread, never the engine. Routes:
+   in Debian, HTTP/1.1 with keep-alive, chunked bodies and per-connection limits) parses HTTP in its
+   event mode: two threads poll every connection (epoll), so an idle, slow or hostile client costs a
+   socket and its buffer, never a thread. A generation gets a thread of its own once its body is in
+   (request_main: parsing, media, submitting, then waiting on the job), its connection suspended
+   meanwhile; the number of such threads is bounded by the slots and the queue. Routes:
      GET  /health                  200 {"status":"ok"}, 503 while the model loads or the server stops
      GET  /metrics                 Prometheus text (server/metrics.c)
      GET  /v1/models               the model, with its input modalities
@@ -15,10 +17,12 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +32,11 @@
 #include "server/server.h"
 
 enum { STATE_LOADING, STATE_READY, STATE_STOPPING };
+/* libmicrohttpd's polling threads: they read headers and bodies and write answers, nothing slower */
+enum { HTTP_POLL_THREADS = 2 };
+/* Request threads past the slots and the queue: those still parsing or fetching media (a burst past
+   them gets the queue's 503 at once, not a thread each) */
+enum { REQUEST_THREADS_STARTING = 16 };
 enum route { R_NONE, R_HEALTH, R_METRICS, R_MODELS, R_CHAT, R_COMPLETION };
 
 struct server {
@@ -43,9 +52,11 @@ struct server {
     struct srv_limits lim;
     atomic_ullong next_id;
     atomic_int responding;        /* requests with a job whose response is not yet fully sent */
+    atomic_int request_threads;   /* request_main threads running */
 };
 
-/* One request (libmicrohttpd's con_cls). */
+/* One request (libmicrohttpd's con_cls). A generation's is shared by libmicrohttpd's thread and its
+   request thread (request_main): refs counts the two, the last conn_release frees it. */
 struct conn {
     struct server *s;
     struct MHD_Connection *c;
@@ -64,7 +75,22 @@ struct conn {
     /* the access log line (log_request) */
     int status;                   /* what was answered: an HTTP status, 499 when the client left */
     char why[160];                /* an error's message, cut */
+    atomic_int refs;
+    /* under job->mu once the request thread runs */
+    bool suspended;               /* waiting for the request thread to resume the connection */
+    bool closed;                  /* on_completed ran: the connection is gone (k->c not to be used) */
 };
+
+static void conn_release(struct conn *k)
+{
+    if (atomic_fetch_sub(&k->refs, 1) != 1)
+        return;
+    if (k->job)
+        job_release(k->job);
+    free(k->body);
+    free(k->ev);
+    free(k);
+}
 
 /* ---- answering -------------------------------------------------------------------------------- */
 
@@ -122,8 +148,8 @@ static bool client_gone(struct conn *k)
     return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
-/* Waits (under j->mu) until cond or 200 ms; false when the client went away meanwhile (the job is
-   then cancelled). */
+/* The request thread's wait (under j->mu): until the job changes or 200 ms; false when the client
+   went away meanwhile (the job is then cancelled) or the connection is closed. */
 static bool wait_job(struct conn *k)
 {
     struct job *j = k->job;
@@ -133,7 +159,7 @@ static bool wait_job(struct conn *k)
        tokens wake this thread more often than that, and a client that left an unstreamed request
        went unnoticed until the whole reply was generated */
     pthread_cond_timedwait(&j->cv, &j->mu, &until);
-    if (client_gone(k)) {
+    if (k->closed || client_gone(k)) {
         atomic_store(&j->cancelled, true);
         return false;
     }
@@ -202,14 +228,20 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
         free(k->ev);
         k->ev = NULL;
         k->ev_len = k->ev_off = 0;
-        if (k->sent_end && !k->ev)
+        if (k->sent_end)
             return MHD_CONTENT_READER_END_OF_STREAM;
         pthread_mutex_lock(&j->mu);
-        while (!next_event(k)) {
-            if (k->sent_end || !wait_job(k)) {
+        if (!next_event(k)) {
+            if (atomic_load(&j->cancelled)) { /* the client left: its request thread saw it */
                 pthread_mutex_unlock(&j->mu);
-                return k->sent_end ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+                return MHD_CONTENT_READER_END_WITH_ERROR;
             }
+            /* nothing yet: the request thread resumes the connection at the next output (the flag
+               and the suspension under one lock, so that output cannot slip in between) */
+            k->suspended = true;
+            MHD_suspend_connection(k->c);
+            pthread_mutex_unlock(&j->mu);
+            return 0;
         }
         pthread_mutex_unlock(&j->mu);
     }
@@ -221,73 +253,165 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 
 /* ---- generation ------------------------------------------------------------------------------- */
 
-static enum MHD_Result generate(struct conn *k)
+/* Parses the request, resolves its media and submits it: 0, or -1 with err. In the request thread:
+   a body of megabytes of JSON and base64, or a remote fetch, waits there, not in the poll loop. */
+static int start_job(struct conn *k, struct srv_error *err)
 {
     struct server *s = k->s;
-    struct srv_error err = {0};
-    struct job *j = job_new();
-    if (!j)
-        return fail(k, 503, "%s", "out of memory");
-    k->job = j;
-    atomic_fetch_add(&s->responding, 1); /* until on_completed: SIGTERM waits for the last byte */
+    struct job *j = k->job;
     const enum srv_endpoint ep = k->route == R_CHAT ? SRV_CHAT : SRV_COMPLETION;
     seer_sampling defaults = s->o->gp.sampling;
     if (!s->o->fixed_seed) /* a seed of its own, as OpenAI's API and llama-server draw: two such
                               requests at temperature 1 differ */
         defaults.seed = cli_random_seed(atomic_fetch_add(&s->next_id, 1));
-    if (srv_parse_request(ep, k->body ? k->body : "", k->n, &defaults, &s->lim, &j->req, &err))
-        return send_error(k, &err);
+    if (srv_parse_request(ep, k->body ? k->body : "", k->n, &defaults, &s->lim, &j->req, err))
+        return -1;
     /* any "model" is accepted, as llama-server does: one server serves one model */
     j->media = calloc(j->req.n_messages ? j->req.n_messages : 1, sizeof *j->media);
     if (!j->media)
-        return fail(k, 503, "%s", "out of memory");
+        return srv_fail(err, 503, NULL, "out of memory");
     for (size_t i = 0; i < j->req.n_messages; i++) {
-        if (j->req.messages[i].n_media && !s->vision) {
-            srv_fail(&err, 400, j->req.messages[i].media[0].param, "%s has no vision tower: it reads text only",
-                     s->model_id);
-            return send_error(k, &err);
-        }
-        if (media_resolve(s->o, &j->req.messages[i], &j->media[i], &err))
-            return send_error(k, &err);
+        if (j->req.messages[i].n_media && !s->vision)
+            return srv_fail(err, 400, j->req.messages[i].media[0].param, "%s has no vision tower: it reads text only",
+                            s->model_id);
+        if (media_resolve(s->o, &j->req.messages[i], &j->media[i], err))
+            return -1;
     }
     snprintf(j->id, sizeof j->id, "%s-%llx%04llx", ep == SRV_CHAT ? "chatcmpl" : "cmpl",
              (unsigned long long)time(NULL), (unsigned long long)atomic_fetch_add(&s->next_id, 1));
     j->created = (int64_t)time(NULL);
-    if (engine_submit(s->e, j, &err))
-        return send_error(k, &err);
+    return engine_submit(s->e, j, err) ? -1 : 0;
+}
 
-    /* Wait for the first output (or the end): an error found while feeding the prompt (context too
-       small, an undecodable image) still gets its own status, not a 200 stream. */
+/* The response, queued on the suspended connection (libmicrohttpd allows it from any thread then): an
+   error, the whole answer, or the event stream. Nothing when the client left (the connection closes
+   once resumed: on_request answers MHD_NO). */
+static void queue_answer(struct conn *k, const struct srv_error *err)
+{
+    struct server *s = k->s;
+    struct job *j = k->job;
+    if (err) {
+        send_error(k, err);
+        return;
+    }
     pthread_mutex_lock(&j->mu);
-    while (!j->done && !(j->req.stream && (j->text_len || j->reasoning_len)))
-        if (!wait_job(k))
-            break;
     const bool done = j->done, gone = atomic_load(&j->cancelled);
     pthread_mutex_unlock(&j->mu);
     if (gone && !done) {
         metrics_count_status(&s->met, 499);
         k->status = 499;
-        return MHD_NO;
+        return;
     }
-    if (done && j->http_status != 200)
-        return send_error(k, &j->err);
-    if (!j->req.stream) {
+    if (done && j->http_status != 200) {
+        send_error(k, &j->err);
+        return;
+    }
+    const enum srv_endpoint ep = k->route == R_CHAT ? SRV_CHAT : SRV_COMPLETION;
+    if (!j->req.stream) { /* done: the engine writes no more */
         struct srv_answer a;
         answer_of(j, &a);
-        return send_body(k, 200, srv_response_body(ep, j->id, s->model_id, j->created, &a), "application/json");
+        send_body(k, 200, srv_response_body(ep, j->id, s->model_id, j->created, &a), "application/json");
+        return;
     }
     struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, k, NULL);
     if (!r)
-        return MHD_NO;
+        return;
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     MHD_add_response_header(r, "X-Accel-Buffering", "no"); /* nginx: pass events on at once */
-    enum MHD_Result ret = MHD_queue_response(k->c, MHD_HTTP_OK, r);
+    if (MHD_queue_response(k->c, MHD_HTTP_OK, r) == MHD_YES) {
+        metrics_count_status(&s->met, 200);
+        k->answered = true;
+        k->status = 200;
+    }
     MHD_destroy_response(r);
-    metrics_count_status(&s->met, 200);
-    k->answered = true;
-    k->status = 200;
-    return ret;
+}
+
+/* Whether k's connection waits to be resumed, the flag cleared (with j->mu held; the resume itself
+   comes after the lock: only the request thread resumes, and a suspended connection is neither read
+   nor closed meanwhile). */
+static bool take_suspension(struct conn *k)
+{
+    const bool was = k->suspended;
+    k->suspended = false;
+    return was;
+}
+
+/* A generation's own thread: the request started, then its first output (or end) waited for, the
+   response queued, the connection resumed; for a stream, the connection resumed again at each output
+   until the end. It watches the client meanwhile (a suspended connection's hang-up is seen by no one
+   else) and cancels the job when it leaves. */
+static void *request_main(void *arg)
+{
+    struct conn *k = arg;
+    struct server *s = k->s;
+    struct job *j = k->job;
+    struct srv_error err = {0};
+    const bool failed = start_job(k, &err) != 0;
+    pthread_mutex_lock(&j->mu);
+    /* an error found while feeding the prompt (context too small, an undecodable image) still gets its
+       own status, not a 200 stream: wait for the first output or the end */
+    while (!failed && !j->done && !(j->req.stream && (j->text_len || j->reasoning_len)))
+        if (!wait_job(k))
+            break;
+    pthread_mutex_unlock(&j->mu);
+    queue_answer(k, failed ? &err : NULL);
+    pthread_mutex_lock(&j->mu);
+    const bool resume = take_suspension(k), streaming = k->answered && j->req.stream && !failed;
+    pthread_mutex_unlock(&j->mu);
+    if (resume)
+        MHD_resume_connection(k->c);
+    pthread_mutex_lock(&j->mu);
+    while (streaming) {
+        const bool ended = k->closed || j->done || atomic_load(&j->cancelled);
+        /* the reader suspends only when it has nothing to write: resumed at the next output or the end
+           (its reader then writes the rest, or ends the stream of a client that left) */
+        if ((ended || k->sent_text < j->text_len || k->sent_reasoning < j->reasoning_len) && !k->closed &&
+            take_suspension(k)) {
+            pthread_mutex_unlock(&j->mu);
+            MHD_resume_connection(k->c);
+            pthread_mutex_lock(&j->mu);
+            continue;
+        }
+        if (ended)
+            break;
+        wait_job(k); /* the client leaving cancels the job: ended */
+    }
+    pthread_mutex_unlock(&j->mu);
+    atomic_fetch_sub(&s->request_threads, 1);
+    conn_release(k);
+    return NULL;
+}
+
+static enum MHD_Result generate(struct conn *k)
+{
+    struct server *s = k->s;
+    if (atomic_load(&s->request_threads) >= s->o->n_slots + s->o->max_queue + REQUEST_THREADS_STARTING)
+        return fail(k, 503, "%s", "the server is busy: every slot and the queue are taken, try again later");
+    struct job *j = job_new();
+    if (!j)
+        return fail(k, 503, "%s", "out of memory");
+    k->job = j;
+    atomic_fetch_add(&s->responding, 1); /* until on_completed: SIGTERM waits for the last byte */
+    atomic_fetch_add(&k->refs, 1);
+    atomic_fetch_add(&s->request_threads, 1);
+    /* suspended before the thread starts: it may queue the answer and resume at once */
+    k->suspended = true;
+    MHD_suspend_connection(k->c);
+    pthread_attr_t attr;
+    pthread_t t;
+    int rc = pthread_attr_init(&attr);
+    rc = rc ? rc : pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    rc = rc ? rc : pthread_create(&t, &attr, request_main, k);
+    pthread_attr_destroy(&attr);
+    if (rc) {
+        k->suspended = false;
+        MHD_resume_connection(k->c);
+        atomic_fetch_sub(&s->request_threads, 1);
+        atomic_fetch_sub(&k->refs, 1);
+        return fail(k, 503, "cannot start a thread for the request: %s", strerror(rc));
+    }
+    return MHD_YES;
 }
 
 /* ---- routing ---------------------------------------------------------------------------------- */
@@ -373,6 +497,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO;
         *con_cls = k;
         k->s = s, k->c = c, k->t_start = cli_time_now();
+        atomic_init(&k->refs, 1);
         bool v1;
         k->route = route_of(url, &v1);
         k->post = !strcmp(method, "POST");
@@ -394,6 +519,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (k->answered)
         return MHD_YES; /* answered early (404, 401 …): the rest of the body is read and dropped */
+    if (k->job)
+        return MHD_NO; /* resumed with no answer: the client left while it was generated */
     if (*upload_size) {
         if (!k->body_status && cli_time_now() - k->t_start > (s->o->timeout > 0 ? s->o->timeout : 600))
             k->body_status = 408;
@@ -467,14 +594,15 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     if (k->job) {
         if (cut)
             metrics_count_status(&k->s->met, 499);
+        pthread_mutex_lock(&k->job->mu);
+        k->closed = true; /* the request thread leaves k->c alone from here */
+        pthread_mutex_unlock(&k->job->mu);
         atomic_store(&k->job->cancelled, true); /* a no-op once it is done */
+        pthread_cond_broadcast(&k->job->cv);    /* its request thread need not wait out its 200 ms */
         atomic_fetch_sub(&k->s->responding, 1);
-        job_release(k->job);
     }
-    free(k->body);
-    free(k->ev);
-    free(k);
     *con_cls = NULL;
+    conn_release(k);
 }
 
 /* ---- the process ------------------------------------------------------------------------------ */
@@ -488,6 +616,23 @@ static const char *base_name(const char *path)
     while (b > path && b[-1] != '/')
         b--;
     return b;
+}
+
+/* Connections at once: as many as the open-file limit allows, raised to its hard maximum, less room
+   for the model's files, the cache's and libcurl's. Idle ones cost a socket and a buffer
+   (MHD_OPTION_CONNECTION_MEMORY_LIMIT), no thread. */
+static unsigned connection_limit(void)
+{
+    struct rlimit r;
+    if (getrlimit(RLIMIT_NOFILE, &r))
+        return 256;
+    if (r.rlim_cur < r.rlim_max) {
+        r.rlim_cur = r.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &r);
+        getrlimit(RLIMIT_NOFILE, &r);
+    }
+    const rlim_t room = r.rlim_cur > 128 + 64 ? r.rlim_cur - 128 : 64;
+    return room < 65536 ? (unsigned)room : 65536;
 }
 
 /* --host as a socket address (numeric only: a server binds an address, it does not resolve one). */
@@ -528,10 +673,11 @@ int serve_run(const struct serve_options *o)
         fprintf(stderr, "seer serve: --host %s: not an IPv4 or IPv6 address\n", o->host);
         goto out;
     }
-    s->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
+    s->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
                                 (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
                             (uint16_t)o->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &addr,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->http_threads, MHD_OPTION_CONNECTION_TIMEOUT,
+                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_POLL_THREADS, MHD_OPTION_CONNECTION_LIMIT,
+                            connection_limit(), MHD_OPTION_CONNECTION_TIMEOUT,
                             (unsigned)(o->timeout > 0 ? o->timeout : 600), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
                             (size_t)256 * 1024, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
     if (!s->d) {
@@ -565,16 +711,24 @@ int serve_run(const struct serve_options *o)
     /* + 1 s: requests the grace period cut short still get their last event and [DONE] written */
     const double deadline = cli_time_now() + o->grace + 1;
     engine_stop(s->e, o->grace);
-    /* The engine's jobs are finished, but their HTTP threads may still be writing the last events
+    /* The engine's jobs are finished, but their connections may still be writing the last events
        or the body: MHD_stop_daemon below would cut those connections (a stream lost its tail and
        [DONE]), so wait for them. Idle keep-alive connections hold no job and do not delay the exit. */
-    while (atomic_load(&s->responding) > 0 && cli_time_now() < deadline)
+    while ((atomic_load(&s->responding) > 0 || atomic_load(&s->request_threads) > 0) && cli_time_now() < deadline)
         nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
     rc = 0;
+    if (atomic_load(&s->request_threads) > 0) {
+        /* a request thread still running past the grace period (a remote fetch within --timeout) may
+           hold a suspended connection, which MHD_stop_daemon must not meet, and may yet submit to the
+           engine: the process exits with them, freeing nothing */
+        fprintf(stderr, "seer serve: %d requests still starting after the grace period: left to the exit\n",
+                atomic_load(&s->request_threads));
+        return rc;
+    }
 out:
     if (s->d)
-        MHD_stop_daemon(s->d); /* waits for the connections' threads */
-    engine_free(s->e);     /* only now: a connection's thread may have submitted to it until here */
+        MHD_stop_daemon(s->d); /* waits for its polling threads */
+    engine_free(s->e);     /* only now: a request thread may have submitted to it until here */
     seer_model_free(s->m);
     curl_global_cleanup();
     free(s->model_id);

@@ -1,5 +1,5 @@
 /* metrics.c — /metrics in Prometheus' text exposition format 0.0.4 (server/server.h): counters the
-   HTTP threads and the engine bump with atomics, read here without a lock (each value is
+   HTTP side and the engine bump with atomics, read here without a lock (each value is
    consistent on its own, which is all a scrape promises). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>

@@ -45,7 +45,6 @@ struct serve_options {
     int64_t cache_ram;            /* prefix cache bytes; 0 = no cache */
     int timeout;                  /* seconds a connection may stay idle; also the remote fetch limit */
     int grace;                    /* seconds SIGTERM waits for requests in flight (default 30) */
-    int http_threads;             /* connections at once (default 256) */
 };
 
 /* The process's entry (cli/serve.c): loads the model while /health says 503, serves until SIGTERM
@@ -114,8 +113,8 @@ void media_prefix_keys(const struct srv_request *r, const struct media_set *sets
                        struct cache_key *media_key, bool *has_media_key);
 
 /* ---- jobs and the engine (server/engine.c) ------------------------------------------------------ */
-/* One request from parse to the last byte sent. The HTTP thread owns it until it is submitted; then
-   the engine writes the output fields under mu and signals cv, and the HTTP thread reads them.
+/* One request from parse to the last byte sent. The request thread (server/http.c) owns it until it is submitted; then
+   the engine writes the output fields under mu and signals cv, and the request thread reads them.
    refs counts the two owners; the last job_release frees it. */
 struct job {
     struct srv_request req;
@@ -148,7 +147,7 @@ int engine_submit(engine *e, struct job *j, struct srv_error *err);
 /* Stops taking jobs (engine_submit answers 503 from then on), lets those in flight finish for up to
    `grace` seconds, cancels the rest and joins the threads. */
 void engine_stop(engine *e, int grace);
-/* Frees a stopped engine, once no HTTP thread can reach it: one still resolving media (a remote
+/* Frees a stopped engine, once no request thread can reach it: one still resolving media (a remote
    fetch) when SIGTERM came submits afterwards, and must find the engine stopped, not freed. */
 void engine_free(engine *e);
 prefix_cache *engine_cache(engine *e);

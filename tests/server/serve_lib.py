@@ -170,7 +170,8 @@ def cleanup():
     for s in SERVERS:  # what a failed section left running
         if s.proc.poll() is None:
             s.proc.kill()
-    shutil.rmtree(TMP, ignore_errors=True)
+    if not os.environ.get("SEER_KEEP_TMP"):
+        shutil.rmtree(TMP, ignore_errors=True)
 
 
 def user(text, *media):
