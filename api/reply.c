@@ -287,6 +287,7 @@ int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t
     sp.min_p = p->sampling.min_p;
     sp.repetition_penalty = p->sampling.repeat_penalty;
     sp.presence_penalty = p->sampling.presence_penalty;
+    sp.frequency_penalty = p->sampling.frequency_penalty;
     sp.seed = p->sampling.seed;
     sp.n_vocab_valid = (int32_t)m->n_vocab_real;
     if ((rc = sampler_create(&sp, (int32_t)V, &rp->smp)) || (rc = sampler_accept_prompt(rp->smp, feed, n_feed)) ||

@@ -22,7 +22,7 @@
 
 enum {
     G_MODEL = 1, G_DEVICE, G_THREADS, G_CTX, G_UBATCH, G_PREDICT, G_TEMP, G_TOP_K, G_TOP_P, G_MIN_P, G_REPEAT,
-    G_PRESENCE, G_SEED, G_STOP, G_THINK, G_NO_THINK, G_THINKING_BUDGET, G_SHOW_THINKING, G_SYSTEM, G_PROGRESS,
+    G_PRESENCE, G_FREQUENCY, G_SEED, G_STOP, G_THINK, G_NO_THINK, G_THINKING_BUDGET, G_SHOW_THINKING, G_SYSTEM, G_PROGRESS,
     G_JSON_SCHEMA, G_GRAMMAR, G_FORMAT, G_EXACT, G_CACHE_TYPE, G_WEIGHTS, G_RESIZE,
 };
 
@@ -46,6 +46,7 @@ const struct cli_opt gen_opts_table[] = {
     {{"--min-p"}, "P", "drop tokens below P x the likeliest (default 0 = off)", G_MIN_P},
     {{"--repeat-penalty"}, "R", "(default 1 = off)", G_REPEAT},
     {{"--presence-penalty"}, "P", "(default 2.0; the model card's)", G_PRESENCE},
+    {{"--frequency-penalty"}, "F", "F x a token's count in the reply off its logit (default 0 = off)", G_FREQUENCY},
     {{"-s", "--seed"}, "S", "sampling seed (default: random, printed with -v and in --json)", G_SEED},
     {{"--stop"}, "STR", "stop when STR appears (repeatable)", G_STOP},
     {{"--think"}, NULL, "let the model reason first (default: as the model's chat template; the small models' does not)", G_THINK},
@@ -212,6 +213,7 @@ int gen_parse_opt(int argc, char **argv, int *i, struct gen_opts *o, size_t *n_s
     case G_MIN_P: NUM(0, 1); o->gp.sampling.min_p = (float)d; break;
     case G_REPEAT: NUM(0.01, 100); o->gp.sampling.repeat_penalty = (float)d; break;
     case G_PRESENCE: NUM(-100, 100); o->gp.sampling.presence_penalty = (float)d; break;
+    case G_FREQUENCY: NUM(-100, 100); o->gp.sampling.frequency_penalty = (float)d; break;
     case G_SEED: NUM(0, 1.8e19); o->gp.sampling.seed = (uint64_t)d, o->seed_given = true; break;
     case G_THINK: o->gp.think = 1; break;
     case G_NO_THINK: o->gp.think = 0; break;

@@ -175,6 +175,9 @@ typedef struct seer_sampling {
     float min_p;             /* 0 = off (default 0) */
     float repeat_penalty;    /* 1 = off (default 1) */
     float presence_penalty;  /* 0 = off (default 2.0); counts generated tokens only */
+    float frequency_penalty; /* 0 = off (default 0): this times a token's count in the reply taken
+                                off its logit (OpenAI's); with presence_penalty, after
+                                repeat_penalty */
     uint64_t seed;           /* same seed, same device → same output (default 0) */
 } seer_sampling;
 

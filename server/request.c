@@ -446,14 +446,8 @@ static int refuse_unsupported(struct parse *p, const json_t *b)
 {
     const json_t *v;
     int64_t n;
-    double x;
     if ((v = member(b, "n")) && (want_int(p, v, "n", 0, INT64_MAX, &n) ||
                                  (n != 1 && srv_fail(p->err, 400, "n", "n other than 1 is not supported"))))
-        return -1;
-    if ((v = member(b, "frequency_penalty")) &&
-        (want_number(p, v, "frequency_penalty", -2, 2, false, "in [-2, 2]", &x) ||
-         (x != 0 && srv_fail(p->err, 400, "frequency_penalty", "frequency_penalty is not supported (use "
-                             "presence_penalty or repetition_penalty)"))))
         return -1;
     /* chat: logprobs is a boolean; completions: a count */
     if ((v = member(b, "logprobs")) && (json_is_true(v) || (json_is_number(v) && json_number_value(v) != 0)))
@@ -476,6 +470,7 @@ static int parse_sampling(struct parse *p, const json_t *b, seer_sampling *s)
         {"top_p", 0, 1, true, "in (0, 1]", offsetof(seer_sampling, top_p)},
         {"min_p", 0, 1, false, "in [0, 1]", offsetof(seer_sampling, min_p)},
         {"presence_penalty", -2, 2, false, "in [-2, 2]", offsetof(seer_sampling, presence_penalty)},
+        {"frequency_penalty", -2, 2, false, "in [-2, 2]", offsetof(seer_sampling, frequency_penalty)},
         {"repeat_penalty", 0, 1e6, true, "in (0, 1e6]", offsetof(seer_sampling, repeat_penalty)},
         {"repetition_penalty", 0, 1e6, true, "in (0, 1e6]", offsetof(seer_sampling, repeat_penalty)},
     };

@@ -327,6 +327,41 @@ static void check_controls(seer_model *m)
     }
 }
 
+/* frequency_penalty reaches the sampler (whose arithmetic tests/lm/sampler.c checks against a
+   reference): greedy, a penalty of -50 per earlier use makes the first token win every later step,
+   and +50 keeps every token from coming back. */
+static void check_frequency_penalty(seer_model *m)
+{
+    int32_t ids[5] = {1, 2, 3, 4, 5};
+    seer_generate_params p = seer_generate_params_default();
+    p.sampling.temperature = 0;
+    p.sampling.presence_penalty = 0;
+    p.max_tokens = 12;
+    for (int sign = -1; sign <= 1; sign += 2) {
+        seer_context *c = NULL;
+        seer_result r = {0};
+        p.sampling.frequency_penalty = 50.0f * (float)sign;
+        int rc = seer_context_create(m, NULL, &c);
+        rc = rc ? rc : seer_generate_tokens(c, ids, 5, &p, &r);
+        size_t same = 0, repeats = 0;
+        for (size_t i = 0; i < r.n_tokens; i++) {
+            same += r.tokens[i] == r.tokens[0];
+            for (size_t k = 0; k < i; k++)
+                repeats += r.tokens[k] == r.tokens[i];
+        }
+        if (rc == SEER_OK && r.n_tokens < 2)
+            skip("the greedy reply ends after its first token", sign < 0 ? "frequency_penalty -50" : "frequency_penalty +50");
+        else if (sign < 0)
+            ok(rc == SEER_OK && same == r.n_tokens, "frequency_penalty -50: the first token every step (%zu of %zu)",
+               same, r.n_tokens);
+        else
+            ok(rc == SEER_OK && repeats == 0, "frequency_penalty +50: no token twice in %zu (%zu repeats)", r.n_tokens,
+               repeats);
+        seer_result_clear(&r);
+        seer_context_free(c);
+    }
+}
+
 int main(void)
 {
     plan_no_plan();
@@ -351,6 +386,7 @@ int main(void)
     check_settle(m, 1);
     check_thinking_budget(m);
     check_controls(m);
+    check_frequency_penalty(m);
     seer_model_free(m);
     seer_model *bad;
     ok(seer_model_load("/nonexistent/model.gguf", &mp, &bad) == SEER_EIO && strstr(seer_last_error(), "/nonexistent"),

@@ -127,7 +127,7 @@ static void test_fields(void)
                    "\"top_k\":40,\"min_p\":0.125,\"presence_penalty\":-1.5,\"repetition_penalty\":1.25,"
                    "\"seed\":9007199254740993,\"max_tokens\":10,\"max_completion_tokens\":20,\"stop\":[\"a\",\"bc\"],"
                    "\"stream\":true,\"stream_options\":{\"include_usage\":true},\"enable_thinking\":false,"
-                   "\"chat_template_kwargs\":{\"enable_thinking\":true},\"n\":1,\"frequency_penalty\":0,"
+                   "\"chat_template_kwargs\":{\"enable_thinking\":true},\"n\":1,\"frequency_penalty\":0.75,"
                    "\"logprobs\":false,\"tools\":[],\"user\":\"x\",\"unknown\":{\"deep\":[1,2]}}",
                    &r, &e);
     ok(rc == 0, "every sampling field parses (%s)", rc ? e.message : "ok");
@@ -135,8 +135,9 @@ static void test_fields(void)
         return;
     /* the values are exact in binary, so the float fields compare equal */
     ok(r.sampling.temperature == 0.5f && r.sampling.top_p == 0.25f && r.sampling.top_k == 40 &&
-           r.sampling.min_p == 0.125f && r.sampling.presence_penalty == -1.5f && r.sampling.repeat_penalty == 1.25f,
-       "temperature, top_p, top_k, min_p, presence_penalty, repetition_penalty mapped");
+           r.sampling.min_p == 0.125f && r.sampling.presence_penalty == -1.5f && r.sampling.repeat_penalty == 1.25f &&
+           r.sampling.frequency_penalty == 0.75f,
+       "temperature, top_p, top_k, min_p, presence_penalty, repetition_penalty, frequency_penalty mapped");
     ok(r.sampling.seed == 9007199254740993ull, "a seed past 2^53 is exact");
     ok(r.max_tokens == 20, "max_completion_tokens wins over max_tokens");
     ok(r.n_stop == 2 && !strcmp(r.stop[0], "a") && !strcmp(r.stop[1], "bc"), "stop array");
@@ -250,7 +251,7 @@ static void test_rejections(void)
         {U "\"stop\":5}", 400, "stop", "stop a number"},
         {U "\"n\":2}", 400, "n", "n 2 not supported"},
         {U "\"thinking_budget\":0}", 400, "thinking_budget", "thinking_budget 0"},
-        {U "\"frequency_penalty\":0.5}", 400, "frequency_penalty", "frequency_penalty not supported"},
+        {U "\"frequency_penalty\":2.5}", 400, "frequency_penalty", "frequency_penalty above 2"},
         {U "\"logprobs\":true}", 400, "logprobs", "logprobs not supported"},
         {U "\"tools\":[{\"type\":\"function\"}]}", 400, "tools", "tools not supported"},
         {U "\"response_format\":{\"type\":\"xml\"}}", 400, "response_format.type", "an unknown response_format"},
