@@ -32,6 +32,8 @@ void seer_result_clear(seer_result *r)
     free(r->thinking);
     free(r->logprobs);
     free(r->text_ends);
+    free(r->top_ids);
+    free(r->top_logprobs);
     memset(r, 0, sizeof *r);
 }
 
@@ -267,6 +269,9 @@ int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t
     reply_setup(rp, c, p, think_open);
     if (n_feed == 0)
         return seer_err(SEER_EINVAL, "nothing to generate from: the prompt is empty");
+    if (p->top_logprobs < 0 || p->top_logprobs > SEER_TOP_LOGPROBS_MAX)
+        return seer_err(SEER_EINVAL, "top_logprobs %d: 0 to %d", p->top_logprobs, SEER_TOP_LOGPROBS_MAX);
+    r->n_top = !p->logprobs ? 0 : p->top_logprobs < (int64_t)m->n_vocab_real ? p->top_logprobs : (int)m->n_vocab_real;
     if (c->st->n_past + (int64_t)n_feed > c->st->n_ctx)
         return seer_err(SEER_EINVAL, "the prompt does not fit: it needs %lld context tokens (%zu new after %lld used) "
                         "but the context holds %lld: raise -c (n_ctx) to at least %lld, or start over",
@@ -355,21 +360,40 @@ static int reply_stop(struct reply *rp, enum seer_stop_reason why, int32_t id)
 
 /* seer_generate_params.logprobs: token id's log-probability under the raw logits (the model's own
    distribution, whatever the sampler then made of it), as OpenAI's logprobs and hOCR's x_wconf mean
-   it. Its text end is filled once the token's piece is in the visible text. */
+   it, and with top_logprobs the n_top most probable tokens of the step. Its text end is filled once
+   the token's piece is in the visible text. */
 static int logprob_push(struct reply *rp, const float *logits, int32_t id)
 {
     seer_result *r = &rp->r;
     const int32_t V = (int32_t)rp->c->m->n_vocab_real;
-    if (!seer_grow(&r->logprobs, &rp->cap_lp, r->n_tokens + 1, sizeof *r->logprobs, 64) ||
-        !seer_grow(&r->text_ends, &rp->cap_te, r->n_tokens + 1, sizeof *r->text_ends, 64))
+    const int n_top = r->n_top;
+    const size_t i = r->n_tokens, slots = (i + 1) * (size_t)n_top;
+    if (!seer_grow(&r->logprobs, &rp->cap_lp, i + 1, sizeof *r->logprobs, 64) ||
+        !seer_grow(&r->text_ends, &rp->cap_te, i + 1, sizeof *r->text_ends, 64) ||
+        (n_top && (!seer_grow(&r->top_ids, &rp->cap_ti, slots, sizeof *r->top_ids, 64) ||
+                   !seer_grow(&r->top_logprobs, &rp->cap_tl, slots, sizeof *r->top_logprobs, 64))))
         return seer_err(SEER_ENOMEM, "no memory for log-probabilities");
     float mx = logits[0];
-    for (int32_t i = 1; i < V; i++)
-        mx = logits[i] > mx ? logits[i] : mx;
+    for (int32_t k = 1; k < V; k++)
+        mx = logits[k] > mx ? logits[k] : mx;
     double sum = 0;
-    for (int32_t i = 0; i < V; i++)
-        sum += exp((double)(logits[i] - mx));
-    r->logprobs[r->n_tokens] = (float)((double)(logits[id] - mx) - log(sum));
+    for (int32_t k = 0; k < V; k++)
+        sum += exp((double)(logits[k] - mx));
+    const double lse = (double)mx + log(sum);
+    r->logprobs[i] = (float)((double)logits[id] - lse);
+    /* the n_top best, kept sorted by insertion: a logit below the worst kept costs one compare */
+    int32_t *top = r->top_ids ? r->top_ids + i * (size_t)n_top : NULL;
+    int have = 0;
+    for (int32_t k = 0; k < V && n_top; k++) {
+        if (have == n_top && logits[k] <= logits[top[have - 1]])
+            continue; /* equal: the lower id, kept already, stays ahead */
+        int at = have < n_top ? have++ : n_top - 1;
+        for (; at > 0 && logits[k] > logits[top[at - 1]]; at--)
+            top[at] = top[at - 1];
+        top[at] = k;
+    }
+    for (int k = 0; k < have; k++)
+        r->top_logprobs[i * (size_t)n_top + (size_t)k] = (float)((double)logits[top[k]] - lse);
     return SEER_OK;
 }
 

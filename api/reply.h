@@ -36,7 +36,7 @@ struct reply {
     seer_context *c;
     seer_generate_params p;     /* the caller's, copied (what it points to stays the caller's) */
     seer_result r;              /* filled as tokens come; handed over by reply_end */
-    size_t cap_gen, cap_lp, cap_te; /* r.tokens, r.logprobs, r.text_ends */
+    size_t cap_gen, cap_lp, cap_te, cap_ti, cap_tl; /* r.tokens, r.logprobs, r.text_ends, r.top_ids, r.top_logprobs */
     sampler *smp;
     grammar *gram;
     grammar_matcher *gm;        /* constrains the answer (after </think> when thinking) */

@@ -233,7 +233,12 @@ typedef struct seer_generate_params {
     /* non-zero: fill seer_result.logprobs and text_ends (one log-softmax over the vocabulary per
        token). Default 0. */
     int logprobs;
+    /* with logprobs: also the top_logprobs most probable tokens of each step (0..SEER_TOP_LOGPROBS_MAX,
+       OpenAI's top_logprobs), into seer_result.top_ids / top_logprobs. Default 0. */
+    int top_logprobs;
 } seer_generate_params;
+
+#define SEER_TOP_LOGPROBS_MAX 20
 
 SEER_API seer_generate_params seer_generate_params_default(void);
 
@@ -270,6 +275,12 @@ typedef struct seer_result {
        turns them into word confidences). */
     float *logprobs;
     size_t *text_ends;
+    /* with seer_generate_params.top_logprobs = n_top > 0 (else NULL and 0): for token i, the n_top
+       most probable ids of that step, most probable first (a tie: the lower id), and their
+       log-probabilities as logprobs', at top_ids[i * n_top ...] and top_logprobs[i * n_top ...] */
+    int n_top;
+    int32_t *top_ids;
+    float *top_logprobs;
 } seer_result;
 
 /* Releases what a result holds and zeroes it; NULL is fine. */

@@ -90,6 +90,7 @@ void job_release(struct job *j)
     srv_request_free(&j->req);
     free(j->text);
     free(j->reasoning);
+    srv_logprobs_free(&j->logprobs);
     pthread_mutex_destroy(&j->mu);
     pthread_cond_destroy(&j->cv);
     free(j);
@@ -224,6 +225,8 @@ static void slot_params(struct slot *sl, const struct job *j)
     if (j->req.thinking_budget > 0)
         gp->thinking_budget = j->req.thinking_budget;
     gp->show_thinking = 0;
+    gp->logprobs = j->req.logprobs;
+    gp->top_logprobs = j->req.top_logprobs;
     gp->on_text = on_text;
     gp->on_thinking = on_thinking;
     gp->on_progress = on_progress;
@@ -432,6 +435,33 @@ static struct slot *slot_of(engine *e, const seer_context *ctx)
     return NULL;
 }
 
+/* A token's bytes (seer_detokenize of the one id) into t. */
+static int token_bytes(const seer_model *m, int32_t id, float logprob, struct srv_token_lp *t)
+{
+    t->logprob = logprob;
+    return seer_detokenize(m, &id, 1, &t->bytes, &t->len);
+}
+
+/* The result's logprobs as the response writes them (server/request.h). */
+static int logprobs_of(const seer_model *m, const seer_result *res, struct srv_logprobs *lp)
+{
+    const size_t n = res->n_tokens, nt = (size_t)res->n_top;
+    lp->n = n, lp->n_top = res->n_top;
+    lp->tok = calloc(n ? n : 1, sizeof *lp->tok);
+    lp->top = nt ? calloc(n > 0 ? n * nt : 1, sizeof *lp->top) : NULL;
+    lp->text_offset = calloc(n ? n : 1, sizeof *lp->text_offset);
+    if (!lp->tok || (nt && !lp->top) || !lp->text_offset || (n && !res->logprobs))
+        return SEER_ENOMEM; /* fail_from_library's 503 "out of memory" */
+    int rc = SEER_OK;
+    for (size_t i = 0; i < n && !rc; i++) {
+        lp->text_offset[i] = i ? res->text_ends[i - 1] : 0;
+        rc = token_bytes(m, res->tokens[i], res->logprobs[i], &lp->tok[i]);
+        for (size_t k = 0; k < nt && !rc; k++)
+            rc = token_bytes(m, res->top_ids[i * nt + k], res->top_logprobs[i * nt + k], &lp->top[i * nt + k]);
+    }
+    return rc;
+}
+
 /* A reply taken from the batch: the job finished with its usage, the slot freed. */
 static void reply_done(engine *e, struct slot *sl, seer_result *res, int status)
 {
@@ -444,6 +474,8 @@ static void reply_done(engine *e, struct slot *sl, seer_result *res, int status)
         j->usage.cached_tokens = sl->cached;
         j->usage.prompt_tokens = sl->cached + sl->fed + res->prompt_tokens;
         j->usage.completion_tokens = (int64_t)res->n_tokens;
+        if (j->req.logprobs && (status = logprobs_of(e->m, res, &j->logprobs)))
+            srv_logprobs_free(&j->logprobs);
         pthread_mutex_unlock(&j->mu);
         atomic_fetch_add(&e->met->prompt_tokens, sl->fed + res->prompt_tokens);
         atomic_fetch_add(&e->met->cached_tokens, sl->cached);
@@ -451,7 +483,9 @@ static void reply_done(engine *e, struct slot *sl, seer_result *res, int status)
         pthread_mutex_lock(&e->mu);
         const bool cut = atomic_load(&e->aborting) && res->stop == SEER_STOP_CANCELED;
         pthread_mutex_unlock(&e->mu);
-        if (atomic_load(&j->cancelled)) {
+        if (status != SEER_OK) {
+            fail_from_library(j, status, "the reply's logprobs");
+        } else if (atomic_load(&j->cancelled)) {
             struct srv_error err = {0};
             srv_fail(&err, 499, NULL, "cancelled");
             job_finish(j, 499, &err);

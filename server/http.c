@@ -168,7 +168,8 @@ static bool wait_job(struct conn *k)
 
 static void answer_of(const struct job *j, struct srv_answer *a)
 {
-    *a = (struct srv_answer){j->text ? j->text : "", j->text_len, j->reasoning, j->reasoning_len, j->stop, j->usage};
+    *a = (struct srv_answer){j->text ? j->text : "", j->text_len, j->reasoning, j->reasoning_len, j->stop, j->usage,
+                             j->req.logprobs ? &j->logprobs : NULL};
 }
 
 /* The next event of a stream into k->ev: reasoning and text deltas as they come, then the finish
@@ -196,6 +197,7 @@ static bool next_event(struct conn *k)
         return k->ev_len > 0;
     } else if (!k->sent_end) {
         d.finish = &j->stop;
+        d.logprobs = j->req.logprobs ? &j->logprobs : NULL; /* the whole reply's, with the last chunk */
         k->ev = srv_chunk_event(r->endpoint, j->id, k->s->model_id, j->created, &d);
         if (r->include_usage) {
             struct srv_delta u = {.usage = &j->usage};

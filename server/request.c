@@ -449,9 +449,6 @@ static int refuse_unsupported(struct parse *p, const json_t *b)
     if ((v = member(b, "n")) && (want_int(p, v, "n", 0, INT64_MAX, &n) ||
                                  (n != 1 && srv_fail(p->err, 400, "n", "n other than 1 is not supported"))))
         return -1;
-    /* chat: logprobs is a boolean; completions: a count */
-    if ((v = member(b, "logprobs")) && (json_is_true(v) || (json_is_number(v) && json_number_value(v) != 0)))
-        return srv_fail(p->err, 400, "logprobs", "logprobs is not supported");
     if ((v = member(b, "tools")) && (!json_is_array(v) || json_array_size(v)))
         return srv_fail(p->err, 400, "tools", "tools are not supported");
     return 0;
@@ -557,6 +554,21 @@ static int parse_body(struct parse *p, enum srv_endpoint ep, const json_t *b, st
         return -1;
     if ((v = member(b, "stream")) && want_bool(p, v, "stream", &r->stream))
         return -1;
+    /* chat: "logprobs" a boolean and "top_logprobs" a count that needs it (OpenAI's); completions:
+       "logprobs" the count of alternatives, its presence asking for logprobs */
+    int64_t top = 0;
+    if ((v = member(b, "logprobs")) &&
+        (ep == SRV_CHAT ? want_bool(p, v, "logprobs", &r->logprobs)
+                        : want_int(p, v, "logprobs", 0, SEER_TOP_LOGPROBS_MAX, &top)))
+        return -1;
+    if (ep == SRV_COMPLETION)
+        r->logprobs = v != NULL;
+    else if ((v = member(b, "top_logprobs")) &&
+             (want_int(p, v, "top_logprobs", 0, SEER_TOP_LOGPROBS_MAX, &top) ||
+              (!r->logprobs && top > 0 &&
+               srv_fail(p->err, 400, "top_logprobs", "top_logprobs needs \"logprobs\": true"))))
+        return -1;
+    r->top_logprobs = (int)top;
     const json_t *so = member(b, "stream_options");
     if (so && !json_is_object(so))
         return srv_fail(p->err, 400, "stream_options", "stream_options must be an object");

@@ -89,13 +89,14 @@ struct srv_request {
                                           most reasoning tokens; 0 absent */
     bool stream;
     bool include_usage;                /* stream_options.include_usage */
+    bool logprobs;                     /* chat: "logprobs": true; completion: "logprobs": N present */
+    int top_logprobs;                  /* chat: "top_logprobs"; completion: N (0..SEER_TOP_LOGPROBS_MAX) */
 };
 
 /* Reads a request body. `defaults` is the sampling used for fields the body leaves out. Unknown
    fields are ignored as OpenAI's clients send many; known fields of the wrong type or range are
-   400 naming them; "n" other than 1, a nonzero frequency_penalty, logprobs and tools are 400
-   "not supported" (seer has no such feature, and silently ignoring them would answer a different
-   question). A chat needs at least one message; a completion a prompt. */
+   400 naming them; "n" other than 1 and tools are 400 "not supported" (seer has no such feature,
+   and silently ignoring them would answer a different question). A chat needs at least one message; a completion a prompt. */
 int srv_parse_request(enum srv_endpoint ep, const char *body, size_t len, const seer_sampling *defaults,
                       const struct srv_limits *lim, struct srv_request *out, struct srv_error *err);
 void srv_request_free(struct srv_request *r);
@@ -118,6 +119,22 @@ struct srv_usage {
 };
 
 /* One finished answer. reasoning NULL = none (no "reasoning_content" field). */
+/* A reply's "logprobs": per generated token its bytes and log-probability, the n_top most probable
+   alternatives of its step, and where its text begins in the answer (text_offset). */
+struct srv_token_lp {
+    char *bytes;
+    size_t len;
+    float logprob;
+};
+struct srv_logprobs {
+    size_t n;
+    int n_top;
+    struct srv_token_lp *tok;          /* [n] */
+    struct srv_token_lp *top;          /* [n * n_top] */
+    size_t *text_offset;               /* [n] */
+};
+void srv_logprobs_free(struct srv_logprobs *lp);
+
 struct srv_answer {
     const char *text;
     size_t text_len;
@@ -125,6 +142,7 @@ struct srv_answer {
     size_t reasoning_len;
     enum seer_stop_reason stop;
     struct srv_usage usage;
+    const struct srv_logprobs *logprobs; /* NULL: "logprobs": null */
 };
 /* "stop" (end of turn, stop string, cancelled), "length" (max_tokens, context full). */
 const char *srv_finish_reason(enum seer_stop_reason stop);
@@ -137,8 +155,8 @@ char *srv_response_body(enum srv_endpoint ep, const char *id, const char *model,
 
 /* One server-sent event, "data: {…}\n\n", of a "chat.completion.chunk" or "text_completion" chunk:
    role "assistant" in the delta when first; content and/or reasoning_content when given (len
-   bytes; NULL = absent); finish_reason when finish is non-NULL; with usage non-NULL the usage chunk
-   (choices [] , usage). */
+   bytes; NULL = absent); finish_reason when finish is non-NULL, with the whole reply's logprobs when
+   given (they come with the last chunk); with usage non-NULL the usage chunk (choices [] , usage). */
 struct srv_delta {
     bool first;
     const char *content;
@@ -146,6 +164,7 @@ struct srv_delta {
     const char *reasoning;
     size_t reasoning_len;
     const enum seer_stop_reason *finish;
+    const struct srv_logprobs *logprobs;
     const struct srv_usage *usage;
 };
 char *srv_chunk_event(enum srv_endpoint ep, const char *id, const char *model, int64_t created,

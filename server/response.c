@@ -7,6 +7,7 @@
 #include "server/request.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,72 @@ const char *srv_finish_reason(enum seer_stop_reason stop)
     return stop == SEER_STOP_LENGTH || stop == SEER_STOP_CONTEXT ? "length" : "stop";
 }
 
+void srv_logprobs_free(struct srv_logprobs *lp)
+{
+    for (size_t i = 0; lp->tok && i < lp->n; i++)
+        free(lp->tok[i].bytes);
+    for (size_t i = 0; lp->top && i < lp->n * (size_t)lp->n_top; i++)
+        free(lp->top[i].bytes);
+    free(lp->tok);
+    free(lp->top);
+    free(lp->text_offset);
+    memset(lp, 0, sizeof *lp);
+}
+
+/* A log-probability as JSON can hold it: one too small for a float is OpenAI's -9999 */
+static double finite_lp(float x) { return isfinite(x) ? (double)x : -9999.0; }
+
+/* A token as OpenAI writes it in chat logprobs: its text (invalid UTF-8 replaced, as a token may be
+   part of a character), its log-probability and its bytes. */
+static json_t *token_value(const struct srv_token_lp *t)
+{
+    json_t *bytes = json_array();
+    for (size_t i = 0; bytes && i < t->len; i++)
+        if (json_array_append_new(bytes, json_integer((unsigned char)t->bytes[i])) != 0)
+            json_decref(bytes), bytes = NULL;
+    return json_pack("{s:o, s:f, s:o}", "token", text_value(t->bytes, t->len), "logprob", finite_lp(t->logprob), "bytes",
+                     bytes);
+}
+
+/* choices[0].logprobs: chat {"content": [{token, logprob, bytes, top_logprobs: [...]}]}; completions
+   {"tokens", "token_logprobs", "top_logprobs": [{token: logprob}], "text_offset"}; null without. */
+static json_t *logprobs_value(enum srv_endpoint ep, const struct srv_logprobs *lp)
+{
+    if (!lp)
+        return json_null();
+    json_t *a = json_array(), *b = json_array(), *c = json_array(), *d = json_array();
+    bool good = a && b && c && d;
+    for (size_t i = 0; good && i < lp->n; i++) {
+        const struct srv_token_lp *top = lp->top ? lp->top + i * (size_t)lp->n_top : NULL;
+        if (ep == SRV_CHAT) {
+            json_t *alts = json_array(), *t = token_value(&lp->tok[i]);
+            for (int k = 0; alts && top && k < lp->n_top; k++)
+                if (json_array_append_new(alts, token_value(&top[k])) != 0)
+                    json_decref(alts), alts = NULL;
+            good = t && alts && json_object_set_new(t, "top_logprobs", alts) == 0 && json_array_append_new(a, t) == 0;
+            if (!good && t)
+                json_decref(t);
+            continue;
+        }
+        json_t *alts = json_object();
+        for (int k = 0; alts && top && k < lp->n_top; k++) {
+            json_t *key = text_value(top[k].bytes, top[k].len);
+            if (!key || json_object_set_new(alts, json_string_value(key), json_real(finite_lp(top[k].logprob))) != 0)
+                json_decref(alts), alts = NULL;
+            json_decref(key);
+        }
+        good = json_array_append_new(a, text_value(lp->tok[i].bytes, lp->tok[i].len)) == 0 &&
+               json_array_append_new(b, json_real(finite_lp(lp->tok[i].logprob))) == 0 && json_array_append_new(c, alts) == 0 &&
+               json_array_append_new(d, json_integer((json_int_t)lp->text_offset[i])) == 0;
+    }
+    json_t *v = !good ? NULL
+                : ep == SRV_CHAT ? json_pack("{s:O}", "content", a)
+                                 : json_pack("{s:O, s:O, s:O, s:O}", "tokens", a, "token_logprobs", b, "top_logprobs", c,
+                                             "text_offset", d);
+    json_decref(a), json_decref(b), json_decref(c), json_decref(d);
+    return v;
+}
+
 static json_t *usage_value(const struct srv_usage *u)
 {
     return json_pack("{s:I, s:I, s:I, s:{s:I}}", "prompt_tokens", (json_int_t)u->prompt_tokens, "completion_tokens",
@@ -123,11 +190,11 @@ char *srv_response_body(enum srv_endpoint ep, const char *id, const char *model,
         if (msg && a->reasoning && json_object_set_new(msg, "reasoning_content",
                                                        text_value(a->reasoning, a->reasoning_len)) != 0)
             json_decref(msg), msg = NULL;
-        choice = json_pack("{s:i, s:o, s:n, s:s}", "index", 0, "message", msg, "logprobs", "finish_reason",
-                           srv_finish_reason(a->stop));
+        choice = json_pack("{s:i, s:o, s:o, s:s}", "index", 0, "message", msg, "logprobs",
+                           logprobs_value(ep, a->logprobs), "finish_reason", srv_finish_reason(a->stop));
     } else {
-        choice = json_pack("{s:i, s:o, s:n, s:s}", "index", 0, "text", text_value(a->text, a->text_len), "logprobs",
-                           "finish_reason", srv_finish_reason(a->stop));
+        choice = json_pack("{s:i, s:o, s:o, s:s}", "index", 0, "text", text_value(a->text, a->text_len), "logprobs",
+                           logprobs_value(ep, a->logprobs), "finish_reason", srv_finish_reason(a->stop));
     }
     json_t *root = envelope(id, ep == SRV_CHAT ? "chat.completion" : "text_completion", created, model);
     if (root && (json_object_set_new(root, "choices", json_pack("[o]", choice)) != 0 ||
@@ -140,16 +207,17 @@ static json_t *chunk_choice(enum srv_endpoint ep, const struct srv_delta *d)
 {
     json_t *finish = d->finish ? json_string(srv_finish_reason(*d->finish)) : json_null();
     if (ep == SRV_COMPLETION)
-        return json_pack("{s:i, s:o, s:n, s:o}", "index", 0, "text", text_value(d->content ? d->content : "",
+        return json_pack("{s:i, s:o, s:o, s:o}", "index", 0, "text", text_value(d->content ? d->content : "",
                                                                                  d->content ? d->content_len : 0),
-                         "logprobs", "finish_reason", finish);
+                         "logprobs", logprobs_value(ep, d->logprobs), "finish_reason", finish);
     json_t *delta = json_object();
     if (delta && ((d->first && json_object_set_new(delta, "role", json_string("assistant")) != 0) ||
                   (d->content && json_object_set_new(delta, "content", text_value(d->content, d->content_len)) != 0) ||
                   (d->reasoning &&
                    json_object_set_new(delta, "reasoning_content", text_value(d->reasoning, d->reasoning_len)) != 0)))
         json_decref(delta), delta = NULL;
-    return json_pack("{s:i, s:o, s:n, s:o}", "index", 0, "delta", delta, "logprobs", "finish_reason", finish);
+    return json_pack("{s:i, s:o, s:o, s:o}", "index", 0, "delta", delta, "logprobs", logprobs_value(ep, d->logprobs),
+                     "finish_reason", finish);
 }
 
 char *srv_chunk_event(enum srv_endpoint ep, const char *id, const char *model, int64_t created,

@@ -132,6 +132,7 @@ struct job {
     struct srv_error err;
     enum seer_stop_reason stop;
     struct srv_usage usage;
+    struct srv_logprobs logprobs; /* asked for (req.logprobs): filled when it ends */
     double t_submit, t_first;
     int refs;
 };

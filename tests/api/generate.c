@@ -69,6 +69,46 @@ static void check_logprobs(const seer_model *m, const char *prefix, const seer_r
     }
     ok(r->logprobs && got == n_cmp && worst < 1e-3, "logprobs equal the reference's log-softmax over %zu steps "
        "(worst |diff| %.2e < 1e-3)", got, worst);
+    /* top_logprobs: the reference's n_top best of each step, in order, with the same log-probabilities
+       (1e-3, as above); where two of the reference's are within 2e-3 (twice that), seer may order them
+       either way, so there the id is compared as a member of the reference's top n_top + 1 */
+    const int n = r->n_top;
+    size_t placed = 0, bad = 0;
+    double worst_top = 0;
+    for (size_t i = 0; i < got && n > 0 && r->top_ids; i++) {
+        const float *row = steps + i * V;
+        double mx = row[0], sum = 0;
+        for (size_t k = 1; k < Vr; k++)
+            mx = row[k] > mx ? row[k] : mx;
+        for (size_t k = 0; k < Vr; k++)
+            sum += exp(row[k] - mx);
+        int32_t want[SEER_TOP_LOGPROBS_MAX + 1];
+        for (int t = 0; t <= n; t++) { /* selection, in double: the reference's order */
+            int32_t best = -1;
+            for (size_t k = 0; k < Vr; k++) {
+                bool taken = false;
+                for (int u = 0; u < t && !taken; u++)
+                    taken = want[u] == (int32_t)k;
+                if (!taken && (best < 0 || row[k] > row[best]))
+                    best = (int32_t)k;
+            }
+            want[t] = best;
+        }
+        for (int t = 0; t < n; t++) {
+            const int32_t got_id = r->top_ids[i * (size_t)n + (size_t)t];
+            const bool near = (t > 0 && row[want[t - 1]] - row[want[t]] < 2e-3) || row[want[t]] - row[want[t + 1]] < 2e-3;
+            bool member = false;
+            for (int u = 0; u <= n && !member; u++)
+                member = want[u] == got_id;
+            bad += near ? !member : got_id != want[t];
+            const double d = fabs(row[got_id] - mx - log(sum) - r->top_logprobs[i * (size_t)n + (size_t)t]);
+            worst_top = d > worst_top ? d : worst_top;
+            placed++;
+        }
+    }
+    ok(n > 0 && placed == got * (size_t)n && bad == 0 && worst_top < 1e-3,
+       "top_logprobs (%d): the reference's best of each step in order (%zu of %zu placed wrong), their "
+       "log-probabilities within 1e-3 (worst %.2e)", n, bad, placed, worst_top);
     bool mono = r->text_ends != NULL;
     for (size_t i = 0; mono && i < r->n_tokens; i++)
         mono = (i == 0 || r->text_ends[i] >= r->text_ends[i - 1]) && r->text_ends[i] <= r->text_len;
@@ -104,6 +144,7 @@ static void check_reference(seer_model *m, const char *hf)
     seer_result r;
     seer_generate_params p = test_greedy(16);
     p.logprobs = 1;
+    p.top_logprobs = 5;
     int rc = seer_context_create(m, NULL, &c);
     rc = rc ? rc : seer_generate_tokens(c, ids, 24, &p, &r);
     size_t n_cmp = got;

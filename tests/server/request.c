@@ -128,7 +128,7 @@ static void test_fields(void)
                    "\"seed\":9007199254740993,\"max_tokens\":10,\"max_completion_tokens\":20,\"stop\":[\"a\",\"bc\"],"
                    "\"stream\":true,\"stream_options\":{\"include_usage\":true},\"enable_thinking\":false,"
                    "\"chat_template_kwargs\":{\"enable_thinking\":true},\"n\":1,\"frequency_penalty\":0.75,"
-                   "\"logprobs\":false,\"tools\":[],\"user\":\"x\",\"unknown\":{\"deep\":[1,2]}}",
+                   "\"logprobs\":true,\"top_logprobs\":3,\"tools\":[],\"user\":\"x\",\"unknown\":{\"deep\":[1,2]}}",
                    &r, &e);
     ok(rc == 0, "every sampling field parses (%s)", rc ? e.message : "ok");
     if (rc)
@@ -143,7 +143,16 @@ static void test_fields(void)
     ok(r.n_stop == 2 && !strcmp(r.stop[0], "a") && !strcmp(r.stop[1], "bc"), "stop array");
     ok(r.stream && r.include_usage, "stream and stream_options.include_usage");
     ok(r.think == 1, "chat_template_kwargs.enable_thinking wins over the top-level one");
+    ok(r.logprobs && r.top_logprobs == 3, "logprobs true, top_logprobs 3");
     srv_request_free(&r);
+    rc = parse(SRV_COMPLETION, "{\"prompt\":\"x\",\"logprobs\":2}", &r, &e);
+    ok(rc == 0 && r.logprobs && r.top_logprobs == 2, "completion logprobs 2: logprobs with 2 alternatives");
+    if (!rc)
+        srv_request_free(&r);
+    rc = parse(SRV_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"top_logprobs\":0}", &r, &e);
+    ok(rc == 0 && !r.logprobs && r.top_logprobs == 0, "top_logprobs 0 without logprobs: no logprobs");
+    if (!rc)
+        srv_request_free(&r);
 
     seer_sampling d = seer_generate_params_default().sampling;
     d.temperature = 0.75f;
@@ -252,7 +261,9 @@ static void test_rejections(void)
         {U "\"n\":2}", 400, "n", "n 2 not supported"},
         {U "\"thinking_budget\":0}", 400, "thinking_budget", "thinking_budget 0"},
         {U "\"frequency_penalty\":2.5}", 400, "frequency_penalty", "frequency_penalty above 2"},
-        {U "\"logprobs\":true}", 400, "logprobs", "logprobs not supported"},
+        {U "\"logprobs\":1}", 400, "logprobs", "chat logprobs a number"},
+        {U "\"logprobs\":true,\"top_logprobs\":21}", 400, "top_logprobs", "top_logprobs 21"},
+        {U "\"top_logprobs\":2}", 400, "top_logprobs", "top_logprobs without logprobs"},
         {U "\"tools\":[{\"type\":\"function\"}]}", 400, "tools", "tools not supported"},
         {U "\"response_format\":{\"type\":\"xml\"}}", 400, "response_format.type", "an unknown response_format"},
         {U "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"schema\":\"obj\"}}}", 400,
@@ -297,7 +308,8 @@ static void test_rejections(void)
     rejects(SRV_COMPLETION, "{\"prompt\":[1,2,3]}", 400, "prompt", "a token prompt");
     rejects(SRV_COMPLETION, "{\"prompt\":[\"a\",\"b\"]}", 400, "prompt", "two prompts");
     rejects(SRV_COMPLETION, "{\"max_tokens\":3}", 400, "prompt", "a completion without a prompt");
-    rejects(SRV_COMPLETION, "{\"prompt\":\"x\",\"logprobs\":2}", 400, "logprobs", "completion logprobs 2");
+    rejects(SRV_COMPLETION, "{\"prompt\":\"x\",\"logprobs\":true}", 400, "logprobs", "completion logprobs true");
+    rejects(SRV_COMPLETION, "{\"prompt\":\"x\",\"logprobs\":21}", 400, "logprobs", "completion logprobs 21");
 
     struct srv_request r;
     struct srv_error e;

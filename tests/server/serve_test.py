@@ -95,6 +95,41 @@ def endpoints():
     ok(st5 == 200 and well_formed and data[-1] == "[DONE]" and streamed == r["choices"][0]["text"],
        "/v1/completions stream: the chunks joined equal the unstreamed text", (streamed, r))
 
+    # logprobs: one entry per generated token, its bytes those of the answer (no reasoning here) and,
+    # greedy without penalties, the token the most probable of its own top_logprobs
+    body = {"messages": msgs, "temperature": 0, "presence_penalty": 0, "max_tokens": 6, "logprobs": True,
+            "top_logprobs": 3}
+    st, r = s.post("/v1/chat/completions", body)
+    lp = (r["choices"][0].get("logprobs") or {}).get("content") if st == 200 else None
+    good = isinstance(lp, list) and len(lp) == r["usage"]["completion_tokens"]
+    for e in lp if good else []:
+        tops = e.get("top_logprobs") or []
+        good &= (e["logprob"] <= 0 and bytes(e["bytes"]).decode("utf-8", "replace") == e["token"] and len(tops) == 3
+                 and tops[0]["bytes"] == e["bytes"] and abs(tops[0]["logprob"] - e["logprob"]) < 1e-6
+                 and all(a["logprob"] >= b["logprob"] for a, b in zip(tops, tops[1:])))
+    joined = bytes(b for e in lp for b in e["bytes"]).decode("utf-8", "replace") if good else None
+    ok(good and joined == r["choices"][0]["message"]["content"],
+       "logprobs true, top_logprobs 3: one entry per token, each greedy pick first among its 3 alternatives "
+       "(sorted, <= 0), the tokens' bytes joined the answer", r)
+    st2, _, raw = s.request("POST", "/v1/chat/completions", dict(body, stream=True))
+    data, _ = sse(raw)
+    chunks = [json.loads(d) for d in data[:-1]] if data and data[-1] == "[DONE]" else []
+    streamed = [c["choices"][0]["logprobs"] for c in chunks if c["choices"] and c["choices"][0].get("logprobs")]
+    ok(st2 == 200 and good and len(streamed) == 1 and streamed[0]["content"] == lp
+       and chunks[-1]["choices"][0]["logprobs"] == streamed[0],
+       "logprobs streamed: the whole reply's in the last chunk, equal to the unstreamed ones", streamed)
+    st3, r = s.post("/v1/completions", {"prompt": "Once upon a time", "temperature": 0, "presence_penalty": 0,
+                                        "max_tokens": 5, "logprobs": 2})
+    c = r["choices"][0].get("logprobs") or {} if st3 == 200 else {}
+    toks, lps, alts, offs = (c.get(k) or [] for k in ("tokens", "token_logprobs", "top_logprobs", "text_offset"))
+    text = r["choices"][0]["text"] if st3 == 200 else ""
+    ok(st3 == 200 and len(toks) == len(lps) == len(alts) == len(offs) == r["usage"]["completion_tokens"]
+       and all(x <= 0 for x in lps) and all(1 <= len(a) <= 2 and abs(max(a.values()) - x) < 1e-6 for a, x in zip(alts, lps))
+       and offs == sorted(offs) and offs[:1] == [0]
+       and (any("\ufffd" in t for t in toks) or "".join(toks) == text),
+       "/v1/completions logprobs 2: tokens (joined, the text), token_logprobs, top_logprobs (2 each, two alike "
+       "written as one key; the pick's the largest) and text_offset for every token", r)
+
     full = s.answer(user("go on and on"), max_tokens=12)[0]
     # a stop string from the middle of the greedy answer ends it there; "zzz" never appears
     mid = re.search(r"[A-Za-z0-9]{2}", full[2:])
