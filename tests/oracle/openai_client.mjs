@@ -91,6 +91,22 @@ await group("chat.completions.create", async () => {
     "stream: include_usage sends the usage chunk with the same counts", JSON.stringify(usage));
 });
 
+await group("logprobs", async () => {
+  // The client's own types: choices[0].logprobs.content, one entry per token; streamed, the chunks'
+  // lists joined (how the client's consumers accumulate them) are the same list.
+  const ask = { model, messages: question, max_tokens: 8, temperature: 0, logprobs: true, top_logprobs: 2 };
+  const r = await client.chat.completions.create(ask);
+  const lp = r.choices?.[0]?.logprobs?.content ?? [];
+  check(lp.length === r.usage?.completion_tokens && lp.every((e) => typeof e.token === "string" && e.logprob <= 0 &&
+    Array.isArray(e.bytes) && e.top_logprobs?.length === 2), "logprobs: one entry per token with 2 alternatives",
+    JSON.stringify(r.choices?.[0]?.logprobs));
+  const joined = [];
+  for await (const ch of await client.chat.completions.create({ ...ask, stream: true }))
+    joined.push(...(ch.choices?.[0]?.logprobs?.content ?? []));
+  check(JSON.stringify(joined) === JSON.stringify(lp), "logprobs streamed: the chunks' lists joined equal the non-stream list",
+    `${joined.length} vs ${lp.length} entries`);
+});
+
 await group("image as a data: URI", async () => {
   const url = `data:image/png;base64,${noisePng(64, 96).toString("base64")}`;
   const ask = (content) => client.chat.completions.create({ model, messages: [{ role: "user", content }], max_tokens: 8 });
