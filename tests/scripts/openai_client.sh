@@ -4,7 +4,8 @@
 #     tests/oracle/openai_client.mjs: chat.completions.create, the same request streamed (the deltas
 #     concatenated equal the non-stream answer; the usage chunk), an image as a data: URI in content
 #     parts, response_format json_schema (the content parses and has the schema's keys, types and
-#     bounds), a wrong API key → AuthenticationError (401), models.list() has the model.
+#     bounds), logprobs with top_logprobs (streamed: the chunks' lists joined equal the non-stream
+#     list), a wrong API key → AuthenticationError (401), models.list() has the model.
 #  2. curl: the same chat, exit 0, a JSON body whose content is a string; no key → 401.
 # The server runs on a fresh tiny random model (tests/reference/gen_tiny.py) with --temp 0, so
 # answers are greedy and a stream must equal its non-stream twin. Needs node >= 20 (build/node as
