@@ -103,6 +103,16 @@ class Qwen35Ref:
         compares it with llama.cpp, which does not mask them.)"""
         return int(np.argmax(row[:self.n_real]))
 
+    def continue_greedy(self, row, n):
+        """n greedy picks (best) after a prefill whose last logits are row, each picked token fed as
+        the next decode step."""
+        picks = []
+        for i in range(n):
+            picks.append(self.best(row))
+            if i + 1 < n:
+                row = self.forward([picks[-1]])[0]
+        return picks
+
     def reset(self):
         """Empty state: sequence start (spec §2.5 'State to keep', §2.6 step 5)."""
         CD = 2 * self.Hk * self.dk + self.Hv * self.dv

@@ -251,11 +251,7 @@ def run_prompt(a):
                             [g for g in order if g["kind"] == "video"], image_id, video_id)
     logits = ref.forward(embeds=x, positions=pos)[-1]
     ref.rope_delta = delta
-    greedy, row = [], logits
-    for k in range(a.n_gen):
-        greedy.append(ref.best(row))
-        if k + 1 < a.n_gen:
-            row = ref.forward([greedy[-1]])[0]
+    greedy = ref.continue_greedy(logits, a.n_gen)
     return {"ids": expanded, "positions": pos.tolist(), "rope_delta": delta, "video_tokens": counts,
             "greedy": greedy}, logits
 

@@ -312,11 +312,7 @@ def run_prompt(hf_dir, ids, images, min_pixels=None, max_pixels=None, n_gen=0):
     pos, delta = rope_index(expanded, gdicts, image_id, video_id, text_at)
     logits = ref.forward(embeds=x, positions=pos)[-1]
     ref.rope_delta = delta                       # decode: T = H = W = n + rope_delta (spec §3.2)
-    greedy, row = [], logits
-    for i in range(n_gen):
-        greedy.append(ref.best(row))
-        if i + 1 < n_gen:
-            row = ref.forward([greedy[-1]])[0]
+    greedy = ref.continue_greedy(logits, n_gen)
     counts = [t * gh * gw // (MERGE * MERGE) for t, gh, gw in grids]
     return {"ids": expanded, "positions": pos.tolist(), "rope_delta": delta, "image_tokens": counts,
             "grids": gdicts, "greedy": greedy}, logits

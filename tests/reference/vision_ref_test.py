@@ -308,11 +308,12 @@ def test_prompt(hf_dir, label, tmp, rng):
     ids = [5, 6, vs, ip, ve, 7, vs, ip, ve, 8, 9]
     lo, hi = 32 * 32 * 4, 32 * 32 * 12
     res, logits = V.run_prompt(hf_dir, ids, imgs, lo, hi, 4)
+    ref = Qwen35Ref(hf_dir)
     counts = [g["h"] * g["w"] // 4 for g in res["grids"]]
     tap.ok(res["image_tokens"] == counts and res["ids"].count(ip) == sum(counts)
            and len(res["ids"]) == len(ids) - 2 + sum(counts)
            and all(lo <= g["h"] * g["w"] * 256 <= hi for g in res["grids"])
-           and Qwen35Ref(hf_dir).best(logits) == res["greedy"][0],
+           and ref.best(logits) == res["greedy"][0],
            f"{label}: fused prompt expands each image pad to gh*gw/4 ({counts}) within the pixel bounds")
     # Pad ids that do not follow <|vision_start|> (a random model's answer in an earlier turn held one,
     # and the reference refused the prompt) are text: embedded as tokens, one position each.
@@ -324,7 +325,6 @@ def test_prompt(hf_dir, label, tmp, rng):
            and (p2[:, :4] == np.arange(4)).all() and res2["rope_delta"] == res["rope_delta"],
            f"{label}: image and video pad ids outside a placeholder are text (positions {p2[0, :4].tolist()})")
     # Decode positions n + rope_delta: one prefill over prompt + greedy tokens must predict the same tokens.
-    ref = Qwen35Ref(hf_dir)
     tower = V.VisionTower(hf_dir)
     ids_all = res["ids"] + res["greedy"][:-1]
     x = ref.W("model.embed_tokens.weight")[np.array(ids_all)].copy()
