@@ -412,6 +412,12 @@ static int schema_text(struct parse *p, const json_t *schema, const char *param,
     /* jansson keeps the members' order, which the schema's grammar follows */
     if (!(*out = json_dumps(schema, JSON_COMPACT | JSON_ENCODE_ANY)))
         return oom(p->err);
+    /* the body may hold \u0000 in strings (JSON_ALLOW_NUL), a schema may not: the grammar engine reads
+       it as jansson does by default (lm/json_schema.c), and would refuse it only after the queue */
+    json_t *again = json_loads(*out, JSON_DECODE_ANY, NULL);
+    if (!again)
+        return srv_fail(p->err, 400, param, "%s holds a \\u0000 character in a string, which a schema cannot", param);
+    json_decref(again);
     return 0;
 }
 

@@ -264,6 +264,8 @@ static void test_rejections(void)
         {U "\"logprobs\":1}", 400, "logprobs", "chat logprobs a number"},
         {U "\"logprobs\":true,\"top_logprobs\":21}", 400, "top_logprobs", "top_logprobs 21"},
         {U "\"top_logprobs\":2}", 400, "top_logprobs", "top_logprobs without logprobs"},
+        {U "\"response_format\":{\"type\":\"json_object\",\"schema\":{\"type\":\"\\u0000array\"}}}", 400,
+         "response_format.schema", "a schema with \\u0000 in a string (fuzz_request)"},
         {U "\"tools\":[{\"type\":\"function\"}]}", 400, "tools", "tools not supported"},
         {U "\"response_format\":{\"type\":\"xml\"}}", 400, "response_format.type", "an unknown response_format"},
         {U "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"schema\":\"obj\"}}}", 400,
