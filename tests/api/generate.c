@@ -41,6 +41,17 @@ static int capture_fn(const char *text, size_t len, void *user)
     return c->cancel_after && c->calls >= c->cancel_after;
 }
 
+/* log Σ exp(row[k]) over the first n entries, in double. */
+static double log_sum_exp(const float *row, size_t n)
+{
+    double mx = row[0], sum = 0;
+    for (size_t k = 1; k < n; k++)
+        mx = row[k] > mx ? row[k] : mx;
+    for (size_t k = 0; k < n; k++)
+        sum += exp(row[k] - mx);
+    return mx + log(sum);
+}
+
 /* seer_generate_params.logprobs against the reference's own step logits (PREFIX.steps.f32, [N, V]
    rows of the f64 reference, the row that picked token i): log-softmax over the real vocabulary in
    double here. Tolerance 1e-3 absolute: seer's f32 logits agree with the f64 reference to ~1e-5
@@ -59,12 +70,8 @@ static void check_logprobs(const seer_model *m, const char *prefix, const seer_r
     double worst = 0;
     for (size_t i = 0; i < got; i++) {
         const float *row = steps + i * V;
-        double mx = row[0], sum = 0;
-        for (size_t k = 1; k < Vr; k++)
-            mx = row[k] > mx ? row[k] : mx;
-        for (size_t k = 0; k < Vr; k++)
-            sum += exp(row[k] - mx);
-        const double want = row[r->tokens[i]] - mx - log(sum), d = fabs(want - r->logprobs[i]);
+        const double lse = log_sum_exp(row, Vr);
+        const double want = row[r->tokens[i]] - lse, d = fabs(want - r->logprobs[i]);
         worst = d > worst ? d : worst;
     }
     ok(r->logprobs && got == n_cmp && worst < 1e-3, "logprobs equal the reference's log-softmax over %zu steps "
@@ -77,11 +84,7 @@ static void check_logprobs(const seer_model *m, const char *prefix, const seer_r
     double worst_top = 0;
     for (size_t i = 0; i < got && n > 0 && r->top_ids; i++) {
         const float *row = steps + i * V;
-        double mx = row[0], sum = 0;
-        for (size_t k = 1; k < Vr; k++)
-            mx = row[k] > mx ? row[k] : mx;
-        for (size_t k = 0; k < Vr; k++)
-            sum += exp(row[k] - mx);
+        const double lse = log_sum_exp(row, Vr);
         int32_t want[SEER_TOP_LOGPROBS_MAX + 1];
         for (int t = 0; t <= n; t++) { /* selection, in double: the reference's order */
             int32_t best = -1;
@@ -101,7 +104,7 @@ static void check_logprobs(const seer_model *m, const char *prefix, const seer_r
             for (int u = 0; u <= n && !member; u++)
                 member = want[u] == got_id;
             bad += near ? !member : got_id != want[t];
-            const double d = fabs(row[got_id] - mx - log(sum) - r->top_logprobs[i * (size_t)n + (size_t)t]);
+            const double d = fabs(row[got_id] - lse - r->top_logprobs[i * (size_t)n + (size_t)t]);
             worst_top = d > worst_top ? d : worst_top;
             placed++;
         }
