@@ -3,8 +3,8 @@
      - decode (few activation rows) on x86-64 with AVX2: each weight row is read once and
        dequantised in registers for up to 4 activation rows (matmul_x86.c), rows split over threads;
        this is memory-bound, so it must stream the weights at full bandwidth;
-     - prefill (many rows) on the same CPUs: panels of MB weight rows × KCP columns are dequantised
-       once into f32 and multiplied with every activation row by the f32 GEMM kernel of gemm_f32.c;
+     - prefill (many rows) on the same CPUs: strips of 16 weight rows × KCP columns are dequantised
+       into f32 and multiplied with up to NCH activation rows by the f32 GEMM kernel of gemm_f32.c;
      - elsewhere (other dtypes or CPUs): the portable tiles below, which dequantise a KC chunk of a
        weight row into stack scratch and reuse it for a tile of activation rows.
    Divisions: portable dot kernels · portable matmul · SIMD matmul · op entry · get_rows */
@@ -207,8 +207,8 @@ static void matmul_portable(threadpool *pool, tensor *out, const tensor *w, cons
 /* Activation rows from which the panel product beats re-reading weight rows in the dot kernel
    (measured on Zen 4: below this the panel packing is not paid back). */
 #define GEMM_MIN_N 16
-/* Panel: MB weight rows × KCP columns of f32 (64 KiB, stays in L2 while every activation row
-   streams past it); KCP a multiple of every block size so chunks start on block boundaries. */
+/* A work unit is MB weight rows (the width of gemm_worker's accumulator block); K is walked in
+   chunks of KCP, a multiple of every block size so chunks start on block boundaries. */
 #define MB 64
 #define KCP 256
 _Static_assert(KCP % QK_K == 0 && KCP % QK8_0 == 0, "panel chunks must hold whole blocks");
@@ -244,12 +244,16 @@ static void dot_worker(void *ctx, int ith, int nth)
     }
 }
 
-/* Prefill: per panel of MB weight rows, per KCP chunk of K, dequantise the chunk transposed into
-   strips of NS weight rows (strip[k][j] = w[m0+s+j][kc+k], each strip contiguous: the f32 kernel's
-   16-column blocks then read B as one sequential stream that stays in L1) and add x·strip into out's
-   columns, NCH activation rows at a time (their chunk of x stays in L2 while every strip passes).
-   Each weight element is dequantised once; each output element gets its K/KCP partial sums in a
-   fixed order, so any thread count gives identical floats. */
+/* Prefill: per panel of MB weight rows, per NCH activation rows, per KCP chunk of K, dequantise the
+   chunk transposed, a strip of NS weight rows at a time (strip[k][j] = w[m0+s+j][kc+k], contiguous:
+   the f32 kernel's 16-column blocks then read B as one sequential stream that stays in L1, right after
+   it is written), and add x·strip into acc, a contiguous NCH×MB block that holds the outputs until the last chunk and
+   is then copied into out. acc rather than out itself: out's rows are M floats apart, a multiple of
+   4 KiB for the tower's widths (3072 floats), so the rows of a block landed in a few cache sets and
+   were fetched from L3 at every chunk (the kernel's stores were 8–12 % of the tower's time;
+   docs/PERFORMANCE.md). A panel chunk is dequantised once per NCH rows, ≈ 2 % of the products.
+   Each output element gets its K/KCP partial sums in a fixed order, so any thread count gives
+   identical floats. */
 #define NS 16
 #define NCH 192
 static void gemm_worker(void *ctx, int ith, int nth)
@@ -257,29 +261,33 @@ static void gemm_worker(void *ctx, int ith, int nth)
     const struct simd_ctx *c = ctx;
     const tensor *w = c->w;
     const struct dtype_info *di = dtype_info(w->type);
-    float panel[KCP * MB] __attribute__((aligned(64)));
+    float strip[KCP * NS] __attribute__((aligned(64)));
     float tmp[KCP * NS] __attribute__((aligned(64)));
+    float acc[NCH * MB] __attribute__((aligned(64)));
     long long lo, hi;
     threadpool_range(c->n_units, ith, nth, &lo, &hi);
     for (long long u = lo; u < hi; u++) {
         const int64_t m0 = u * MB, mb = MIN(MB, c->M - m0);
-        for (int64_t kc = 0; kc < c->K; kc += KCP) {
-            const int64_t len = MIN(KCP, c->K - kc);
-            const size_t off = (size_t)(kc / di->block_elems) * (size_t)di->block_bytes;
-            for (int64_t s = 0; s < mb; s += NS)
-                mm_x86_dequant_strip(w->type, (const char *)w->data + (size_t)(m0 + s) * w->nb[1] + off, w->nb[1],
-                                     (int)MIN(NS, mb - s), len, tmp, panel + s * len);
-            for (int64_t n0 = 0; n0 < c->N; n0 += NCH)
+        for (int64_t n0 = 0; n0 < c->N; n0 += NCH) {
+            const int64_t nr = MIN(NCH, c->N - n0);
+            for (int64_t kc = 0; kc < c->K; kc += KCP) {
+                const int64_t len = MIN(KCP, c->K - kc);
+                const size_t off = (size_t)(kc / di->block_elems) * (size_t)di->block_bytes;
                 for (int64_t s = 0; s < mb; s += NS) {
+                    const int ns = (int)MIN(NS, mb - s);
+                    mm_x86_dequant_strip(w->type, (const char *)w->data + (size_t)(m0 + s) * w->nb[1] + off,
+                                         w->nb[1], ns, len, tmp, strip);
                     const struct cpu_gemm g = {
-                        .M = MIN(NCH, c->N - n0), .N = MIN(NS, mb - s), .K = len, .alpha = 1.0f,
-                        .cb = kc ? 1.0f : 0.0f, .A = c->x0 + n0 * c->x_rs + kc, .a_rs = c->x_rs, .a_cs = 1,
-                        .B = panel + s * len, .ldb = MIN(NS, mb - s),
-                        .C = (float *)c->out->data + n0 * c->M + m0 + s, .ldc = c->M,
-                        .tri = CPU_TRI_NONE,
+                        .M = nr, .N = ns, .K = len, .alpha = 1.0f, .cb = kc ? 1.0f : 0.0f,
+                        .A = c->x0 + n0 * c->x_rs + kc, .a_rs = c->x_rs, .a_cs = 1, .B = strip,
+                        .ldb = ns, .C = acc + s, .ldc = MB, .tri = CPU_TRI_NONE,
                     };
                     cpu_gemm_f32(&g);
                 }
+            }
+            float *out = (float *)c->out->data + n0 * c->M + m0;
+            for (int64_t n = 0; n < nr; n++)
+                memcpy(out + n * c->M, acc + n * MB, (size_t)mb * sizeof *out);
         }
     }
 }
