@@ -1,0 +1,125 @@
+/* ops_bench.c — the vision tower's CPU kernels alone (docs/PERFORMANCE.md, "Vision tower"): op_matmul
+   at the four product shapes of a tower block (qkv, proj, fc1, fc2 of the 0.8B shape: width 768, MLP
+   3072) with F16 weights, and op_attention over one image's patches (12 heads of 64), for N patches
+   (default 3072: a 1024x768 image), in GFLOP/s, the best of --reps after one warm-up. A change to
+   core/cpu/ is measured by building this before and after and running the two alternately (the
+   shared machine's load moves every figure by 10-30 %). Built on request: cmake --build build
+   --target ops_bench.
+     ops_bench [-t THREADS] [-n PATCHES] [--reps R] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/backend.h"
+#include "core/backend_ops.h"
+#include "core/cpu/cpu.h"
+#include "core/fp16.h"
+#include "core/ops.h"
+#include "core/tensor.h"
+#include "core/util.h"
+#include "seer.h"
+
+/* xorshift: fixed inputs, so runs compare */
+static uint32_t rng = 2463534242u;
+static float frand(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5;
+    return (float)(rng >> 8) / 16777216.0f - 0.5f;
+}
+
+static int alloc(backend *be, tensor *t, enum dtype type, int64_t ne0, int64_t ne1, int64_t ne2,
+                 backend_buffer **buf)
+{
+    tensor_init4(t, type, ne0, ne1, ne2, 1);
+    return backend_tensor_alloc(be, t, buf);
+}
+
+static void fill(tensor *t)
+{
+    const int64_t n = tensor_nelements(t);
+    if (t->type == DT_F16)
+        for (int64_t i = 0; i < n; i++)
+            ((uint16_t *)t->data)[i] = f32_to_f16(0.1f * frand());
+    else
+        for (int64_t i = 0; i < n; i++)
+            ((float *)t->data)[i] = frand();
+}
+
+int main(int argc, char **argv)
+{
+    int threads = 2, reps = 3;
+    int64_t N = 3072;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "-t"))
+            threads = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "-n"))
+            N = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--reps"))
+            reps = atoi(argv[i + 1]);
+    }
+    if (threads < 1 || reps < 1 || N < 1) {
+        fprintf(stderr, "usage: ops_bench [-t THREADS] [-n PATCHES] [--reps R]\n");
+        return 2;
+    }
+    backend *be;
+    if (backend_cpu_create(threads, &be) != SEER_OK) {
+        fprintf(stderr, "ops_bench: %s\n", seer_last_error());
+        return 1;
+    }
+    static const struct { const char *name; int64_t K, M; } mm[] = {
+        {"qkv", 768, 2304}, {"proj", 768, 768}, {"fc1", 768, 3072}, {"fc2", 3072, 768},
+    };
+    printf("op\tshape\tthreads %d\tseconds (best of %d)\tGFLOP/s\n", threads, reps);
+    double all_s = 0, all_gf = 0;
+    for (size_t s = 0; s < sizeof mm / sizeof mm[0]; s++) {
+        tensor w, x, o;
+        backend_buffer *b[3];
+        if (alloc(be, &w, DT_F16, mm[s].K, mm[s].M, 1, &b[0]) || alloc(be, &x, DT_F32, mm[s].K, N, 1, &b[1]) ||
+            alloc(be, &o, DT_F32, mm[s].M, N, 1, &b[2])) {
+            fprintf(stderr, "ops_bench: %s\n", seer_last_error());
+            return 1;
+        }
+        fill(&w), fill(&x);
+        double best = 1e30;
+        for (int r = 0; r <= reps; r++) {
+            const double t0 = seer_time_now();
+            op_matmul(be, &o, &w, &x);
+            if (r > 0) /* the first is the warm-up */
+                best = MIN(best, seer_time_now() - t0);
+        }
+        const double gf = 2.0 * (double)mm[s].K * (double)mm[s].M * (double)N / 1e9;
+        all_s += best, all_gf += gf;
+        printf("matmul %s\tK %lld M %lld N %lld\t\t%.4f\t%.1f\n", mm[s].name, (long long)mm[s].K, (long long)mm[s].M,
+               (long long)N, best, gf / best);
+        for (int i = 0; i < 3; i++)
+            backend_buffer_free(b[i]);
+    }
+    printf("matmul all\t\t\t%.4f\t%.1f\n", all_s, all_gf / all_s);
+
+    const int64_t hd = 64, nh = 12;
+    tensor q, k, v, o, seg;
+    backend_buffer *b[5];
+    if (alloc(be, &q, DT_F32, hd, nh, N, &b[0]) || alloc(be, &k, DT_F32, hd, nh, N, &b[1]) ||
+        alloc(be, &v, DT_F32, hd, nh, N, &b[2]) || alloc(be, &o, DT_F32, hd, nh, N, &b[3]) ||
+        alloc(be, &seg, DT_I32, N, 1, 1, &b[4])) {
+        fprintf(stderr, "ops_bench: %s\n", seer_last_error());
+        return 1;
+    }
+    fill(&q), fill(&k), fill(&v);
+    memset(seg.data, 0, (size_t)N * sizeof(int32_t)); /* one image: every patch sees every patch */
+    const struct attn_mask mask = {.kind = ATTN_SEGMENTS, .seg = &seg};
+    double best = 1e30;
+    for (int r = 0; r <= reps; r++) {
+        const double t0 = seer_time_now();
+        op_attention(be, &o, &q, &k, &v, 0.125f, &mask);
+        if (r > 0)
+            best = MIN(best, seer_time_now() - t0);
+    }
+    const double gf = 4.0 * (double)N * (double)N * (double)(hd * nh) / 1e9;
+    printf("attention\thd %lld heads %lld N %lld\t%.4f\t%.1f\n", (long long)hd, (long long)nh, (long long)N, best,
+           gf / best);
+    for (int i = 0; i < 5; i++)
+        backend_buffer_free(b[i]);
+    backend_free(be);
+    return 0;
+}
