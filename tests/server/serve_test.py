@@ -584,7 +584,9 @@ def sigterm():
         g.proc.send_signal(signal.SIGTERM)
         raw = resp.read()
         c.close()
-        data, _ = sse(raw)
+        # parsed with the first line: a cut right after the first event leaves raw starting with that
+        # event's blank line, and the error event behind it would not start with "data: "
+        data, _ = sse(first + raw)
         rc = g.exit_status()
         ok(first.startswith(b"data: ") and len(data) >= 2 and data[-1] == "[DONE]" and '"error"' in data[-2]
            and rc == 0, "SIGTERM past --grace: the stream ends with an error event and [DONE], exit 0 (%s)" % rc,
