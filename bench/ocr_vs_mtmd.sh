@@ -19,14 +19,7 @@ rounds=${ROUNDS:-1}
 page=${PAGE:-1024x1280}
 . bench/random_inputs.sh
 bin=$(bench/llama_native.sh | tail -1)
-# the random GGUF has no chat template: the Qwen3.5 one llama.cpp ships (as bench/serve_vs_llama.sh)
-template=$bin/../../models/templates/Qwen3.5-4B.jinja
-[ -f "$template" ] || { echo "ocr_vs_mtmd.sh: $template missing" >&2; exit 1; }
-mkdir -p "$dir"
-model=$dir/text-0.8b-q8_0.gguf
-mmproj=$dir/mmproj-0.8b-f16.gguf
-[ -f "$model" ] || "$seer" bench --preset 0.8b --dtype q8_0 --seed 1 -o "$model" -p 0 -n 0 >/dev/null
-[ -f "$mmproj" ] || random_mmproj "$seer" "$mmproj"
+mtmd_models "$seer" "$dir" "$bin"
 
 # The seer ocr default prompt (cli/ocr.c prompt_text), given to both
 prompt="Read all the text on this page in natural reading order. Write it exactly as printed, keeping the line and paragraph breaks. Output only the text, with no description or commentary."

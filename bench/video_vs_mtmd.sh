@@ -23,13 +23,7 @@ rounds=${ROUNDS:-1}
 engines=${ENGINES:-seer llama}
 . bench/random_inputs.sh
 bin=$(bench/llama_native.sh "llama-mtmd-cli" | tail -1)
-template=$bin/../../models/templates/Qwen3.5-4B.jinja
-[ -f "$template" ] || { echo "video_vs_mtmd.sh: $template missing" >&2; exit 1; }
-mkdir -p "$dir"
-model=$dir/text-0.8b-q8_0.gguf
-mmproj=$dir/mmproj-0.8b-f16.gguf
-[ -f "$model" ] || "$seer" bench --preset 0.8b --dtype q8_0 --seed 1 -o "$model" -p 0 -n 0 >/dev/null
-[ -f "$mmproj" ] || random_mmproj "$seer" "$mmproj"
+mtmd_models "$seer" "$dir" "$bin"
 clip=$dir/clip-${secs}s.mp4
 [ -f "$clip" ] || ffmpeg -v error -f lavfi -i "testsrc2=size=640x360:rate=30:duration=$secs" -c:v libx264 \
   -preset ultrafast -g 60 "$clip"
