@@ -378,52 +378,83 @@ int qwen35_eval(const qwen35_model *m, qwen35_state *st, const int32_t *ids, int
     return rc;
 }
 
-/* Everything qwen35_decode_batch refuses, found before any state changes. */
-static int check_decode(const qwen35_model *m, const qwen35_state *ws, qwen35_state *const *seqs,
-                        const int32_t *ids, int n, const float *logits)
+/* Everything qwen35_feed_batch refuses, found before any state changes. */
+static int check_batch(const qwen35_model *m, const qwen35_state *ws, qwen35_state *const *seqs, const int32_t *ids,
+                       const int64_t *counts, int n, const float *logits)
 {
     if (!ws || !seqs || !ids || !logits || n < 1 || n > ws->n_ubatch)
-        return seer_err(SEER_EINVAL, "qwen35_decode_batch: %d sequences need 1..%lld (the workspace's micro-batch) "
+        return seer_err(SEER_EINVAL, "qwen35_feed_batch: %d sequences need 1..%lld (the workspace's micro-batch) "
                         "and non-NULL arguments", n, ws ? (long long)ws->n_ubatch : 0LL);
+    int64_t rows = 0;
     for (int i = 0; i < n; i++) {
         const qwen35_state *s = seqs[i];
+        const int64_t k = counts ? counts[i] : 1;
         if (!s)
-            return seer_err(SEER_EINVAL, "qwen35_decode_batch: sequence %d is NULL", i);
+            return seer_err(SEER_EINVAL, "qwen35_feed_batch: sequence %d is NULL", i);
         for (int j = 0; j < i; j++)
             if (seqs[j] == s)
-                return seer_err(SEER_EINVAL, "qwen35_decode_batch: sequences %d and %d are the same state", j, i);
-        if (s->n_past >= s->n_ctx)
-            return seer_err(SEER_EINVAL, "qwen35_decode_batch: sequence %d is full (%lld tokens, context %lld)", i,
-                            (long long)s->n_past, (long long)s->n_ctx);
+                return seer_err(SEER_EINVAL, "qwen35_feed_batch: sequences %d and %d are the same state", j, i);
+        if (k < 1 || k > ws->n_ubatch - rows)
+            return seer_err(SEER_EINVAL, "qwen35_feed_batch: sequence %d's %lld rows: each needs 1 or more, and all "
+                            "together at most %lld (the workspace's micro-batch)", i, (long long)k,
+                            (long long)ws->n_ubatch);
+        if (k > s->n_ctx - s->n_past)
+            return seer_err(SEER_EINVAL, "qwen35_feed_batch: sequence %d is full (%lld + %lld tokens, context %lld)", i,
+                            (long long)s->n_past, (long long)k, (long long)s->n_ctx);
         /* positions travel as i32 (spec §3.2) */
-        if (s->pos_next > INT32_MAX)
-            return seer_err(SEER_EINVAL, "qwen35_decode_batch: sequence %d's next position %lld exceeds %d", i,
+        if (s->pos_next > INT32_MAX - k)
+            return seer_err(SEER_EINVAL, "qwen35_feed_batch: sequence %d's positions from %lld exceed %d", i,
                             (long long)s->pos_next, INT32_MAX);
-        if (ids[i] < 0 || ids[i] >= m->cfg.n_vocab)
-            return seer_err(SEER_EINVAL, "qwen35_decode_batch: token id %d of sequence %d is outside the vocabulary "
-                            "(%lld)", ids[i], i, (long long)m->cfg.n_vocab);
+        for (int64_t t = rows; t < rows + k; t++)
+            if (ids[t] < 0 || ids[t] >= m->cfg.n_vocab)
+                return seer_err(SEER_EINVAL, "qwen35_feed_batch: token id %d of sequence %d is outside the vocabulary "
+                                "(%lld)", ids[t], i, (long long)m->cfg.n_vocab);
+        rows += k;
     }
     return SEER_OK;
+}
+
+int qwen35_feed_batch(const qwen35_model *m, qwen35_state *ws, qwen35_state *const *seqs, const int32_t *ids,
+                      const int64_t *counts, int n, float *logits)
+{
+    int rc = check_batch(m, ws, seqs, ids, counts, n, logits);
+    if (rc)
+        return rc;
+    /* sequence i's rows follow sequence i−1's, at its own next text positions (all three axes
+       equal, spec §3.2); positions are staged as pos_host[a*T + row], so T comes first */
+    int64_t T = 0;
+    for (int i = 0; i < n; i++) {
+        const int64_t k = counts ? counts[i] : 1;
+        ws->seg[i] = (struct segment){.st = seqs[i], .r0 = T, .T = k, .n_past = seqs[i]->n_past};
+        T += k;
+    }
+    for (int i = 0; i < n; i++)
+        for (int64_t t = 0; t < ws->seg[i].T; t++)
+            for (int a = 0; a < 3; a++)
+                ws->pos_host[a * T + ws->seg[i].r0 + t] = (int32_t)(seqs[i]->pos_next + t);
+    tensor x = residual(m, ws, T);
+    if ((rc = qwen35_embed(m, ws, ids, T, &x)) || (rc = run_layers(m, ws, T, ws->seg, n, true)))
+        return rc;
+    for (int i = 0; i < n; i++) {
+        seqs[i]->n_past += ws->seg[i].T;
+        seqs[i]->pos_next += ws->seg[i].T;
+    }
+    /* Each sequence's last row moves up to row i for one pass of the head. Row i is at or before
+       segment i's last row, and the rows later copies read lie past every row written before them. */
+    const size_t rb = ws->x.nb[1];
+    for (int i = 0; i < n && rc == SEER_OK; i++) {
+        const int64_t last = ws->seg[i].r0 + ws->seg[i].T - 1;
+        if (last == i)
+            continue;
+        tensor dst = tensor_view(&ws->x, 1, (int64_t[]){m->cfg.n_embd}, ws->x.nb, (size_t)i * rb);
+        tensor src = tensor_view(&ws->x, 1, (int64_t[]){m->cfg.n_embd}, ws->x.nb, (size_t)last * rb);
+        rc = op_cpy(m->be, &dst, &src);
+    }
+    return rc ? rc : head_all(m, ws, n, logits);
 }
 
 int qwen35_decode_batch(const qwen35_model *m, qwen35_state *ws, qwen35_state *const *seqs,
                         const int32_t *ids, int n, float *logits)
 {
-    int rc = check_decode(m, ws, seqs, ids, n, logits);
-    if (rc)
-        return rc;
-    /* row i is sequence i's token, at that sequence's next position on all three axes (text) */
-    for (int i = 0; i < n; i++) {
-        ws->seg[i] = (struct segment){.st = seqs[i], .r0 = i, .T = 1, .n_past = seqs[i]->n_past};
-        for (int a = 0; a < 3; a++)
-            ws->pos_host[a * n + i] = (int32_t)seqs[i]->pos_next;
-    }
-    tensor x = residual(m, ws, n);
-    if ((rc = qwen35_embed(m, ws, ids, n, &x)) || (rc = run_layers(m, ws, n, ws->seg, n, false)))
-        return rc;
-    for (int i = 0; i < n; i++) {
-        seqs[i]->n_past++;
-        seqs[i]->pos_next++;
-    }
-    return head_all(m, ws, n, logits);
+    return qwen35_feed_batch(m, ws, seqs, ids, NULL, n, logits);
 }

@@ -152,18 +152,24 @@ int qwen35_forward(const qwen35_model *m, qwen35_state *st, const tensor *emb, c
 int qwen35_eval(const qwen35_model *m, qwen35_state *st, const int32_t *ids, int64_t n,
                 enum qwen35_logits which, float *logits, bool chunked);
 
-/* Decodes one token for each of n sequences in one pass over the weights (issue #13 item 5):
-   sequence seqs[i] takes ids[i] at its own next position (seqs[i]->pos_next on all three MRoPE axes,
-   spec §3.2) and its logits row (n_vocab floats) goes to logits + i*n_vocab. Each sequence keeps its own
-   KV cache, conv and recurrent state. `ws` lends its workspace (scratch arena, residual stream, logits
-   staging, ids, positions) and needs ws->n_ubatch >= n; it may be one of seqs. Sequences must be
-   distinct, each with room for one token; all are checked before any state changes. n == 1 is the
-   same computation as qwen35_eval of one token.
-   Every weight matrix is read once for all n rows; only the conv window, the delta rule and the
+/* Feeds several sequences in one pass over the weights (issue #13 item 5; a batch's prompts and
+   replies together): sequence seqs[i] takes counts[i] ≥ 1 token ids (counts NULL: one each), the
+   ids of sequence i following those of sequence i−1 in `ids`, at its own next text positions
+   (pos_next onward on all three MRoPE axes, spec §3.2), and the logits of its last row (n_vocab
+   floats) go to logits + i*n_vocab. Each sequence keeps its own KV cache, conv and recurrent
+   state. `ws` lends its workspace (scratch arena, residual stream, logits staging, ids, positions)
+   and needs ws->n_ubatch >= the rows of all sequences together; it may be one of seqs. Sequences
+   must be distinct, each with room for its rows; all are checked before any state changes.
+   One sequence of one row is the same computation as qwen35_eval of one token; a sequence of
+   several rows takes the chunked GDN form, as a prompt does.
+   Every weight matrix is read once for all rows; only the conv window, the delta rule and the
    attention over each sequence's own cache run per sequence. Sequences may differ in n_past,
    rope delta and KV cache type, and may join or leave between calls (any set of states created
    for m). Errors: SEER_EINVAL (arguments; nothing changed), or a backend error mid-pass, after
    which the sequences' states are undefined (reset them). */
+int qwen35_feed_batch(const qwen35_model *m, qwen35_state *ws, qwen35_state *const *seqs, const int32_t *ids,
+                      const int64_t *counts, int n, float *logits);
+/* One token for each of n sequences: qwen35_feed_batch with counts NULL. */
 int qwen35_decode_batch(const qwen35_model *m, qwen35_state *ws, qwen35_state *const *seqs,
                         const int32_t *ids, int n, float *logits);
 

@@ -1,6 +1,6 @@
-/* Tests qwen35_decode_batch (lm/qwen35.c, issue #13 item 5): several sequences decoded one token
-   each per pass over the weights must give every sequence what decoding it alone with
-   qwen35_eval gives. Tiny random models of the real architecture (lm/randmodel.h: Hv > Hk, tied
+/* Tests qwen35_decode_batch and qwen35_feed_batch (lm/qwen35.c, issue #13 item 5): several
+   sequences decoded one token each per pass over the weights, and prompts fed in the same passes,
+   must give every sequence what feeding and decoding it alone with qwen35_eval gives. Tiny random models of the real architecture (lm/randmodel.h: Hv > Hk, tied
    head, every 2nd layer attention), fresh seed each run. Each sequence has its own prompt length
    (so its own n_past), one is fed through qwen35_forward with positions that run ahead of n_past
    (as after an image, spec §3.2), one keeps an F16 KV cache. Checked:
@@ -13,6 +13,8 @@
      - join/leave: sequences finish and join (after their own prefill) between steps, the order is
        shuffled each step, and the workspace is a separate state on even steps, one of the batch
        on odd ones;
+     - prompts in the batch: joining sequences fed their prompts in the passes that decode the
+       others, cut into chunks by the workspace's rows (f32, CPU and Vulkan);
      - refusals (n < 1, n > the workspace's micro-batch, a state twice, a full sequence, ids
        outside the vocabulary, NULL) change nothing: the next step equals a fresh run's;
      - Vulkan (lavapipe) when a device is present: batched vs alone there, and vs the CPU;
@@ -180,6 +182,102 @@ static void run_batched(const qwen35_model *m, const struct seqdef *defs, int n,
         positions = st[i]->n_past == defs[i].n_prompt + defs[i].steps && st[i]->pos_next == tr[i].pos_next;
     ok(rc == SEER_OK && worst <= tol, "%s: %d rows in batches of up to %d, worst logits rel L2 %.2e vs alone "
        "(<= %.0e) %s", label, rows, max_n, worst, tol, rc ? seer_last_error() : "");
+    ok(rc == SEER_OK && mismatches == 0, "%s: greedy tokens identical to each sequence alone (%d differ) %s", label,
+       mismatches, rc ? seer_last_error() : "");
+    ok(positions, "%s: every sequence ends at its alone run's n_past and pos_next", label);
+    for (int i = 0; i < n; i++)
+        qwen35_state_free(st[i]);
+    qwen35_state_free(ws);
+    free(lg);
+}
+
+/* The schedule through qwen35_feed_batch with the prompts in the batch too: a sequence that joins
+   (unless its positions jump ahead, which only qwen35_forward takes) is fed its prompt in the
+   pass of the others' decode rows, as many rows a step as the workspace has left, so a long one
+   spans several steps; then it decodes. Against the alone runs `tr`: the first token after the
+   prompt identical, every decode row's logits within tol (relative L2) and greedy tokens
+   identical (chunks of another length change only the order of the GDN's sums). */
+static void run_fed_in_batch(const qwen35_model *m, const struct seqdef *defs, int n, const struct traj *tr,
+                             double tol, const char *label)
+{
+    const int64_t V = m->cfg.n_vocab;
+    qwen35_state *st[MAX_SEQ] = {0}, *ws = NULL;
+    int64_t fed[MAX_SEQ] = {0};
+    int done[MAX_SEQ] = {0}, mismatches = 0, rows = 0, split = 0, mixed = 0;
+    int32_t cur[MAX_SEQ];
+    float *lg = malloc(sizeof(float) * (size_t)V * MAX_SEQ);
+    double worst = 0;
+    int rc = qwen35_state_create(m, N_UBATCH, N_UBATCH, &ws);
+    for (int s = 0; s < 64 && rc == SEER_OK; s++) {
+        int who[MAX_SEQ], nb = 0, left = 0;
+        for (int i = 0; i < n && rc == SEER_OK; i++) {
+            if (s == defs[i].join) {
+                rc = defs[i].ahead ? prefill(m, &defs[i], &tr[i], lg, &st[i])
+                                   : qwen35_state_create_kv(m, defs[i].n_prompt + MAX_STEPS + 1, N_UBATCH, defs[i].kv,
+                                                            &st[i]);
+                if (rc == SEER_OK && defs[i].ahead) {
+                    fed[i] = defs[i].n_prompt;
+                    cur[i] = argmax(lg, V);
+                    mismatches += cur[i] != tr[i].tokens[0];
+                }
+            }
+            if (st[i] && done[i] < defs[i].steps)
+                who[nb++] = i;
+            left += !st[i] || done[i] < defs[i].steps;
+        }
+        if (rc || left == 0)
+            break;
+        for (int k = nb - 1; k > 0; k--) { /* a fresh order each step */
+            int j = (int)(test_rand_u64() % (uint64_t)(k + 1)), w = who[k];
+            who[k] = who[j], who[j] = w;
+        }
+        /* decoding sequences take a row each first; the prompts share what the workspace has left */
+        int32_t ids[N_UBATCH];
+        int64_t counts[MAX_SEQ], room = N_UBATCH;
+        for (int k = 0; k < nb; k++)
+            room -= fed[who[k]] == defs[who[k]].n_prompt;
+        qwen35_state *batch[MAX_SEQ];
+        int nq = 0, r = 0, n_prompts = 0;
+        for (int k = 0; k < nb; k++) {
+            const int i = who[k];
+            const bool prompt = fed[i] < defs[i].n_prompt;
+            const int64_t c = prompt ? MIN(room, defs[i].n_prompt - fed[i]) : 1;
+            if (c < 1)
+                continue;
+            room -= prompt ? c : 0;
+            n_prompts += prompt;
+            split += prompt && fed[i] + c < defs[i].n_prompt;
+            for (int64_t t = 0; t < c; t++)
+                ids[r++] = prompt ? tr[i].prompt[fed[i] + t] : cur[i];
+            batch[nq] = st[i], counts[nq] = c, who[nq++] = i;
+        }
+        mixed += n_prompts > 0 && nq > n_prompts;
+        if ((rc = qwen35_feed_batch(m, s % 2 ? batch[0] : ws, batch, ids, counts, nq, lg)))
+            break;
+        for (int k = 0; k < nq; k++) {
+            const int i = who[k];
+            const float *row = lg + (size_t)k * (size_t)V;
+            if (fed[i] < defs[i].n_prompt) {
+                if ((fed[i] += counts[k]) == defs[i].n_prompt) {
+                    cur[i] = argmax(row, V);
+                    mismatches += cur[i] != tr[i].tokens[0];
+                }
+                continue;
+            }
+            worst = MAX(worst, rel_l2(row, tr[i].logits + (size_t)done[i] * (size_t)V, (size_t)V));
+            cur[i] = argmax(row, V);
+            mismatches += cur[i] != tr[i].tokens[done[i] + 1];
+            done[i]++, rows++;
+        }
+    }
+    bool positions = rc == SEER_OK;
+    for (int i = 0; i < n && positions; i++)
+        positions = st[i] && done[i] == defs[i].steps && st[i]->n_past == defs[i].n_prompt + defs[i].steps &&
+                    st[i]->pos_next == tr[i].pos_next;
+    ok(rc == SEER_OK && worst <= tol && split > 0 && mixed > 0,
+       "%s: %d decode rows, prompts in the passes (%d passes mixed prompts with decoding, %d prompt chunks cut "
+       "by the workspace), worst logits rel L2 %.2e vs alone (<= %.0e) %s", label, rows, mixed, split, worst, tol,
+       rc ? seer_last_error() : "");
     ok(rc == SEER_OK && mismatches == 0, "%s: greedy tokens identical to each sequence alone (%d differ) %s", label,
        mismatches, rc ? seer_last_error() : "");
     ok(positions, "%s: every sequence ends at its alone run's n_past and pos_next", label);
@@ -470,6 +568,7 @@ int main(void)
     if (m && ok(rc == SEER_OK, "f32: every sequence decoded alone %s", rc ? seer_last_error() : "")) {
         run_batched(m, together, n_tog, tog.t, TOL_F32, "cpu f32 together");
         run_batched(m, joins, n_join, jn.t, TOL_F32, "cpu f32 join/leave");
+        run_fed_in_batch(m, joins, n_join, jn.t, TOL_F32, "cpu f32 prompts fed in the batch");
         check_refusals(m, together, tog.t, "cpu f32");
     }
     qwen35_free(m);
@@ -522,6 +621,7 @@ int main(void)
             const double worst = worst_while_same(together, n_tog, tv.t, tog.t, V, &same);
             ok(worst <= TOL_F32, "vulkan vs cpu alone: worst logits rel L2 %.2e (<= %.0e)", worst, TOL_F32);
             run_batched(m, together, n_tog, tv.t, TOL_F32, "vulkan f32 together");
+            run_fed_in_batch(m, together, n_tog, tv.t, TOL_F32, "vulkan f32 prompts fed in the batch");
         }
         trajs_free(&tv);
         qwen35_free(m);
