@@ -1,15 +1,24 @@
 /* batch.c — several replies per pass over the weights (include/seer.h "several replies at once",
    issue #13 item 5). Decoding one token reads every weight once; with n replies in the batch the
    same read serves n tokens (qwen35_decode_batch), while each reply keeps its own context: KV
-   cache, recurrent state, positions, sampler, grammar and stop rules (api/reply.c). Prompts are fed
-   one reply at a time when the reply is added — prefill already keeps the device busy. Slots are a
-   fixed array: a reply's visible-text state points into its slot, so slots never move. */
+   cache, recurrent state, positions, sampler, grammar and stop rules (api/reply.c). A prompt with
+   images or videos is fed when its reply is added (the tower's work is its own); a text prompt — for
+   seer_batch_add_chat, what follows the turn point, often only the assistant's opening — is left to
+   the steps, which feed it beside the other replies' tokens, up to BATCH_PROMPT_ROWS rows a step
+   (qwen35_feed_batch): several prompts share a pass over the weights, and a long one delays the
+   others' next token by one step of that size, never by the whole prompt. Slots are a fixed array:
+   a reply's visible-text state points into its slot, so slots never move. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/reply.h"
 #include "core/error.h"
 #include "core/util.h"
+
+/* Prompt rows one step may carry besides the replies' own tokens. On a 2-core CPU a 128-row pass of
+   the 0.8B model is about a second — a fair pause for the replies decoding beside it, and enough
+   rows that the products run near their prefill rate (docs/PERFORMANCE.md). */
+#define BATCH_PROMPT_ROWS 128
 
 enum slot_state { SLOT_FREE, SLOT_ACTIVE, SLOT_DONE };
 
@@ -30,11 +39,12 @@ struct seer_batch {
     seer_model *m;
     int max;
     struct slot *slots;    /* [max] */
-    qwen35_state *ws;      /* workspace of the batched decode step: rows for `max` tokens */
-    float *logits;         /* [max · n_vocab]: the step's logits, row per decoded reply */
-    qwen35_state **seqs;   /* [max] per step: the states decoded, their tokens, their slots */
-    int32_t *ids;
+    qwen35_state *ws;      /* workspace of a step: rows for `max` tokens and BATCH_PROMPT_ROWS */
+    float *logits;         /* [max · n_vocab]: the step's logits, row per reply in it */
+    qwen35_state **seqs;   /* [max] per step: the states fed, their rows' counts, their slots */
+    int64_t *counts;
     struct slot **rows;
+    int32_t *ids;          /* [max + BATCH_PROMPT_ROWS]: the step's tokens, reply after reply */
     uint64_t n_finished;
 };
 
@@ -55,16 +65,19 @@ int seer_batch_create(seer_model *m, int max_replies, seer_batch **out)
     b->slots = seer_calloc(n, sizeof *b->slots);
     b->logits = seer_malloc(n * V * sizeof *b->logits);
     b->seqs = seer_calloc(n, sizeof *b->seqs);
-    b->ids = seer_calloc(n, sizeof *b->ids);
+    b->counts = seer_calloc(n, sizeof *b->counts);
     b->rows = seer_calloc(n, sizeof *b->rows);
-    rc = !b->slots || !b->logits || !b->seqs || !b->ids || !b->rows
+    b->ids = seer_calloc(n + BATCH_PROMPT_ROWS, sizeof *b->ids);
+    rc = !b->slots || !b->logits || !b->seqs || !b->counts || !b->ids || !b->rows
                  ? seer_err(SEER_ENOMEM, "no memory for a batch of %d replies", max_replies)
                  : SEER_OK;
-    /* The workspace holds no sequence, only rows for every reply's token (a state's micro-batch is
-       at most its context, hence a context of max_replies tokens: a few KiB of unused cache). */
+    /* The workspace holds no sequence, only rows for every reply's token and the prompt rows (a
+       state's micro-batch is at most its context, hence a context of as many tokens: a few hundred
+       KiB of unused cache beside the scratch of a 128-row micro-batch). */
     if (rc == SEER_OK) {
+        const int64_t rows = max_replies + BATCH_PROMPT_ROWS;
         api_device_lock(m);
-        rc = qwen35_state_create(m->lm, max_replies, max_replies, &b->ws);
+        rc = qwen35_state_create(m->lm, rows, rows, &b->ws);
         api_device_unlock(m);
     }
     if (rc) {
@@ -106,6 +119,7 @@ void seer_batch_free(seer_batch *b)
     free(b->slots);
     free(b->logits);
     free(b->seqs);
+    free(b->counts);
     free(b->ids);
     free(b->rows);
     free(b);
@@ -191,7 +205,7 @@ int seer_batch_add_chat(seer_batch *b, seer_context *c, const seer_generate_para
     if (!s)
         return SEER_EINVAL;
     s->chat = true;
-    return slot_started(b, s, c, api_chat_begin(c, &p, &s->rp, &s->full, &s->full_len));
+    return slot_started(b, s, c, api_chat_begin(c, &p, &s->rp, &s->full, &s->full_len, true));
 }
 
 int seer_batch_add_text(seer_batch *b, seer_context *c, const char *prompt, const seer_generate_params *params)
@@ -203,40 +217,56 @@ int seer_batch_add_text(seer_batch *b, seer_context *c, const char *prompt, cons
     if (!prompt)
         return seer_err(SEER_EINVAL, "seer_batch_add_text: no prompt");
     s->chat = false;
-    return slot_started(b, s, c, api_text_begin(c, prompt, &p, &s->rp));
+    return slot_started(b, s, c, api_text_begin(c, prompt, &p, &s->rp, true));
 }
 
 int seer_batch_step(seer_batch *b)
 {
     const size_t V = (size_t)b->m->lm->cfg.n_vocab;
     int n = 0, rc;
+    int64_t r = 0, room = BATCH_PROMPT_ROWS;
     /* each reply samples from its context's logits; those that go on give the step a token */
     for (int i = 0; i < b->max; i++) {
         struct slot *s = &b->slots[i];
-        if (s->state != SLOT_ACTIVE)
+        const int32_t *left;
+        if (s->state != SLOT_ACTIVE || reply_prompt_left(&s->rp, &left))
             continue;
-        int32_t id;
-        if ((rc = reply_next(&s->rp, &id)) != 0) {
+        if ((rc = reply_next(&s->rp, &b->ids[r])) != 0) {
             slot_finish(b, s, rc < 0 ? rc : SEER_OK);
             continue;
         }
-        b->seqs[n] = s->c->st;
-        b->ids[n] = id;
-        b->rows[n++] = s;
+        b->seqs[n] = s->c->st, b->counts[n] = 1, b->rows[n++] = s, r++;
+    }
+    /* then the prompts still to feed, in slot order, as many rows as the step has room for */
+    for (int i = 0; i < b->max && room > 0; i++) {
+        struct slot *s = &b->slots[i];
+        const int32_t *left;
+        const int64_t k = s->state == SLOT_ACTIVE ? MIN((int64_t)reply_prompt_left(&s->rp, &left), room) : 0;
+        if (k == 0)
+            continue;
+        memcpy(b->ids + r, left, (size_t)k * sizeof *b->ids);
+        b->seqs[n] = s->c->st, b->counts[n] = k, b->rows[n++] = s, r += k, room -= k;
     }
     if (n == 0)
         return SEER_OK;
     api_device_lock(b->m);
-    rc = qwen35_decode_batch(b->m->lm, b->ws, b->seqs, b->ids, n, b->logits);
+    rc = qwen35_feed_batch(b->m->lm, b->ws, b->seqs, b->ids, b->counts, n, b->logits);
     api_device_unlock(b->m);
-    for (int k = 0; k < n; k++) {
+    for (int k = 0, at = 0; k < n; at += (int)b->counts[k++]) {
         struct slot *s = b->rows[k];
+        const int32_t *left;
+        const bool prompt = reply_prompt_left(&s->rp, &left) > 0;
         if (rc) { /* the device failed: every reply of the step ends with the error */
             slot_finish(b, s, rc);
             continue;
         }
-        memcpy(s->c->logits, b->logits + (size_t)k * V, V * sizeof *b->logits);
-        reply_fed(&s->rp, b->ids[k]);
+        /* a prompt's logits matter once it is fed in full; a reply's after every token */
+        if (!prompt || (size_t)b->counts[k] == reply_prompt_left(&s->rp, &left))
+            memcpy(s->c->logits, b->logits + (size_t)k * V, V * sizeof *b->logits);
+        if (!prompt)
+            reply_fed(&s->rp, b->ids[at]);
+        else if (reply_prompt_fed(&s->rp, (size_t)b->counts[k]))
+            slot_finish(b, s, SEER_OK); /* on_progress cancelled it: a prompt cut short */
     }
     return rc;
 }

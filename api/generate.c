@@ -306,7 +306,7 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
                     bool think_open, const struct api_fused *fused, seer_result *r)
 {
     struct reply rp;
-    int rc = reply_begin(&rp, c, prompt, n_prompt, p, think_open, fused);
+    int rc = reply_begin(&rp, c, prompt, n_prompt, p, think_open, fused, false);
     return reply_end(&rp, reply_alone(&rp, rc), r);
 }
 
@@ -330,7 +330,7 @@ int seer_generate_tokens(seer_context *c, const int32_t *ids, size_t n_ids, cons
 
 /* seer_generate_text's first half: a raw continuation of the context (no chat template; special
    tokens in the prompt are parsed). */
-int api_text_begin(seer_context *c, const char *prompt, const seer_generate_params *p, struct reply *rp)
+int api_text_begin(seer_context *c, const char *prompt, const seer_generate_params *p, struct reply *rp, bool defer)
 {
     int32_t *ids;
     size_t n;
@@ -341,7 +341,7 @@ int api_text_begin(seer_context *c, const char *prompt, const seer_generate_para
     api_history_clear(c);
     api_images_clear(&c->images);
     api_videos_clear(&c->videos);
-    rc = reply_begin(rp, c, ids, n, p, false, NULL);
+    rc = reply_begin(rp, c, ids, n, p, false, NULL, defer);
     free(ids);
     return rc;
 }
@@ -350,7 +350,7 @@ int seer_generate_text(seer_context *c, const char *prompt, const seer_generate_
 {
     seer_generate_params p = params ? *params : seer_generate_params_default();
     struct reply rp;
-    int rc = api_text_begin(c, prompt, &p, &rp);
+    int rc = api_text_begin(c, prompt, &p, &rp, false);
     return reply_end(&rp, reply_alone(&rp, rc), r);
 }
 
@@ -563,7 +563,7 @@ static int feed(seer_context *c, const seer_generate_params *params, enum seer_f
     if (!rc && any && !(rc = api_snapshot_take(c, false, &back))) {
         seer_generate_params fp = p;
         fp.grammar = fp.json_schema = NULL; /* nothing is sampled */
-        rc = reply_end(&rp, reply_begin(&rp, c, fused.ids, fused.n_ids, &fp, false, &fused), r);
+        rc = reply_end(&rp, reply_begin(&rp, c, fused.ids, fused.n_ids, &fp, false, &fused, false), r);
         if (!rc && r->prompt_cut)
             rc = seer_err(SEER_ECANCELED, "seer_chat_feed: cancelled by on_progress");
         if (rc)
@@ -659,7 +659,7 @@ static int turn_point(seer_context *c, const seer_generate_params *p, struct rep
 /* The first half of seer_chat_generate: the messages fed up to the turn point, then the reply's
    opening (chat_prompt), and the reply (rp) begun. */
 int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply *rp, char **full,
-                   size_t *full_len)
+                   size_t *full_len, bool defer)
 {
     struct api_fused fused = {0};
     seer_result fr = {0};
@@ -676,7 +676,7 @@ int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply 
     api_images_clear(&c->images);
     api_videos_clear(&c->videos);
     if (!rc && !rp->done)
-        rc = reply_begin(rp, c, fused.ids, fused.n_ids, p, think_on(c, p), &fused);
+        rc = reply_begin(rp, c, fused.ids, fused.n_ids, p, think_on(c, p), &fused, defer);
     add_prefill(&rp->r, &fr);
     seer_result_clear(&fr);
     api_fused_clear(&fused);
@@ -743,6 +743,6 @@ int seer_chat_generate(seer_context *c, const seer_generate_params *params, seer
     struct reply rp;
     char *full;
     size_t full_len = 0;
-    int rc = api_chat_begin(c, &p, &rp, &full, &full_len);
+    int rc = api_chat_begin(c, &p, &rp, &full, &full_len, false);
     return api_chat_end(c, reply_alone(&rp, rc), &rp, full, full_len, r);
 }

@@ -257,8 +257,29 @@ void reply_cut(struct reply *rp, seer_context *c, const seer_generate_params *p)
     rp->done = true;
 }
 
+/* The prompt's n_done tokens of feed are in the state (all of them, or the part before on_progress
+   cut it): the context and the result say so (added to what api_chat_begin counts of the messages
+   fed before the turn point), and decoding starts. */
+static void prompt_fed(struct reply *rp, const int32_t *feed, size_t n_done, bool cut, double t0)
+{
+    seer_context *c = rp->c;
+    seer_result *r = &rp->r;
+    r->prefill_seconds += seer_time_now() - t0;
+    r->prompt_tokens += (int64_t)n_done;
+    memcpy(c->fed + c->n_fed, feed, n_done * sizeof *feed);
+    c->n_fed += n_done;
+    c->n_pending = 0;
+    rp->t0 = seer_time_now();
+    r->stop = SEER_STOP_LENGTH;
+    if (cut) { /* cancelled during the prompt: nothing sampled, the state holds part of it */
+        r->stop = SEER_STOP_CANCELED;
+        r->prompt_cut = 1;
+        rp->done = true;
+    }
+}
+
 int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t n_prompt,
-                const seer_generate_params *p, bool think_open, const struct api_fused *fused)
+                const seer_generate_params *p, bool think_open, const struct api_fused *fused, bool defer)
 {
     seer_model *m = c->m;
     seer_result *r = &rp->r;
@@ -311,10 +332,16 @@ int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t
             rp->free_mask[m->id_endoftext >> 5] &= ~(1u << (m->id_endoftext & 31));
     }
 
+    const bool media = fused && (fused->n_images || fused->n_videos);
+    if (defer && !media && !c->all_logits) { /* a batch feeds it in its passes (reply_prompt_left) */
+        rp->feed = feed, rp->n_feed = n_feed, rp->t_feed = seer_time_now();
+        c->n_pending = 0; /* they are in feed now */
+        return SEER_OK;
+    }
     double t0 = seer_time_now();
     size_t n_done = n_feed;
     api_device_lock(m);
-    if (fused && (fused->n_images || fused->n_videos))
+    if (media)
         rc = api_prefill_fused(c, feed, n_feed, fused, p, c->logits, &n_done);
     else
         rc = prefill_text(c, feed, n_feed, p, &n_done);
@@ -328,24 +355,32 @@ int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t
         r->video_frames = vt->frames, r->video_pairs = vt->pairs, r->video_tokens = vt->tokens;
         r->video_frames_decoded = vt->frames_decoded, r->video_seeks = vt->seeks;
     }
-    r->prefill_seconds = seer_time_now() - t0 + r->vision_seconds;
-    r->prompt_tokens = (int64_t)n_done;
-    if (rc < 0)
-        goto done;
-    memcpy(c->fed + c->n_fed, feed, n_done * sizeof *feed);
-    c->n_fed += n_done;
-    c->n_pending = 0;
-    rp->t0 = seer_time_now();
-    r->stop = SEER_STOP_LENGTH;
-    if (rc == 1) { /* cancelled during the prompt: nothing sampled, the state holds part of it */
-        rc = SEER_OK;
-        r->stop = SEER_STOP_CANCELED;
-        r->prompt_cut = 1;
-        rp->done = true;
-    }
+    if (rc >= 0)
+        prompt_fed(rp, feed, n_done, rc == 1, t0);
+    r->prefill_seconds += r->vision_seconds;
+    rc = rc < 0 ? rc : SEER_OK;
 done:
     free(feed);
     return rc;
+}
+
+size_t reply_prompt_left(const struct reply *rp, const int32_t **ids)
+{
+    *ids = rp->feed ? rp->feed + rp->n_fed_early : NULL;
+    return rp->feed ? rp->n_feed - rp->n_fed_early : 0;
+}
+
+int reply_prompt_fed(struct reply *rp, size_t k)
+{
+    const seer_generate_params *p = &rp->p;
+    rp->n_fed_early += k;
+    const bool last = rp->n_fed_early == rp->n_feed;
+    const bool stop = p->on_progress && p->on_progress((int64_t)rp->n_fed_early, (int64_t)rp->n_feed, 0, p->user_data);
+    if (last || stop) { /* on_progress cancels only an unfinished prompt, as in prefill_text */
+        prompt_fed(rp, rp->feed, rp->n_fed_early, !last, rp->t_feed);
+        seer_freep(&rp->feed);
+    }
+    return !last && stop;
 }
 
 /* The reply ends with `why`; `id` (the stop token, or the last token sampled) is not fed now: the
@@ -478,6 +513,10 @@ void reply_fed(struct reply *rp, int32_t id)
 int reply_end(struct reply *rp, int rc, seer_result *out)
 {
     seer_result *r = &rp->r;
+    if (rp->feed) { /* ended before a batch fed all its prompt: the state holds the part it fed */
+        prompt_fed(rp, rp->feed, rp->n_fed_early, true, rp->t_feed);
+        seer_freep(&rp->feed);
+    }
     if (rc == SEER_OK) {
         const char *tail;
         size_t tlen;

@@ -49,6 +49,9 @@ struct reply {
     int64_t think_tokens;       /* reasoning tokens sampled so far (p.thinking_budget) */
     int32_t close_ids[8];       /* the budget spent: "\n</think>\n\n" as ids, forced one by one */
     size_t n_close, i_close;    /* its length; how many were forced (0 until the budget is spent) */
+    int32_t *feed;              /* a deferred prompt (reply_begin's `defer`) not yet fed in full, else NULL */
+    size_t n_feed, n_fed_early; /* its tokens; how many a batch has fed so far */
+    double t_feed;              /* when it was deferred (its prefill_seconds count from there) */
 };
 
 /* Zeroes rp: reply_end may then be called on it whatever happens next. */
@@ -57,9 +60,18 @@ void reply_init(struct reply *rp);
    prompt token are then in c->logits. `think_open`: the prompt opened a think block (its text goes
    to result.thinking, and to the answer only with show_thinking). `fused` (or NULL): the images and
    videos whose expanded placeholders the prompt holds. A prompt cancelled by on_progress ends the
-   reply here (rp->done). */
+   reply here (rp->done). `defer` (a seer_batch): a prompt without images or videos is not fed
+   here but held for the batch to feed in its passes with other replies' tokens (reply_prompt_left,
+   reply_prompt_fed); the reply is sampled only after that. */
 int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t n_prompt,
-                const seer_generate_params *p, bool think_open, const struct api_fused *fused);
+                const seer_generate_params *p, bool think_open, const struct api_fused *fused, bool defer);
+/* The deferred prompt's tokens still to feed (*ids: the next), 0 when none is held. */
+size_t reply_prompt_left(const struct reply *rp, const int32_t **ids);
+/* The next k of them were fed into the context's state; when they complete the prompt, the logits
+   of its last token must be in c->logits, and decoding starts. Calls on_progress as a prompt fed
+   alone does; returns 1 when it cancelled the unfinished prompt (the reply is then done, as a
+   prompt cut short), else 0. A reply that ends with its prompt unfinished (reply_end) is cut there. */
+int reply_prompt_fed(struct reply *rp, size_t k);
 /* Samples the next token from c->logits. 0: *id is part of the reply and must be fed to the model,
    then reply_fed; 1: the reply ended (rp->r.stop says why); < 0: an error. */
 int reply_next(struct reply *rp, int32_t *id);
@@ -75,10 +87,12 @@ int reply_end(struct reply *rp, int rc, seer_result *r);
 /* The two halves of seer_chat_generate (api/generate.c), for callers that feed the reply themselves:
    begin renders the conversation, feeds what the context has not seen and begins rp; *full (the
    whole rendering) is set even on failure and is taken by end, which ends the reply into *r and
-   appends it to the history (or forgets a message whose prompt was cancelled). */
-int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply *rp, char **full, size_t *full_len);
+   appends it to the history (or forgets a message whose prompt was cancelled). `defer` as for
+   reply_begin: the opening (and any text after the turn point) is left to the batch. */
+int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply *rp, char **full, size_t *full_len,
+                   bool defer);
 int api_chat_end(seer_context *c, int rc, struct reply *rp, char *full, size_t full_len, seer_result *r);
 /* seer_generate_text's first half: a raw continuation (no template; special tokens parsed). */
-int api_text_begin(seer_context *c, const char *prompt, const seer_generate_params *p, struct reply *rp);
+int api_text_begin(seer_context *c, const char *prompt, const seer_generate_params *p, struct reply *rp, bool defer);
 
 #endif

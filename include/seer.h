@@ -310,9 +310,11 @@ SEER_API int seer_generate_tokens(seer_context *ctx, const int32_t *ids, size_t 
 /* ---- several replies at once --------------------------------------------------------------- */
 /* Decoding is bound by reading the weights, so one pass over them can serve several contexts. A
    batch holds replies of different contexts of one model; each seer_batch_step decodes one token of
-   every reply in it in one pass. A reply's prompt (images and videos included) is fed when it is
-   added, one at a time (prefill already keeps the device busy). Replies join and leave as they
-   start and end. Each reply is the one seer_chat_generate (or seer_generate_text) would give its
+   every reply in it in one pass. A prompt with images or videos is fed when its reply is added;
+   a text prompt (for a chat, what the context has not seen after the turn point — often only the
+   assistant's opening) is fed by the steps, in the same passes as the other replies' tokens, up to
+   128 prompt rows a step, so several prompts share a pass and a long one delays the replies
+   beside it by a step, not by the whole prompt. Replies join and leave as they start and end. Each reply is the one seer_chat_generate (or seer_generate_text) would give its
    context alone: the same sampler, stop rules, grammar and callbacks, and — greedy — the same tokens
    (the logits agree to rounding). Each context keeps its own KV cache and state, so memory grows
    with the number of contexts, not with the batch. A loop:
@@ -337,16 +339,19 @@ SEER_API void seer_batch_free(seer_batch *batch);
    past 4 rows per weight pass, 8 where its matrices took a several-row layout (docs/PERFORMANCE.md);
    at least 1. */
 SEER_API int seer_batch_size_default(const seer_model *model, const seer_context_params *params);
-/* Begins ctx's reply as seer_chat_generate would (renders the conversation, feeds what the context has
-   not seen) and adds it to the batch. `params` (NULL = defaults) is copied, but what it points to
+/* Begins ctx's reply as seer_chat_generate would (renders the conversation, feeds the messages the
+   context has not seen up to the turn point, leaves the rest of a text prompt to the steps) and
+   adds it to the batch. `params` (NULL = defaults) is copied, but what it points to
    (stop strings, grammar, callbacks, user_data) must stay valid until the reply is taken. A context
    may have one reply in the batch. On failure nothing is added and the context is as a failed
-   seer_chat_generate leaves it. A reply that ends already in its prompt (on_progress) finishes here. */
+   seer_chat_generate leaves it. A reply whose on_progress cancels its prompt finishes then (here,
+   or in the step that fed part of it), cut short (prompt_cut). */
 SEER_API int seer_batch_add_chat(seer_batch *batch, seer_context *ctx, const seer_generate_params *params);
 /* The same for a raw continuation, as seer_generate_text. */
 SEER_API int seer_batch_add_text(seer_batch *batch, seer_context *ctx, const char *prompt,
                                  const seer_generate_params *params);
-/* One token for every generating reply, in one pass over the weights. A reply that ends (end of turn,
+/* One token for every generating reply, and the next part of the prompts still to feed, in one pass
+   over the weights. A reply that ends (end of turn,
    stop string, max_tokens, callback, full context, or its own error) waits for seer_batch_take.
    A device failure ends every reply of the step with that error, and is returned; those contexts'
    states are then undefined (seer_context_reset them). */

@@ -3,9 +3,9 @@
      slot's context, adds the request's messages, feeds the prompt (seer_chat_feed) and saves
      snapshots at the two points a later request can share: after the last message's media, and
      after the last message (docs/SERVING.md "Prefix cache");
-     the decoder adds fed slots to one seer_batch (which feeds only the assistant's opening) and
-     steps it, one token of every reply per pass over the weights, handing text to the jobs as it
-     comes and finishing them as they end.
+     the decoder adds fed slots to one seer_batch (whose steps feed the assistant's opening in the
+     same pass as the other replies' tokens) and steps it, one token of every reply per pass over
+     the weights, handing text to the jobs as it comes and finishing them as they end.
    The two take turns on the device: the library releases it between a prompt's micro-batches
    (on_progress runs unlocked) and between tower blocks, first come first served, and the feeder's
    on_progress waits there for one decode step whenever replies are decoding, so a long prompt

@@ -3,7 +3,9 @@
    exactly the reply seer_chat_generate gives it alone — greedy tokens, text and stop reason — while
    replies join (added between steps) and leave (different max_tokens, a stop string, the end of the
    turn); the chat history a batch reply leaves makes the next turn equal to the one after a reply
-   generated alone; a prompt cancelled by on_progress finishes at once; errors (a context twice, a
+   generated alone; raw prompts longer than a step's prompt rows are fed over several steps beside a
+   decoding reply, each reply still equal to its alone run; a prompt cancelled by on_progress
+   finishes at once (when added, or in the step that fed its part); errors (a context twice, a
    full batch, a prompt too long) add nothing. On the HF directory (f32 path) and the f16 GGUF. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +139,105 @@ done:
     }
 }
 
+/* on_progress of a prompt fed by the steps: counts the calls before the prompt was complete, and
+   cancels at the first one when asked. */
+struct progress {
+    int partial, complete;
+    bool cancel;
+};
+
+static int count_progress(int64_t done, int64_t total, int64_t gen, void *user)
+{
+    struct progress *pr = user;
+    if (gen == 0 && done < total)
+        pr->partial++;
+    else if (gen == 0)
+        pr->complete++;
+    return pr->cancel;
+}
+
+/* Raw prompts longer than a step's prompt rows (api/batch.c: 128), added together while another
+   reply decodes: the steps feed them in chunks beside the decoding reply (on_progress sees the
+   prompt part-fed between steps), and every reply equals seer_generate_text's alone; a prompt
+   whose on_progress cancels in a step finishes cut short, and the others go on. */
+static void check_prompts_in_steps(seer_model *m, const char *what)
+{
+    enum { N = 3 };
+    char text[N][4096];
+    seer_context *alone[N] = {0}, *ctx[N] = {0};
+    seer_result ra[N] = {{0}}, rb[N] = {{0}};
+    struct progress pr[N] = {{0}};
+    seer_generate_params p[N];
+    int rc = SEER_OK;
+    for (int i = 0; i < N; i++) { /* about 300, 200 and 5 tokens */
+        const int words = i == 0 ? 300 : i == 1 ? 200 : 5;
+        size_t at = 0;
+        for (int w = 0; w < words; w++)
+            at += (size_t)snprintf(text[i] + at, sizeof text[i] - at, "%s%d", w ? " " : "", (w * 7 + i) % 97);
+        p[i] = test_greedy(i == 2 ? 40 : 8);
+        p[i].on_progress = count_progress;
+        p[i].user_data = &pr[i];
+    }
+    const seer_context_params cp = {.n_ctx = 1024, .n_batch = 64};
+    for (int i = 0; i < N && !rc; i++)
+        if (!(rc = seer_context_create(m, &cp, &alone[i])))
+            rc = seer_generate_text(alone[i], text[i], &p[i], &ra[i]);
+    seer_batch *b = NULL;
+    for (int i = 0; i < N && !rc; i++)
+        rc = seer_context_create(m, &cp, &ctx[i]);
+    rc = rc ? rc : seer_batch_create(m, N, &b);
+    if (!ok(rc == SEER_OK, "%s: %d raw prompts generated alone, a batch of %d: %s", what, N, N, rc ? seer_last_error() : "ok"))
+        goto done;
+    memset(pr, 0, sizeof pr);
+    /* the short one first, so that it decodes while the long ones are fed */
+    rc = seer_batch_add_text(b, ctx[2], text[2], &p[2]);
+    for (int s = 0; s < 3 && !rc; s++)
+        rc = seer_batch_step(b);
+    rc = rc ? rc : seer_batch_add_text(b, ctx[0], text[0], &p[0]);
+    rc = rc ? rc : seer_batch_add_text(b, ctx[1], text[1], &p[1]);
+    for (int s = 0; s < 200 && !rc && seer_batch_active(b); s++)
+        rc = seer_batch_step(b);
+    seer_context *c;
+    seer_result r;
+    int st, taken = 0;
+    while (seer_batch_take(b, &c, &r, &st)) {
+        for (int i = 0; i < N; i++)
+            if (c == ctx[i] && !st)
+                rb[i] = r, taken++;
+    }
+    ok(rc == SEER_OK && taken == N, "%s: the %d replies taken (%s)", what, taken, rc ? seer_last_error() : "ok");
+    ok(pr[0].partial >= 2 && pr[1].partial >= 1 && pr[0].complete == 1 && pr[1].complete == 1,
+       "%s: the long prompts fed over several steps (on_progress part-way %d and %d times, then once complete)", what,
+       pr[0].partial, pr[1].partial);
+    for (int i = 0; i < N; i++)
+        ok(rb[i].text && same_result(&ra[i], &rb[i]),
+           "%s: raw prompt %d fed in the steps == alone: %zu tokens, stop %d, %lld prompt tokens (alone %zu, %d, %lld)",
+           what, i, rb[i].n_tokens, rb[i].stop, (long long)rb[i].prompt_tokens, ra[i].n_tokens, ra[i].stop,
+           (long long)ra[i].prompt_tokens);
+    /* cancelled in a step: the reply ends cut short; the decoding one goes on */
+    for (int i = 0; i < N; i++)
+        seer_context_reset(ctx[i]), seer_result_clear(&rb[i]);
+    memset(pr, 0, sizeof pr);
+    pr[0].cancel = true;
+    rc = seer_batch_add_text(b, ctx[2], text[2], &p[2]);
+    rc = rc ? rc : seer_batch_step(b);
+    rc = rc ? rc : seer_batch_add_text(b, ctx[0], text[0], &p[0]);
+    rc = rc ? rc : seer_batch_step(b);
+    int got = rc ? 0 : seer_batch_take(b, &c, &r, &st);
+    ok(got == 1 && c == ctx[0] && st == SEER_OK && r.stop == SEER_STOP_CANCELED && r.prompt_cut &&
+       r.prompt_tokens > 0 && r.prompt_tokens < ra[0].prompt_tokens && seer_batch_active(b) == 1,
+       "%s: a prompt cancelled by on_progress in a step ends cut short after %lld of %lld tokens, the other reply "
+       "goes on", what, got ? (long long)r.prompt_tokens : -1LL, (long long)ra[0].prompt_tokens);
+    if (got)
+        seer_result_clear(&r);
+done:
+    seer_batch_free(b);
+    for (int i = 0; i < N; i++) {
+        seer_result_clear(&ra[i]), seer_result_clear(&rb[i]);
+        seer_context_free(alone[i]), seer_context_free(ctx[i]);
+    }
+}
+
 static void check_errors(seer_model *m)
 {
     seer_batch *b;
@@ -223,6 +324,7 @@ int main(void)
         if (!ok(seer_model_load(path, &mp, &m) == SEER_OK, "%s loads: %s", files[f], seer_last_error()))
             continue;
         check_together(m, files[f]);
+        check_prompts_in_steps(m, files[f]);
         if (f == 0)
             check_errors(m);
         seer_model_free(m);
