@@ -24,6 +24,14 @@ enum unary_op {
 
 enum binary_op { BINARY_ADD, BINARY_MUL, BINARY_COUNT };
 
+/* What op_linear does after its product, each part optional: out = act(x·wᵀ + bias) + res. */
+struct linear_epilogue {
+    const tensor *bias;  /* f32 {M}, added to every row, or NULL */
+    bool act;            /* apply `unary` to the biased product */
+    enum unary_op unary;
+    const tensor *res;   /* f32 shaped as out, contiguous, not overlapping out (the residual stream), or NULL */
+};
+
 /* Text MRoPE (spec §3.3): rotate-half over the first n_rot dims of each head; frequency i
    (0..n_rot/2-1) uses inv_freq = theta^(-2i/n_rot) and the position of an axis chosen by the
    interleaved sections rule: axis 0 (T) by default, axis a in {1,2} for i = a, a+3, … < 3*sections[a]. */
@@ -53,7 +61,7 @@ enum gdn_head_order { GDN_V_GROUPED, GDN_V_TILED };
    core/cpu/ and vk_<name> in vulkan/op_*.c. The backends build their slot tables from this list,
    so a backend without a function of that name does not compile. */
 #define SEER_OPS(X)                                                                                \
-    X(matmul, MATMUL) X(matmul_n, MATMUL_N) X(get_rows, GET_ROWS) X(binary, BINARY) X(unary, UNARY) X(scale, SCALE)     \
+    X(matmul, MATMUL) X(matmul_n, MATMUL_N) X(linear, LINEAR) X(get_rows, GET_ROWS) X(binary, BINARY) X(unary, UNARY) X(scale, SCALE)     \
     X(cpy, CPY) X(rmsnorm, RMSNORM) X(rmsnorm_gated, RMSNORM_GATED) X(layernorm, LAYERNORM)       \
     X(l2norm, L2NORM) X(softmax, SOFTMAX) X(rope_text, ROPE_TEXT) X(rope_vision, ROPE_VISION)     \
     X(conv1d_causal, CONV1D_CAUSAL) X(gdn_recurrent, GDN_RECURRENT) X(gdn_chunked, GDN_CHUNKED)   \
@@ -74,6 +82,7 @@ const char *op_name(enum op_id op);
    vk_internal.h declare theirs from SEER_OPS). */
 typedef int op_matmul_fn(backend *be, tensor *out, const tensor *w, const tensor *x);
 typedef int op_matmul_n_fn(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x);
+typedef int op_linear_fn(backend *be, tensor *out, const tensor *w, const tensor *x, const struct linear_epilogue *ep);
 typedef int op_get_rows_fn(backend *be, tensor *out, const tensor *table, const tensor *ids);
 typedef int op_binary_fn(backend *be, enum binary_op op, tensor *out, const tensor *a, const tensor *b);
 typedef int op_unary_fn(backend *be, enum unary_op op, tensor *out, const tensor *x);

@@ -5,6 +5,7 @@
 #include "core/backend.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "core/quant.h"
@@ -56,6 +57,26 @@ int op_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
 {
     int rc = matmul_check("op_matmul", out, w, x);
     return rc ? rc : DISPATCH(be, matmul, out, w, x);
+}
+
+int op_linear(backend *be, tensor *out, const tensor *w, const tensor *x, const struct linear_epilogue *ep)
+{
+    int rc = matmul_check("op_linear", out, w, x);
+    if (rc)
+        return rc;
+    if (ep->bias && !is_vec(ep->bias, w->ne[1]))
+        return bad_shape("op_linear", "bias must be f32 {M}", ep->bias, w);
+    if (ep->act && (unsigned)ep->unary >= UNARY_COUNT)
+        return seer_err(SEER_EINVAL, "op_linear: unary op %d out of range", (int)ep->unary);
+    if (ep->res) {
+        const tensor *r = ep->res;
+        if (!is_f32(r) || !tensor_is_contiguous(r) || memcmp(r->ne, out->ne, sizeof r->ne))
+            return bad_shape("op_linear", "res must be f32, contiguous, shaped as out", r, out);
+        if (r->buf && r->buf == out->buf && r->offset < out->offset + tensor_nbytes(out) &&
+            out->offset < r->offset + tensor_nbytes(r))
+            return bad_shape("op_linear", "res overlaps out", r, out);
+    }
+    return DISPATCH(be, linear, out, w, x, ep);
 }
 
 int op_matmul_n(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x)

@@ -28,6 +28,12 @@ int op_matmul(backend *be, tensor *out, const tensor *w, const tensor *x);
    Each outs[i] equals what op_matmul gives for it. */
 #define OP_MATMUL_N_MAX 4
 int op_matmul_n(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x);
+/* A linear layer with its epilogue (struct linear_epilogue): out = act(x·wᵀ + bias) + res, under
+   op_matmul's contract, bias f32 {M}, res f32 shaped as out, contiguous and apart from out. The
+   same floats as op_matmul then op_add of the bias, op_unary, op_add of res (each in place on out);
+   a backend may apply them while the product's outputs are still in cache (the CPU's prefill
+   kernel does: the vision tower's bias, GELU and residual passes, issue 22 item 2). */
+int op_linear(backend *be, tensor *out, const tensor *w, const tensor *x, const struct linear_epilogue *ep);
 /* Embedding lookup: out{H,N} f32, table{H,V} any weight dtype, ids i32{N}; out[n] = table[ids[n]].
    An id outside [0,V) is SEER_EINVAL on backends that can check it (CPU). */
 int op_get_rows(backend *be, tensor *out, const tensor *table, const tensor *ids);

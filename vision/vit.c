@@ -144,7 +144,7 @@ static int embed(const vit_model *m, struct bufs *b, int64_t N)
     backend *be = m->be;
     tensor pix = mat(&b->big, m->patch_w.ne[0], N);
     int rc;
-    if ((rc = op_matmul(be, &b->h, &m->patch_w, &pix)) || (rc = op_add(be, &b->h, &b->h, &m->patch_b)))
+    if ((rc = op_linear(be, &b->h, &m->patch_w, &pix, &(struct linear_epilogue){.bias = &m->patch_b})))
         return rc;
     for (int k = 0; k < 4; k++) {
         tensor rows = tensor_view(&b->tap, 1, (int64_t[]){N}, (size_t[]){4}, (size_t)(k * N) * 4);
@@ -169,7 +169,7 @@ static int block(const vit_model *m, const struct vit_block *bl, struct bufs *b,
 
     /* steps 1–2: LayerNorm1, qkv + bias; rows are [q heads | k heads | v heads], dh per head */
     if ((rc = op_layernorm(be, &b->a, &b->h, &bl->ln1_w, &bl->ln1_b, c->eps)) ||
-        (rc = op_matmul(be, &qkv, &bl->qkv_w, &b->a)) || (rc = op_add(be, &qkv, &qkv, &bl->qkv_b)))
+        (rc = op_linear(be, &qkv, &bl->qkv_w, &b->a, &(struct linear_epilogue){.bias = &bl->qkv_b})))
         return rc;
     const size_t row = (size_t)(3 * Dv) * 4;
     tensor q = tensor_view(&qkv, 3, (int64_t[]){hd, nh, N}, (size_t[]){4, (size_t)hd * 4, row}, 0);
@@ -191,18 +191,18 @@ static int block(const vit_model *m, const struct vit_block *bl, struct bufs *b,
     if ((rc = op_attention(be, &o, &q, &k, &v, 1.0f / sqrtf((float)hd), &mask)))
         return rc;
 
-    /* step 5: h += proj(o) + b */
-    if ((rc = op_matmul(be, &b->a, &bl->proj_w, &b->o)) || (rc = op_add(be, &b->a, &b->a, &bl->proj_b)) ||
-        (rc = op_add(be, &b->h, &b->h, &b->a)))
+    /* step 5: h + proj(o) + b, into a (op_linear's residual lies apart from its output) */
+    const struct linear_epilogue proj = {.bias = &bl->proj_b, .res = &b->h};
+    if ((rc = op_linear(be, &b->a, &bl->proj_w, &b->o, &proj)))
         return rc;
 
-    /* step 6: h += fc2(gelu_tanh(fc1(LayerNorm2(h)) + b1)) + b2 */
-    if ((rc = op_layernorm(be, &b->a, &b->h, &bl->ln2_w, &bl->ln2_b, c->eps)) ||
-        (rc = op_matmul(be, &ff, &bl->fc1_w, &b->a)) || (rc = op_add(be, &ff, &ff, &bl->fc1_b)) ||
-        (rc = op_unary(be, UNARY_GELU_TANH, &ff, &ff)) || (rc = op_matmul(be, &b->a, &bl->fc2_w, &ff)) ||
-        (rc = op_add(be, &b->a, &b->a, &bl->fc2_b)))
+    /* step 6: h = a + fc2(gelu_tanh(fc1(LayerNorm2(a)) + b1)) + b2, the norm into o (free again) */
+    const struct linear_epilogue fc1 = {.bias = &bl->fc1_b, .act = true, .unary = UNARY_GELU_TANH},
+                                  fc2 = {.bias = &bl->fc2_b, .res = &b->a};
+    if ((rc = op_layernorm(be, &b->o, &b->a, &bl->ln2_w, &bl->ln2_b, c->eps)) ||
+        (rc = op_linear(be, &ff, &bl->fc1_w, &b->o, &fc1)))
         return rc;
-    return op_add(be, &b->h, &b->h, &b->a);
+    return op_linear(be, &b->h, &bl->fc2_w, &ff, &fc2);
 }
 
 /* Takes the call's buffers from the arena and uploads pixels and tables. */

@@ -99,6 +99,7 @@ static bool vkb_supports(backend *be, enum op_id op, const tensor *const *t, int
     (void)be;
     switch (op) {
     case OP_MATMUL:
+    case OP_LINEAR:
     case OP_GET_ROWS: return n >= 1 && vk_weight_supported(t[0]->type);
     case OP_MATMUL_N: /* the weights, then x */
         for (int i = 0; i + 1 < n; i++)

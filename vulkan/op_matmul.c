@@ -313,6 +313,21 @@ int vk_matmul_n(backend *be, int n, tensor *const *outs, const tensor *const *ws
     return rc;
 }
 
+/* The product, then its epilogue as the ops it stands for, in place on out (ordered by the
+   barriers between dispatches). Fusing it into the matmul kernels' stores would save the three
+   passes over out on a GPU as it does on the CPU; not done yet (docs/PERFORMANCE.md). */
+int vk_linear(backend *be, tensor *out, const tensor *w, const tensor *x, const struct linear_epilogue *ep)
+{
+    int rc = vk_matmul(be, out, w, x);
+    if (rc == SEER_OK && ep->bias)
+        rc = vk_binary(be, BINARY_ADD, out, out, ep->bias);
+    if (rc == SEER_OK && ep->act)
+        rc = vk_unary(be, ep->unary, out, out);
+    if (rc == SEER_OK && ep->res)
+        rc = vk_binary(be, BINARY_ADD, out, out, ep->res);
+    return rc;
+}
+
 /* ---- get_rows ---------------------------------------------------------------------------- */
 
 int vk_get_rows(backend *be, tensor *out, const tensor *table, const tensor *ids)

@@ -87,6 +87,12 @@ static inline void cpu_run_rows(backend *be, tensor *out, const tensor *x, cpu_r
     cpu_run(be, cpu_rows_worker, &j, cpu_parallel(be, (double)tensor_nelements(x), CPU_PAR_MIN_ELEMS));
 }
 
+/* elementwise.c: the row function of unary op `op` (< UNARY_COUNT): y[j] = f(x[j]), y may be x; the
+   same instructions for an element wherever it sits in a row (matmul.c's epilogue applies it to
+   column blocks). */
+typedef void (*cpu_unary_row_fn)(float *y, const float *x, int64_t n);
+cpu_unary_row_fn cpu_unary_row(enum unary_op op);
+
 /* the op slots of struct backend_ops, one cpu_<name> of type op_<name>_fn per row of SEER_OPS */
 #define CPU_OP_DECL(name, NAME) op_##name##_fn cpu_##name;
 SEER_OPS(CPU_OP_DECL)

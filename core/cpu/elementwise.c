@@ -117,15 +117,15 @@ static void exp_row(float *y, const float *x, int64_t n)
         y[j] = expf(x[j]);
 }
 
-typedef void (*unary_row_fn)(float *y, const float *x, int64_t n);
-
-static const unary_row_fn unary_rows[UNARY_COUNT] = {
+static const cpu_unary_row_fn unary_rows[UNARY_COUNT] = {
     [UNARY_SILU] = vm_silu,       [UNARY_GELU_TANH] = vm_gelu_tanh, [UNARY_GELU_ERF] = gelu_erf_row,
     [UNARY_SIGMOID] = vm_sigmoid, [UNARY_SOFTPLUS] = softplus_row,   [UNARY_EXP] = exp_row,
 };
 
+cpu_unary_row_fn cpu_unary_row(enum unary_op op) { return unary_rows[op]; }
+
 struct unary_ctx {
-    unary_row_fn fn;
+    cpu_unary_row_fn fn;
     tensor *out;
     const tensor *x;
 };

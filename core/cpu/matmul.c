@@ -7,7 +7,9 @@
        into f32 and multiplied with up to NCH activation rows by the f32 GEMM kernel of gemm_f32.c;
      - elsewhere (other dtypes or CPUs): the portable tiles below, which dequantise a KC chunk of a
        weight row into stack scratch and reuse it for a tile of activation rows.
-   Divisions: portable dot kernels · portable matmul · SIMD matmul · op entry · get_rows */
+   op_linear adds its epilogue (bias, activation, residual) to the prefill kernel's copy of each
+   output block, and after the product on the other ways.
+   Divisions: portable dot kernels · portable matmul · epilogue · SIMD matmul · op entry · get_rows */
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,6 +204,49 @@ static void matmul_portable(threadpool *pool, tensor *out, const tensor *w, cons
 }
 
 /* ---- SIMD matmul (x86-64 with AVX2+FMA+F16C) ------------------------------------------------ */
+/* ---- op_linear's epilogue ------------------------------------------------------------------- */
+
+/* out = act(product + bias) + res (struct linear_epilogue), on host pointers. */
+struct epi {
+    const float *bias;     /* [M] or NULL */
+    cpu_unary_row_fn act;  /* or NULL */
+    const float *res;      /* {M, N} row-major, or NULL */
+    int64_t M;
+};
+
+/* Columns [m0, m0 + n) of output row `row`: p holds the product (and is overwritten), o gets the
+   result (o may be p). The order of op_matmul, op_add, op_unary, op_add: the same floats. */
+static void epi_cols(const struct epi *e, float *o, float *p, int64_t row, int64_t m0, int64_t n)
+{
+    if (e->bias)
+        for (int64_t j = 0; j < n; j++)
+            p[j] += e->bias[m0 + j];
+    if (e->act)
+        e->act(p, p, n);
+    if (e->res) {
+        const float *r = e->res + row * e->M + m0;
+        for (int64_t j = 0; j < n; j++)
+            o[j] = p[j] + r[j];
+    } else if (o != p) {
+        memcpy(o, p, (size_t)n * sizeof *o);
+    }
+}
+
+struct epi_job {
+    const struct epi *e;
+    float *out;
+    int64_t N;
+};
+
+static void epi_worker(void *ctx, int ith, int nth)
+{
+    const struct epi_job *j = ctx;
+    long long lo, hi;
+    threadpool_range(j->N, ith, nth, &lo, &hi);
+    for (long long n = lo; n < hi; n++)
+        epi_cols(j->e, j->out + n * j->e->M, j->out + n * j->e->M, n, 0, j->e->M);
+}
+
 #ifdef SEER_MM_X86
 
 /* Activation rows from which the panel product beats re-reading weight rows in the dot kernel
@@ -220,6 +265,7 @@ struct simd_ctx {
     int64_t x_rs;       /* activation row stride in floats */
     int64_t K, M, N;
     int64_t n_units;    /* work units: weight rows (dot) or panels of MB rows (gemm) */
+    const struct epi *epi; /* op_linear's epilogue, applied by gemm_worker, or NULL */
 };
 
 /* Decode: weight rows [lo,hi) against every activation row, 4 rows per pass. */
@@ -286,8 +332,12 @@ static void gemm_worker(void *ctx, int ith, int nth)
                 }
             }
             float *out = (float *)c->out->data + n0 * c->M + m0;
-            for (int64_t n = 0; n < nr; n++)
-                memcpy(out + n * c->M, acc + n * MB, (size_t)mb * sizeof *out);
+            for (int64_t n = 0; n < nr; n++) {
+                if (c->epi) /* while the block is in L2: no pass over out of its own */
+                    epi_cols(c->epi, out + n * c->M, acc + n * MB, n0 + n, m0, mb);
+                else
+                    memcpy(out + n * c->M, acc + n * MB, (size_t)mb * sizeof *out);
+            }
         }
     }
 }
@@ -358,8 +408,11 @@ static bool matmul_avx512(threadpool *pool, const struct simd_ctx *c, bool exact
 }
 
 /* Runs the SIMD paths when they apply: a dtype with kernels, and activation rows at one stride
-   (the flattened {ne1,ne2,ne3} index is then row·x_rs). Returns false to use the portable path. */
-static bool matmul_simd(threadpool *pool, tensor *out, const tensor *w, const tensor *x, bool exact)
+   (the flattened {ne1,ne2,ne3} index is then row·x_rs). Returns false to use the portable path.
+   `epi` (or NULL): op_linear's epilogue, which the prefill kernel applies as it copies its blocks
+   out (*epi_done set then); the caller applies it otherwise. */
+static bool matmul_simd(threadpool *pool, tensor *out, const tensor *w, const tensor *x, bool exact,
+                        const struct epi *epi, bool *epi_done)
 {
     if (!mm_x86_available() || !(mm_x86_type(w->type) || mm_avx512_u8_type(w->type)))
         return false;
@@ -379,6 +432,8 @@ static bool matmul_simd(threadpool *pool, tensor *out, const tensor *w, const te
         threadpool_run(pool, dot_worker, &c);
     } else if (!mm_avx512_available() || !matmul_avx512(pool, &c, exact)) {
         c.n_units = (c.M + MB - 1) / MB;
+        c.epi = epi;
+        *epi_done = epi != NULL;
         threadpool_run(pool, gemm_worker, &c);
     }
     return true;
@@ -640,20 +695,47 @@ static bool matmul_n_qdot(backend *be, int n, tensor *const *outs, const tensor 
 
 /* ---- op entry ----------------------------------------------------------------------------- */
 
-int cpu_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
+/* The product by the first way that applies (file comment); with `epi`, *epi_done tells whether
+   the prefill kernel applied it. */
+static int matmul_ways(backend *be, tensor *out, const tensor *w, const tensor *x, const struct epi *epi,
+                       bool *epi_done)
 {
     threadpool *pool = cpu_pool(be);
+    *epi_done = false;
     if (!w->data || !x->data || !out->data)
         return seer_err(SEER_EINVAL, "op_matmul: a tensor has no host memory (w '%s', x '%s', out '%s')", w->name,
                         x->name, out->name);
     if (matmul_qdot(be, out, w, x))
         return SEER_OK;
 #ifdef SEER_MM_X86
-    if (matmul_simd(pool, out, w, x, ((struct cpu_ctx *)be->ctx)->exact))
+    if (matmul_simd(pool, out, w, x, ((struct cpu_ctx *)be->ctx)->exact, epi, epi_done))
         return SEER_OK;
+#else
+    (void)epi;
 #endif
     matmul_portable(pool, out, w, x);
     return SEER_OK;
+}
+
+int cpu_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
+{
+    bool done;
+    return matmul_ways(be, out, w, x, NULL, &done);
+}
+
+int cpu_linear(backend *be, tensor *out, const tensor *w, const tensor *x, const struct linear_epilogue *ep)
+{
+    const struct epi e = {
+        .bias = ep->bias ? ep->bias->data : NULL, .act = ep->act ? cpu_unary_row(ep->unary) : NULL,
+        .res = ep->res ? ep->res->data : NULL, .M = w->ne[1],
+    };
+    bool done;
+    int rc = matmul_ways(be, out, w, x, &e, &done);
+    if (rc == SEER_OK && !done) {
+        struct epi_job j = {&e, out->data, tensor_nelements(out) / e.M};
+        cpu_run(be, epi_worker, &j, cpu_parallel(be, 4.0 * (double)tensor_nelements(out), CPU_PAR_MIN_ELEMS));
+    }
+    return rc;
 }
 
 int cpu_matmul_n(backend *be, int n, tensor *const *outs, const tensor *const *ws, const tensor *x)

@@ -219,6 +219,62 @@ static void check_matmul_n(backend *be)
     check_matmul_n_set(be, (const enum dtype[]){DT_Q8_0, DT_Q4_K, DT_F16, DT_Q8_0}, "q8_0, q4_K, f16, q8_0");
 }
 
+/* op_linear gives the floats of the ops it stands for (op_matmul, op_add of the bias, op_unary,
+   op_add of the residual), bit for bit, on f16 weights (the tower's) with N = 3 and 67 (the pass
+   after the product, and the CPU prefill kernel's epilogue as it copies its blocks out), M = 130:
+   what keeps the tower's numbers those of its reference tests. And it refuses a residual that
+   overlaps its output and a bias of the wrong length. */
+static void check_linear_ops(backend *be)
+{
+    enum { K = 300, M = 130 };
+    static const int64_t Ns[2] = {3, 67};
+    tensor *w = chk_tensor(be, DT_F16, K, M, 1, NULL), *bias = chk_tensor(be, DT_F32, M, 1, 1, NULL);
+    float *wv = malloc(sizeof(float) * K * M), bv[M];
+    for (int64_t i = 0; i < K * M; i++)
+        wv[i] = test_randf(-1.0f, 1.0f);
+    for (int64_t i = 0; i < M; i++)
+        bv[i] = test_randf(-1.0f, 1.0f);
+    int rc = w && bias ? backend_tensor_set_f32(w, wv) : SEER_EINVAL;
+    rc = rc ? rc : backend_tensor_set_f32(bias, bv);
+    for (int c = 0; c < 2 && rc == SEER_OK; c++) {
+        const int64_t N = Ns[c];
+        float *xv = malloc(sizeof(float) * (size_t)(K * N)), *rv = malloc(sizeof(float) * (size_t)(M * N));
+        for (int64_t i = 0; i < K * N; i++)
+            xv[i] = test_randf(-2.0f, 2.0f);
+        for (int64_t i = 0; i < M * N; i++)
+            rv[i] = test_randf(-3.0f, 3.0f);
+        tensor *x = chk_tensor(be, DT_F32, K, N, 1, xv), *res = chk_tensor(be, DT_F32, M, N, 1, rv);
+        tensor *fused = chk_tensor(be, DT_F32, M, N, 1, NULL), *apart = chk_tensor(be, DT_F32, M, N, 1, NULL);
+        int same = 0;
+        for (int v = 0; v < 2 && x && res && fused && apart; v++) {
+            /* v 0: bias + GELU (fc1); v 1: bias + residual (proj, fc2) */
+            const struct linear_epilogue ep = {.bias = bias, .act = v == 0, .unary = UNARY_GELU_TANH,
+                                               .res = v == 1 ? res : NULL};
+            int r = op_linear(be, fused, w, x, &ep);
+            r = r ? r : op_matmul(be, apart, w, x);
+            r = r ? r : op_add(be, apart, apart, bias);
+            r = r ? r : v == 0 ? op_unary(be, UNARY_GELU_TANH, apart, apart) : op_add(be, apart, apart, res);
+            float *a = malloc(sizeof(float) * (size_t)(M * N)), *b = malloc(sizeof(float) * (size_t)(M * N));
+            if (!r && !backend_tensor_get_f32(fused, a) && !backend_tensor_get_f32(apart, b))
+                same += !memcmp(a, b, sizeof(float) * (size_t)(M * N));
+            free(a), free(b);
+        }
+        ok(same == 2, "%s: op_linear of f16 weights, N = %lld: bias + GELU and bias + residual equal the ops apart, "
+           "bit for bit (%d of 2)", backend_name(be), (long long)N, same);
+        if (c == 1 && x && res && fused) {
+            const struct linear_epilogue in_place = {.res = fused}, short_bias = {.bias = res};
+            ok(op_linear(be, fused, w, x, &in_place) == SEER_EINVAL && strstr(seer_last_error(), "overlaps") &&
+               op_linear(be, fused, w, x, &short_bias) == SEER_EINVAL && strstr(seer_last_error(), "bias"),
+               "%s: op_linear refuses a residual that is its output and a bias not {M}: %s", backend_name(be),
+               seer_last_error());
+        }
+        vk_test_tensor_free(x), vk_test_tensor_free(res), vk_test_tensor_free(fused), vk_test_tensor_free(apart);
+        free(xv), free(rv);
+    }
+    vk_test_tensor_free(w), vk_test_tensor_free(bias);
+    free(wv);
+}
+
 /* The int-dot kernel's activation rounding equals the CPU's bit for bit, ties included: Q8_0
    weights of one-hot rows (d = 1, one q = 1) make each output exactly d_x·q_x of one activation,
    so any summation order gives the same bits. Activations sit on or within an ulp of
@@ -404,6 +460,7 @@ static void op_checks(void)
         check_rope_axes(bes[b]);
         check_conv_pieces(bes[b]);
         check_matmul_n(bes[b]);
+        check_linear_ops(bes[b]);
     }
     check_gdn_forms();
     check_cpu_errors();

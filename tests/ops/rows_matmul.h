@@ -10,6 +10,10 @@
    boundary: Vulkan's wide Q4_K and Q5_K builds must not take them), the parent's values (`val`)
    then those of the view's rows. Parents: 0 w, 1 x, 2 out. f32 accumulation against double:
    ~1e-6 even at K = 12288; 1e-4 is the f32 bound.
+   linear — op_linear: case p {K, M, N, parts}, parts a set of LIN_* (bias, GELU tanh or erf,
+   residual); the weight dtype in .type; N below and above the CPU's panel threshold (16), M not a
+   multiple of its 64-row units, so both the epilogue the prefill kernel applies while copying out
+   and the pass after the other ways are checked. Parents: 0 w, 1 x, 2 bias, 3 res, 4 out.
    get_rows — case p {H, V, N}; OPC_STRIDED: out rows 3 floats apart. Each row must equal the
    table row's values bit for bit; ids include 0 and V − 1. Block tables are random blocks of
    tests/core/quant_blocks.h (any finite f16 scale, subnormals too). Parents: 0 table, 1 ids,
@@ -197,6 +201,65 @@ static const struct op_row row_matmul = {"matmul", 0, make_matmul, ref_matmul_ro
                                          1e-4, "f32 accumulation in another order: ~1e-6",
                                          OP_CASES(matmul_cases), NULL, "K M N layout"};
 
+/* ---- linear ----------------------------------------------------------------------------------- */
+
+enum { LIN_BIAS = 1, LIN_GELU = 2, LIN_ERF = 4, LIN_RES = 8 };
+
+static void make_linear(const struct op_row *r, const struct op_case *c, struct op_data *d)
+{
+    (void)r;
+    const int64_t K = c->p[0], M = c->p[1], N = c->p[2];
+    if (is_blocks(c->type))
+        op_add_blocks(d, c->type, K, M, moderate_blocks(c->type, K, M));
+    else
+        op_add_input(d, c->type, K, M, 1, 1, fill_normal);
+    op_add_input(d, DT_F32, K, N, 1, 1, fill_normal);
+    op_add_input(d, DT_F32, M, 1, 1, 1, fill_normal);
+    op_add_input(d, DT_F32, M, N, 1, 1, fill_normal3);
+    op_add_input(d, DT_F32, M, N, 1, 1, NULL);
+    d->n_out = (size_t)(M * N);
+}
+
+static void ref_linear(const struct op_row *r, const struct op_case *c, const struct op_data *d, void *want)
+{
+    (void)r;
+    const int64_t K = c->p[0], M = c->p[1], N = c->p[2], parts = c->p[3];
+    double *y = want;
+    ref_matmul(d->in[0].val, d->in[1].val, K, M, N, y);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t m = 0; m < M; m++) {
+            double v = y[n * M + m] + (parts & LIN_BIAS ? d->in[2].val[m] : 0.0);
+            v = parts & LIN_GELU ? ref_unary(UNARY_GELU_TANH, v) : parts & LIN_ERF ? ref_unary(UNARY_GELU_ERF, v) : v;
+            y[n * M + m] = v + (parts & LIN_RES ? d->in[3].val[n * M + m] : 0.0);
+        }
+}
+
+static int run_linear(const struct op_row *r, const struct op_case *c, struct op_bufs *b, void *got)
+{
+    (void)r;
+    const int64_t parts = c->p[3];
+    const struct linear_epilogue ep = {
+        .bias = parts & LIN_BIAS ? b->t[2] : NULL, .act = (parts & (LIN_GELU | LIN_ERF)) != 0,
+        .unary = parts & LIN_ERF ? UNARY_GELU_ERF : UNARY_GELU_TANH, .res = parts & LIN_RES ? b->t[3] : NULL,
+    };
+    int rc = op_linear(b->be, b->t[4], b->t[0], b->t[1], &ep);
+    return rc ? rc : op_read_view(b, 4, b->t[4], got);
+}
+
+/* Every set of parts the tower uses (bias; bias + GELU tanh; bias + GELU erf, the merger's; bias +
+   residual) and all four at once, on F16 (the tower's weights), F32 and Q8_0, N = 5 and 67, M = 70
+   (a 64-row unit and a 6-row one); the bare product; one case whose rows span 32 KiB windows. */
+#define LIN(t, K, M, N) {PAR(K, M, N, LIN_BIAS), .type = t}, {PAR(K, M, N, LIN_BIAS | LIN_GELU), .type = t},                                  {PAR(K, M, N, LIN_BIAS | LIN_ERF), .type = t}, {PAR(K, M, N, LIN_BIAS | LIN_RES), .type = t},                         {PAR(K, M, N, LIN_BIAS | LIN_GELU | LIN_RES), .type = t}
+static const struct op_case linear_cases[] = {
+    LIN(DT_F16, 96, 70, 5), LIN(DT_F16, 300, 70, 67), LIN(DT_F32, 37, 70, 67), LIN(DT_Q8_0, 64, 70, 67),
+    {PAR(300, 70, 67, 0), .type = DT_F16}, {PAR(300, 130, 67, LIN_RES), .type = DT_F16, .flags = OPC_THREADS},
+    {PAR(1000, 37, 67, LIN_BIAS | LIN_GELU | LIN_RES), .type = DT_F32, .flags = OPC_SPLIT},
+};
+static const struct op_row row_linear = {"linear", 0, make_linear, ref_linear, run_linear, fill_normal, OP_L2,
+                                         1e-4, "op_matmul's tolerance; the epilogue adds f32 rounding and "
+                                         "vmath.c's GELU (within 3e-7)", OP_CASES(linear_cases), NULL,
+                                         "K M N parts"};
+
 /* ---- get_rows --------------------------------------------------------------------------------- */
 
 static void make_get_rows(const struct op_row *r, const struct op_case *c, struct op_data *d)
@@ -254,4 +317,4 @@ static const struct op_row row_get_rows = {"get_rows", 0, make_get_rows, ref_get
                                            OP_BITS, 0, "a lookup: the table's values bit for bit",
                                            OP_CASES(get_rows_cases), NULL, "H V N"};
 
-static const struct op_row *const matmul_rows[] = {&row_matmul, &row_get_rows};
+static const struct op_row *const matmul_rows[] = {&row_matmul, &row_linear, &row_get_rows};
