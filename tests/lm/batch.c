@@ -128,6 +128,22 @@ static int run_alone(const qwen35_model *m, const struct seqdef *defs, int n, st
     return rc;
 }
 
+/* What both schedules end with: greedy tokens identical to the alone runs, every sequence at its
+   alone run's n_past and pos_next, and the states freed. */
+static void schedule_end(const struct seqdef *defs, int n, const struct traj *tr, qwen35_state **st, qwen35_state *ws,
+                         int rc, int mismatches, const char *label)
+{
+    bool positions = rc == SEER_OK;
+    for (int i = 0; i < n && positions; i++)
+        positions = st[i] && st[i]->n_past == defs[i].n_prompt + defs[i].steps && st[i]->pos_next == tr[i].pos_next;
+    ok(rc == SEER_OK && mismatches == 0, "%s: greedy tokens identical to each sequence alone (%d differ) %s", label,
+       mismatches, rc ? seer_last_error() : "");
+    ok(positions, "%s: every sequence ends at its alone run's n_past and pos_next", label);
+    for (int i = 0; i < n; i++)
+        qwen35_state_free(st[i]);
+    qwen35_state_free(ws);
+}
+
 /* The schedule through qwen35_decode_batch, each row against the alone runs `tr`: logits within
    tol (relative L2; 0: identical) and greedy tokens identical. */
 static void run_batched(const qwen35_model *m, const struct seqdef *defs, int n, const struct traj *tr, double tol,
@@ -177,17 +193,9 @@ static void run_batched(const qwen35_model *m, const struct seqdef *defs, int n,
             done[i]++, rows++;
         }
     }
-    bool positions = rc == SEER_OK;
-    for (int i = 0; i < n && positions; i++)
-        positions = st[i]->n_past == defs[i].n_prompt + defs[i].steps && st[i]->pos_next == tr[i].pos_next;
     ok(rc == SEER_OK && worst <= tol, "%s: %d rows in batches of up to %d, worst logits rel L2 %.2e vs alone "
        "(<= %.0e) %s", label, rows, max_n, worst, tol, rc ? seer_last_error() : "");
-    ok(rc == SEER_OK && mismatches == 0, "%s: greedy tokens identical to each sequence alone (%d differ) %s", label,
-       mismatches, rc ? seer_last_error() : "");
-    ok(positions, "%s: every sequence ends at its alone run's n_past and pos_next", label);
-    for (int i = 0; i < n; i++)
-        qwen35_state_free(st[i]);
-    qwen35_state_free(ws);
+    schedule_end(defs, n, tr, st, ws, rc, mismatches, label);
     free(lg);
 }
 
@@ -270,20 +278,11 @@ static void run_fed_in_batch(const qwen35_model *m, const struct seqdef *defs, i
             done[i]++, rows++;
         }
     }
-    bool positions = rc == SEER_OK;
-    for (int i = 0; i < n && positions; i++)
-        positions = st[i] && done[i] == defs[i].steps && st[i]->n_past == defs[i].n_prompt + defs[i].steps &&
-                    st[i]->pos_next == tr[i].pos_next;
     ok(rc == SEER_OK && worst <= tol && split > 0 && mixed > 0,
        "%s: %d decode rows, prompts in the passes (%d passes mixed prompts with decoding, %d prompt chunks cut "
        "by the workspace), worst logits rel L2 %.2e vs alone (<= %.0e) %s", label, rows, mixed, split, worst, tol,
        rc ? seer_last_error() : "");
-    ok(rc == SEER_OK && mismatches == 0, "%s: greedy tokens identical to each sequence alone (%d differ) %s", label,
-       mismatches, rc ? seer_last_error() : "");
-    ok(positions, "%s: every sequence ends at its alone run's n_past and pos_next", label);
-    for (int i = 0; i < n; i++)
-        qwen35_state_free(st[i]);
-    qwen35_state_free(ws);
+    schedule_end(defs, n, tr, st, ws, rc, mismatches, label);
     free(lg);
 }
 
