@@ -37,7 +37,8 @@ int gdn_forward(const qwen35_model *m, int il, tensor *x, const struct batch *b)
     for (int s = 0; s < b->n_seg; s++) {
         const struct segment *sg = &b->seg[s];
         tensor cs = segment_rows(&conv, 1, sg), ms = segment_rows(&mix, 1, sg);
-        if ((rc = op_conv1d_causal(be, &cs, &ms, &ly->ssm_conv, &sg->st->conv_state[il])))
+        if ((rc = op_conv1d_causal(be, &cs, &ms, &ly->ssm_conv, &sg->st->conv_state[il])) ||
+            (sg->mark && (rc = op_cpy(be, &sg->mark->conv_state[il], &sg->st->conv_state[il]))))
             return rc;
     }
     if ((rc = op_silu(be, &conv, &conv)))
@@ -71,7 +72,7 @@ int gdn_forward(const qwen35_model *m, int il, tensor *x, const struct batch *b)
             rc = op_gdn_chunked(be, &os, &qs, &ks, &vs, &gs, &bs, state, scale, order);
         else
             rc = op_gdn_recurrent(be, &os, &qs, &ks, &vs, &gs, &bs, state, scale, order);
-        if (rc)
+        if (rc || (sg->mark && (rc = op_cpy(be, &sg->mark->ssm_state[il], state))))
             return rc;
     }
 

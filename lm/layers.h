@@ -18,6 +18,8 @@ struct segment {
     qwen35_state *st;  /* its KV cache, conv window and recurrent state are read and updated */
     int64_t r0, T;
     int64_t n_past;
+    qwen35_state *mark; /* or NULL: receives st's conv windows and recurrent states as they are after
+                           these rows (qwen35_eval_mark; the next segment continues st) */
 };
 
 /* Everything one block needs about the current micro-batch. */

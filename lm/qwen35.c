@@ -191,6 +191,27 @@ fail:
     return rc;
 }
 
+int qwen35_state_create_recurrent(const qwen35_model *m, qwen35_state **out)
+{
+    const size_t L = (size_t)m->cfg.n_layer;
+    int rc = SEER_OK;
+    qwen35_state *st = seer_calloc(1, sizeof *st);
+    if (!st || !(st->conv_state = seer_calloc(L, sizeof(tensor))) || !(st->ssm_state = seer_calloc(L, sizeof(tensor))) ||
+        !(st->bufs = seer_calloc(2 * L, sizeof(backend_buffer *)))) {
+        qwen35_state_free(st);
+        return seer_err(SEER_ENOMEM, "no memory for a recurrent state");
+    }
+    for (int64_t il = 0; il < m->cfg.n_layer && rc == SEER_OK; il++)
+        if (!m->layers[il].is_attn)
+            rc = layer_state(m, st, il);
+    if (rc) {
+        qwen35_state_free(st);
+        return rc;
+    }
+    *out = st;
+    return SEER_OK;
+}
+
 void qwen35_state_free(qwen35_state *st)
 {
     if (!st)
@@ -289,21 +310,37 @@ static int run_layers(const qwen35_model *m, qwen35_state *ws, int64_t T, const 
 /* One micro-batch of T rows of one sequence whose input embeddings are already in x {H, T}.
    `pos`: the rows' positions as pos[a*stride + t] (spec §3.2), or NULL for text positions from
    st->pos_next. `logits`: where this micro-batch's logits go (ALL: T rows; LAST: the last row),
-   or NULL. */
+   or NULL. `mk` (or NULL): its point `at` lies in 1..T of these rows. */
 static int forward_ubatch(const qwen35_model *m, qwen35_state *st, int64_t T, const int32_t *pos, int64_t stride,
-                          enum qwen35_logits which, float *logits, bool chunked)
+                          enum qwen35_logits which, float *logits, bool chunked, const struct qwen35_mark *mk)
 {
-    int64_t pmax = st->pos_next - 1;
+    int64_t pmax = st->pos_next - 1, pmark = pmax;
     for (int a = 0; a < 3; a++)
         for (int64_t t = 0; t < T; t++) {
             int64_t p = pos ? pos[a * stride + t] : st->pos_next + t;
             st->pos_host[a * T + t] = (int32_t)p;
             pmax = MAX(pmax, p);
+            if (mk && t < mk->at)
+                pmark = MAX(pmark, p);
         }
-    const struct segment seg = {.st = st, .r0 = 0, .T = T, .n_past = st->n_past};
-    int rc = run_layers(m, st, T, &seg, 1, chunked);
+    /* the mark splits the rows into two segments of the same sequence, run one after the other
+       inside each layer, the state copied out between them (lm/layers.h) */
+    struct segment seg[2] = {{.st = st, .r0 = 0, .T = T, .n_past = st->n_past}};
+    int n_seg = 1;
+    if (mk) {
+        seg[0].T = mk->at, seg[0].mark = mk->rec;
+        if (mk->at < T)
+            seg[n_seg++] = (struct segment){.st = st, .r0 = mk->at, .T = T - mk->at, .n_past = st->n_past + mk->at};
+    }
+    int rc = run_layers(m, st, T, seg, n_seg, chunked);
     if (rc)
         return rc;
+    if (mk) {
+        mk->rec->n_past = st->n_past + mk->at;
+        mk->rec->pos_next = pmark + 1;
+        if ((rc = head_rows(m, st, mk->at - 1, 1, mk->logits)))
+            return rc;
+    }
     st->n_past += T;
     st->pos_next = pmax + 1;
     if (which == QWEN35_LOGITS_ALL)
@@ -350,7 +387,33 @@ int qwen35_forward(const qwen35_model *m, qwen35_state *st, const tensor *emb, c
         if ((rc = op_cpy(m->be, &x, &src)))
             break;
         float *lg = which == QWEN35_LOGITS_ALL ? logits + s * c->n_vocab : s + T == n ? logits : NULL;
-        rc = forward_ubatch(m, st, T, pos ? pos + s : NULL, n, which, lg, chunked);
+        rc = forward_ubatch(m, st, T, pos ? pos + s : NULL, n, which, lg, chunked, NULL);
+    }
+    if (rc == SEER_OK)
+        rc = backend_sync(m->be);
+    return rc;
+}
+
+int qwen35_eval_mark(const qwen35_model *m, qwen35_state *st, const int32_t *ids, int64_t n,
+                     enum qwen35_logits which, float *logits, bool chunked, const struct qwen35_mark *mk)
+{
+    const struct qwen35_config *c = &m->cfg;
+    /* every id is checked before the first micro-batch changes the state */
+    int rc = check_room(st, n);
+    if (rc == SEER_OK)
+        rc = check_ids(c, ids, n);
+    if (rc == SEER_OK && mk && (mk->at < 1 || mk->at > n || !mk->rec || !mk->logits))
+        rc = seer_err(SEER_EINVAL, "qwen35_eval_mark: a mark after %lld of %lld rows (1..n) with a state and logits",
+                      (long long)mk->at, (long long)n);
+    for (int64_t s = 0; s < n && rc == SEER_OK; s += st->n_ubatch) {
+        const int64_t T = MIN(st->n_ubatch, n - s);
+        tensor x = residual(m, st, T);
+        if ((rc = qwen35_embed(m, st, ids + s, T, &x)))
+            break;
+        float *lg = which == QWEN35_LOGITS_ALL ? logits + s * c->n_vocab : s + T == n ? logits : NULL;
+        struct qwen35_mark here = mk ? *mk : (struct qwen35_mark){0};
+        here.at -= s; /* in this micro-batch's rows when 1..T */
+        rc = forward_ubatch(m, st, T, NULL, T, which, lg, chunked, mk && here.at >= 1 && here.at <= T ? &here : NULL);
     }
     if (rc == SEER_OK)
         rc = backend_sync(m->be);
@@ -360,22 +423,7 @@ int qwen35_forward(const qwen35_model *m, qwen35_state *st, const tensor *emb, c
 int qwen35_eval(const qwen35_model *m, qwen35_state *st, const int32_t *ids, int64_t n,
                 enum qwen35_logits which, float *logits, bool chunked)
 {
-    const struct qwen35_config *c = &m->cfg;
-    /* every id is checked before the first micro-batch changes the state */
-    int rc = check_room(st, n);
-    if (rc == SEER_OK)
-        rc = check_ids(c, ids, n);
-    for (int64_t s = 0; s < n && rc == SEER_OK; s += st->n_ubatch) {
-        const int64_t T = MIN(st->n_ubatch, n - s);
-        tensor x = residual(m, st, T);
-        if ((rc = qwen35_embed(m, st, ids + s, T, &x)))
-            break;
-        float *lg = which == QWEN35_LOGITS_ALL ? logits + s * c->n_vocab : s + T == n ? logits : NULL;
-        rc = forward_ubatch(m, st, T, NULL, T, which, lg, chunked);
-    }
-    if (rc == SEER_OK)
-        rc = backend_sync(m->be);
-    return rc;
+    return qwen35_eval_mark(m, st, ids, n, which, logits, chunked, NULL);
 }
 
 /* Everything qwen35_feed_batch refuses, found before any state changes. */

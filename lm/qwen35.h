@@ -126,6 +126,9 @@ int qwen35_state_create(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch, 
    32) — each read by every backend's attention op in place. Other types: SEER_EUNSUPPORTED. */
 int qwen35_state_create_kv(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatch, enum dtype kv_type,
                            qwen35_state **out);
+/* Only the conv windows and recurrent states of the GDN layers (no KV cache, no workspace): where
+   qwen35_eval_mark copies a sequence's state mid-pass. Freed by qwen35_state_free. */
+int qwen35_state_create_recurrent(const qwen35_model *m, qwen35_state **out);
 void qwen35_state_free(qwen35_state *st);
 /* Back to an empty sequence (zero recurrent and conv state, n_past = 0). */
 int qwen35_state_reset(const qwen35_model *m, qwen35_state *st);
@@ -151,6 +154,20 @@ int qwen35_forward(const qwen35_model *m, qwen35_state *st, const tensor *emb, c
    embedding straight into the residual stream (no buffer of n rows). */
 int qwen35_eval(const qwen35_model *m, qwen35_state *st, const int32_t *ids, int64_t n,
                 enum qwen35_logits which, float *logits, bool chunked);
+
+/* A point inside a qwen35_eval_mark call: what the state was after the first `at` ids. */
+struct qwen35_mark {
+    int64_t at;          /* 1..n */
+    qwen35_state *rec;   /* gets the conv windows and recurrent states then (qwen35_state_create_recurrent),
+                            and the n_past and pos_next they go with */
+    float *logits;       /* gets the logits of id at−1 (n_vocab floats) */
+};
+/* qwen35_eval, also copying out the state at mk's point (or none: mk NULL) without a pass of its
+   own: the rows before and after it are two segments of the same micro-batch (lm/layers.h). The KV
+   rows before the point are the state's own rows [0, rec->n_past), which later rows never change,
+   so a caller can rebuild the whole state there (a chat's turn point, api/generate.c). */
+int qwen35_eval_mark(const qwen35_model *m, qwen35_state *st, const int32_t *ids, int64_t n,
+                     enum qwen35_logits which, float *logits, bool chunked, const struct qwen35_mark *mk);
 
 /* Feeds several sequences in one pass over the weights (issue #13 item 5; a batch's prompts and
    replies together): sequence seqs[i] takes counts[i] ≥ 1 token ids (counts NULL: one each), the
