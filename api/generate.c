@@ -306,7 +306,7 @@ static int generate(seer_context *c, const int32_t *prompt, size_t n_prompt, con
                     bool think_open, const struct api_fused *fused, seer_result *r)
 {
     struct reply rp;
-    int rc = reply_begin(&rp, c, prompt, n_prompt, p, think_open, fused, false);
+    int rc = reply_begin(&rp, c, prompt, n_prompt, p, think_open, fused, false, NULL);
     return reply_end(&rp, reply_alone(&rp, rc), r);
 }
 
@@ -341,7 +341,7 @@ int api_text_begin(seer_context *c, const char *prompt, const seer_generate_para
     api_history_clear(c);
     api_images_clear(&c->images);
     api_videos_clear(&c->videos);
-    rc = reply_begin(rp, c, ids, n, p, false, NULL, defer);
+    rc = reply_begin(rp, c, ids, n, p, false, NULL, defer, NULL);
     free(ids);
     return rc;
 }
@@ -538,6 +538,8 @@ int seer_chat_measure(seer_context *c, const seer_generate_params *params, int64
     return rc;
 }
 
+static int feed_reply(seer_context *c, const seer_generate_params *p, seer_result *r);
+
 /* seer_chat_feed, with what the feed cost in *r (prompt tokens, prefill and media timings). */
 static int feed(seer_context *c, const seer_generate_params *params, enum seer_feed until, seer_result *r)
 {
@@ -549,6 +551,8 @@ static int feed(seer_context *c, const seer_generate_params *params, enum seer_f
     size_t full_len = 0, cut_len = 0, pending;
     reply_init(&rp);
     int rc = can_generate(c);
+    if (!rc && until == SEER_FEED_REPLY)
+        return feed_reply(c, &p, r);
     if (!rc && until != SEER_FEED_MESSAGES && until != SEER_FEED_MEDIA)
         rc = seer_err(SEER_EINVAL, "seer_chat_feed: %d is not a seer_feed", (int)until);
     /* the cut must lie on the way to the reply's prompt, or the reply could not continue it */
@@ -563,7 +567,7 @@ static int feed(seer_context *c, const seer_generate_params *params, enum seer_f
     if (!rc && any && !(rc = api_snapshot_take(c, false, &back))) {
         seer_generate_params fp = p;
         fp.grammar = fp.json_schema = NULL; /* nothing is sampled */
-        rc = reply_end(&rp, reply_begin(&rp, c, fused.ids, fused.n_ids, &fp, false, &fused, false), r);
+        rc = reply_end(&rp, reply_begin(&rp, c, fused.ids, fused.n_ids, &fp, false, &fused, false, NULL), r);
         if (!rc && r->prompt_cut)
             rc = seer_err(SEER_ECANCELED, "seer_chat_feed: cancelled by on_progress");
         if (rc)
@@ -656,8 +660,78 @@ static int turn_point(seer_context *c, const seer_generate_params *p, struct rep
     return SEER_OK;
 }
 
+/* The reply's whole prompt is in the state already (seer_chat_feed with SEER_FEED_REPLY): the text
+   the state holds is the rendering up to the reply, nothing is pending or queued. */
+static bool prompt_in_state(const seer_context *c, const char *full, size_t full_len)
+{
+    return c->turn && !c->n_pending && !c->images.n && !c->videos.n && c->fed_text && c->fed_len == full_len &&
+           !memcmp(c->fed_text, full, full_len);
+}
+
+/* The messages not yet fed and the assistant's opening in one pass, the state at the turn point
+   copied out on the way (qwen35_eval_mark): a chat turn costs one pass over the weights where
+   turn_point and the reply's opening cost two (docs/PERFORMANCE.md "The opening in the messages'
+   pass"). Text only: queued images or videos go the two-pass way. Returns 1, with the reply not
+   begun, when the conversation takes the two-pass way (nothing changed but a rewind to the turn
+   point, which that way makes too). */
+static int joint_begin(seer_context *c, const seer_generate_params *p, struct reply *rp, char **full, size_t *full_len)
+{
+    struct api_fused fc = {0}, ff = {0};
+    char *cut = NULL;
+    size_t cut_len = 0, pending;
+    qwen35_state *rec = NULL;
+    float *lg = NULL;
+    int rc = c->images.n || c->videos.n ? 1 : SEER_OK;
+    /* a template that cannot render the messages alone, or not as a prefix of the reply's prompt,
+       leaves it to turn_point (which then keeps no turn point) */
+    if (!rc && chat_prompt(c, p, SEER_FEED_MESSAGES, false, &cut, &cut_len, &fc, &pending)) {
+        seer_err_clear();
+        rc = 1;
+    }
+    if (!rc)
+        rc = chat_prompt(c, p, FEED_REPLY, false, full, full_len, &ff, &pending);
+    const size_t at = c->n_pending + fc.n_ids;
+    if (!rc && (at == 0 || cut_len > *full_len || memcmp(cut, *full, cut_len) || fc.n_ids > ff.n_ids ||
+                (fc.n_ids && memcmp(fc.ids, ff.ids, fc.n_ids * sizeof *fc.ids))))
+        rc = 1;
+    if (!rc && !(lg = seer_malloc((size_t)c->m->lm->cfg.n_vocab * sizeof *lg)))
+        rc = seer_err(SEER_ENOMEM, "no memory for the turn point's logits");
+    if (!rc) {
+        api_device_lock(c->m);
+        rc = qwen35_state_create_recurrent(c->m->lm, &rec);
+        api_device_unlock(c->m);
+    }
+    const size_t n_fed = c->n_fed;
+    if (!rc) {
+        const struct reply_turn turn = {.mark = {.at = (int64_t)at, .rec = rec, .logits = lg}};
+        rc = reply_begin(rp, c, ff.ids, ff.n_ids, p, think_on(c, p), &ff, false, &turn);
+    }
+    if (!rc && !rp->r.prompt_cut) { /* passed the mark (a cut prompt is forgotten by api_chat_end) */
+        seer_snapshot *t;
+        if (!(rc = api_snapshot_take_mark(c, rec, lg, n_fed + at, cut, cut_len, &t))) {
+            seer_snapshot_free(c->turn);
+            c->turn = t;
+            free(c->fed_text);
+            c->fed_text = cut, c->fed_len = cut_len, cut = NULL;
+        }
+    }
+    if (rc == 1) {
+        seer_freep(full);
+        *full_len = 0;
+    }
+    if (rec) {
+        api_device_lock(c->m);
+        qwen35_state_free(rec);
+        api_device_unlock(c->m);
+    }
+    free(lg), free(cut);
+    api_fused_clear(&fc), api_fused_clear(&ff);
+    return rc;
+}
+
 /* The first half of seer_chat_generate: the messages fed up to the turn point, then the reply's
-   opening (chat_prompt), and the reply (rp) begun. */
+   opening (chat_prompt), and the reply (rp) begun — in one pass when the messages are text
+   (joint_begin), and not at all when seer_chat_feed fed them already. */
 int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply *rp, char **full,
                    size_t *full_len, bool defer)
 {
@@ -667,8 +741,18 @@ int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply 
     reply_init(rp);
     *full = NULL;
     int rc = can_generate(c);
-    if (!rc)
-        rc = turn_point(c, p, rp, &fr);
+    if (rc || (rc = render(c, c->n_hist, true, think_on(c, p), full, full_len, NULL, NULL)))
+        return rc;
+    if (prompt_in_state(c, *full, *full_len)) {
+        /* the ids since the turn point are the opening, which the sampler sees as if fed now */
+        const size_t from = api_snapshot_fed(c->turn);
+        const struct reply_turn fed = {.fed = true};
+        return reply_begin(rp, c, c->fed + from, c->n_fed - from, p, think_on(c, p), NULL, defer, &fed);
+    }
+    seer_freep(full);
+    if ((rc = joint_begin(c, p, rp, full, full_len)) != 1)
+        return rc;
+    rc = turn_point(c, p, rp, &fr);
     if (!rc && !rp->done)
         rc = chat_prompt(c, p, FEED_REPLY, false, full, full_len, &fused, &pending);
     if (!rc && rp->done) /* cancelled while feeding the messages: api_chat_end forgets them */
@@ -676,10 +760,56 @@ int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply 
     api_images_clear(&c->images);
     api_videos_clear(&c->videos);
     if (!rc && !rp->done)
-        rc = reply_begin(rp, c, fused.ids, fused.n_ids, p, think_on(c, p), &fused, defer);
+        rc = reply_begin(rp, c, fused.ids, fused.n_ids, p, think_on(c, p), &fused, defer, NULL);
     add_prefill(&rp->r, &fr);
     seer_result_clear(&fr);
     api_fused_clear(&fused);
+    return rc;
+}
+
+/* Cancelled inside the new prompt: the state holds a part of a turn that no rendering describes.
+   Forgets the state (the next turn feeds the whole conversation again) and, with `message`, the
+   unanswered message. */
+static int forget_cut(seer_context *c, bool message)
+{
+    api_device_lock(c->m);
+    int rc = qwen35_state_reset(c->m->lm, c->st);
+    api_device_unlock(c->m);
+    seer_snapshot_free(c->turn);
+    c->turn = NULL;
+    if (rc)
+        return rc;
+    c->n_fed = 0;
+    c->n_pending = 0;
+    seer_freep(&c->fed_text);
+    c->fed_len = 0;
+    while (message && c->n_hist && (!strcmp(c->hist[c->n_hist - 1].role, "user") || !strcmp(c->hist[c->n_hist - 1].role, "tool"))) {
+        c->n_hist--;
+        free(c->hist[c->n_hist].role), free(c->hist[c->n_hist].content);
+    }
+    return SEER_OK;
+}
+
+/* seer_chat_feed with SEER_FEED_REPLY: the reply begun as seer_chat_generate begins it (one pass
+   when the messages are text), not sampled; the state then holds the whole rendering up to the
+   reply, which api_chat_begin finds (prompt_in_state). A cancel forgets the state, not the
+   messages: the next reply feeds the whole conversation. */
+static int feed_reply(seer_context *c, const seer_generate_params *p, seer_result *r)
+{
+    seer_generate_params fp = *p;
+    fp.grammar = fp.json_schema = NULL; /* nothing is sampled */
+    struct reply rp;
+    char *full = NULL;
+    size_t full_len = 0;
+    int rc = reply_end(&rp, api_chat_begin(c, &fp, &rp, &full, &full_len, false), r);
+    if (!rc && r->prompt_cut) {
+        if (!(rc = forget_cut(c, false)))
+            rc = seer_err(SEER_ECANCELED, "seer_chat_feed: cancelled by on_progress");
+    } else if (!rc) {
+        free(c->fed_text);
+        c->fed_text = full, c->fed_len = full_len, full = NULL;
+    }
+    free(full);
     return rc;
 }
 
@@ -693,24 +823,7 @@ int api_chat_end(seer_context *c, int rc, struct reply *rp, char *full, size_t f
     if ((rc = reply_end(rp, rc, r)))
         goto done;
     if (r->prompt_cut) {
-        /* cancelled inside the new prompt: the state holds a part of a turn that no rendering
-           describes. Forget the state (the next turn feeds the whole conversation again) and the
-           unanswered message. */
-        api_device_lock(c->m);
-        rc = qwen35_state_reset(c->m->lm, c->st);
-        api_device_unlock(c->m);
-        seer_snapshot_free(c->turn);
-        c->turn = NULL;
-        if (rc)
-            goto done;
-        c->n_fed = 0;
-        c->n_pending = 0;
-        seer_freep(&c->fed_text);
-        c->fed_len = 0;
-        while (c->n_hist && (!strcmp(c->hist[c->n_hist - 1].role, "user") || !strcmp(c->hist[c->n_hist - 1].role, "tool"))) {
-            c->n_hist--;
-            free(c->hist[c->n_hist].role), free(c->hist[c->n_hist].content);
-        }
+        rc = forget_cut(c, true);
         goto done;
     }
     /* What the state now holds: the rendered prompt, then every generated token and the pending

@@ -143,7 +143,8 @@ static int pending_push(seer_context *c, int32_t id)
 /* Text prefill, micro-batch by micro-batch when the caller follows progress (the same micro-batches
    qwen35_eval makes, so the same numbers). Returns 1 when on_progress asked to stop; the state then
    holds *n_done of the n tokens. */
-static int prefill_text(seer_context *c, const int32_t *feed, size_t n, const seer_generate_params *p, size_t *n_done)
+static int prefill_text(seer_context *c, const int32_t *feed, size_t n, const seer_generate_params *p, size_t *n_done,
+                        const struct qwen35_mark *mark)
 {
     qwen35_state *st = c->st;
     const size_t step = p->on_progress ? (size_t)st->n_ubatch : n;
@@ -154,7 +155,11 @@ static int prefill_text(seer_context *c, const int32_t *feed, size_t n, const se
         float *all = api_all_logits_next(c); /* seer_golden's every position */
         const size_t V = (size_t)c->m->lm->cfg.n_vocab;
         const enum qwen35_logits mode = all ? QWEN35_LOGITS_ALL : last ? QWEN35_LOGITS_LAST : QWEN35_LOGITS_NONE;
-        int rc = qwen35_eval(c->m->lm, st, feed + *n_done, (int64_t)k, mode, all ? all : c->logits, true);
+        struct qwen35_mark here = mark ? *mark : (struct qwen35_mark){0};
+        here.at -= (int64_t)*n_done; /* the mark's place in this micro-batch, when it lies there */
+        const bool marked = mark && here.at >= 1 && here.at <= (int64_t)k;
+        int rc = qwen35_eval_mark(c->m->lm, st, feed + *n_done, (int64_t)k, mode, all ? all : c->logits, true,
+                                  marked ? &here : NULL);
         if (rc)
             return rc;
         if (all && last)
@@ -279,21 +284,29 @@ static void prompt_fed(struct reply *rp, const int32_t *feed, size_t n_done, boo
 }
 
 int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t n_prompt,
-                const seer_generate_params *p, bool think_open, const struct api_fused *fused, bool defer)
+                const seer_generate_params *p, bool think_open, const struct api_fused *fused, bool defer,
+                const struct reply_turn *turn)
 {
     seer_model *m = c->m;
     seer_result *r = &rp->r;
     const int64_t V = m->lm->cfg.n_vocab;
-    const size_t n_feed = c->n_pending + n_prompt;
+    const bool fed = turn && turn->fed;
+    const size_t n_feed = (fed ? 0 : c->n_pending) + n_prompt;
+    /* the tokens before the turn point are the messages': the sampler's penalties count the reply's
+       own prompt only, as when the messages were fed apart */
+    const size_t quiet = turn && !fed ? (size_t)turn->mark.at : 0;
     int32_t *feed = NULL;
     int rc;
     reply_setup(rp, c, p, think_open);
     if (n_feed == 0)
         return seer_err(SEER_EINVAL, "nothing to generate from: the prompt is empty");
+    if (quiet >= n_feed || (turn && !fed && (defer || (fused && (fused->n_images || fused->n_videos)))))
+        return seer_err(SEER_EINVAL, "reply_begin: a turn point after %zu of %zu tokens of a text prompt fed now",
+                        quiet, n_feed);
     if (p->top_logprobs < 0 || p->top_logprobs > SEER_TOP_LOGPROBS_MAX)
         return seer_err(SEER_EINVAL, "top_logprobs %d: 0 to %d", p->top_logprobs, SEER_TOP_LOGPROBS_MAX);
     r->n_top = !p->logprobs ? 0 : p->top_logprobs < (int64_t)m->n_vocab_real ? p->top_logprobs : (int)m->n_vocab_real;
-    if (c->st->n_past + (int64_t)n_feed > c->st->n_ctx)
+    if (!fed && c->st->n_past + (int64_t)n_feed > c->st->n_ctx)
         return seer_err(SEER_EINVAL, "the prompt does not fit: it needs %lld context tokens (%zu new after %lld used) "
                         "but the context holds %lld: raise -c (n_ctx) to at least %lld, or start over",
                         (long long)c->st->n_past + (long long)n_feed, n_feed, (long long)c->st->n_past,
@@ -316,7 +329,7 @@ int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t
     sp.frequency_penalty = p->sampling.frequency_penalty;
     sp.seed = p->sampling.seed;
     sp.n_vocab_valid = (int32_t)m->n_vocab_real;
-    if ((rc = sampler_create(&sp, (int32_t)V, &rp->smp)) || (rc = sampler_accept_prompt(rp->smp, feed, n_feed)) ||
+    if ((rc = sampler_create(&sp, (int32_t)V, &rp->smp)) || (rc = sampler_accept_prompt(rp->smp, feed + quiet, n_feed - quiet)) ||
         (rc = grammar_start(c, p, &rp->gram, &rp->gm)) || (think_open && (rc = budget_start(rp))))
         goto done;
     if (rp->gm && !rp->g_on) {
@@ -332,6 +345,11 @@ int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t
             rp->free_mask[m->id_endoftext >> 5] &= ~(1u << (m->id_endoftext & 31));
     }
 
+    if (fed) { /* in the state already, its logits in c->logits: decoding starts */
+        rp->t0 = seer_time_now();
+        r->stop = SEER_STOP_LENGTH;
+        goto done;
+    }
     const bool media = fused && (fused->n_images || fused->n_videos);
     if (defer && !media && !c->all_logits) { /* a batch feeds it in its passes (reply_prompt_left) */
         rp->feed = feed, rp->n_feed = n_feed, rp->t_feed = seer_time_now();
@@ -344,7 +362,7 @@ int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t
     if (media)
         rc = api_prefill_fused(c, feed, n_feed, fused, p, c->logits, &n_done);
     else
-        rc = prefill_text(c, feed, n_feed, p, &n_done);
+        rc = prefill_text(c, feed, n_feed, p, &n_done, turn ? &turn->mark : NULL);
     api_device_unlock(m);
     r->vision_seconds = fused ? fused->seconds : 0;
     if (fused) {

@@ -54,6 +54,16 @@ struct reply {
     double t_feed;              /* when it was deferred (its prefill_seconds count from there) */
 };
 
+/* A chat's turn point inside the reply's prompt (api_chat_begin): the first mark.at tokens (the
+   pending ones, then the messages) go in the same pass as the assistant's opening, the state after
+   them copied to the mark (qwen35_eval_mark), and the sampler sees only the rest, as when the
+   messages were fed apart. With `fed`, the whole prompt is in the state already (seer_chat_feed
+   with SEER_FEED_REPLY) and its logits in c->logits: only the sampler sees it. */
+struct reply_turn {
+    struct qwen35_mark mark;
+    bool fed;
+};
+
 /* Zeroes rp: reply_end may then be called on it whatever happens next. */
 void reply_init(struct reply *rp);
 /* Feeds `prompt` (after the context's pending tokens) and prepares sampling; the logits of the last
@@ -62,9 +72,11 @@ void reply_init(struct reply *rp);
    videos whose expanded placeholders the prompt holds. A prompt cancelled by on_progress ends the
    reply here (rp->done). `defer` (a seer_batch): a prompt without images or videos is not fed
    here but held for the batch to feed in its passes with other replies' tokens (reply_prompt_left,
-   reply_prompt_fed); the reply is sampled only after that. */
+   reply_prompt_fed); the reply is sampled only after that. `turn` (or NULL): a turn point in a text
+   prompt fed now (not deferred), or a prompt fed already. */
 int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t n_prompt,
-                const seer_generate_params *p, bool think_open, const struct api_fused *fused, bool defer);
+                const seer_generate_params *p, bool think_open, const struct api_fused *fused, bool defer,
+                const struct reply_turn *turn);
 /* The deferred prompt's tokens still to feed (*ids: the next), 0 when none is held. */
 size_t reply_prompt_left(const struct reply *rp, const int32_t **ids);
 /* The next k of them were fed into the context's state; when they complete the prompt, the logits

@@ -40,9 +40,9 @@ struct seer_snapshot {
 static void layer_parts(const seer_model *m, const qwen35_state *st, int64_t il, int64_t rows, tensor *t[2],
                         size_t n[2])
 {
-    if (m->lm->layers[il].is_attn) {
-        t[0] = &st->k_cache[il], t[1] = &st->v_cache[il];
-        n[0] = (size_t)rows * t[0]->nb[2], n[1] = (size_t)rows * t[1]->nb[2];
+    if (m->lm->layers[il].is_attn) { /* a recurrent-only state (a mark) has no KV cache: rows 0 */
+        t[0] = rows ? &st->k_cache[il] : NULL, t[1] = rows ? &st->v_cache[il] : NULL;
+        n[0] = rows ? (size_t)rows * t[0]->nb[2] : 0, n[1] = rows ? (size_t)rows * t[1]->nb[2] : 0;
     } else {
         t[0] = &st->conv_state[il], t[1] = &st->ssm_state[il];
         n[0] = tensor_nbytes(t[0]), n[1] = tensor_nbytes(t[1]);
@@ -117,16 +117,27 @@ void seer_snapshot_free(seer_snapshot *s)
     free(s);
 }
 
-int api_snapshot_take(const seer_context *c, bool kv, seer_snapshot **out)
+/* What a snapshot copies: the device state st (with kv, its first n_past KV rows) at n_past and
+   pos_next, and the host half — c's history, then these. */
+struct snap_src {
+    const qwen35_state *st;
+    int64_t n_past, pos_next;
+    const float *logits;
+    const int32_t *pending;
+    size_t n_pending, n_fed; /* the fed ids are c->fed's first n_fed */
+    const char *text;
+    size_t len;
+};
+
+static int take(const seer_context *c, const struct snap_src *src, bool kv, seer_snapshot **out)
 {
     const seer_model *m = c->m;
-    const qwen35_state *st = c->st;
     const int64_t L = m->lm->cfg.n_layer, V = m->lm->cfg.n_vocab;
     seer_snapshot *s = seer_calloc(1, sizeof *s);
     if (!s)
         goto oom;
-    *s = (seer_snapshot){.m = m, .kv_type = st->kv_type, .kv = kv, .n_past = st->n_past, .pos_next = st->pos_next,
-                         .n_pending = c->n_pending, .n_fed = c->n_fed, .n_hist = c->n_hist, .fed_len = c->fed_len,
+    *s = (seer_snapshot){.m = m, .kv_type = c->st->kv_type, .kv = kv, .n_past = src->n_past, .pos_next = src->pos_next,
+                         .n_pending = src->n_pending, .n_fed = src->n_fed, .n_hist = c->n_hist, .fed_len = src->len,
                          .refs = 1};
     if (!(s->off = seer_malloc((size_t)(2 * L + 1) * sizeof *s->off)))
         goto oom;
@@ -134,33 +145,55 @@ int api_snapshot_take(const seer_context *c, bool kv, seer_snapshot **out)
     for (int64_t il = 0; il < L; il++) {
         tensor *t[2];
         size_t n[2];
-        layer_parts(m, st, il, kv ? st->n_past : 0, t, n);
+        layer_parts(m, src->st, il, kv ? src->n_past : 0, t, n);
         s->off[2 * il + 1] = s->off[2 * il] + n[0];
         s->off[2 * il + 2] = s->off[2 * il + 1] + n[1];
     }
     s->bytes = sizeof *s + s->off[2 * L] + (size_t)(2 * L + 1) * sizeof *s->off + (size_t)V * sizeof *s->logits +
-               (c->n_pending + c->n_fed) * sizeof(int32_t) + c->fed_len + 1;
+               (src->n_pending + src->n_fed) * sizeof(int32_t) + src->len + 1;
     if (!(s->dev = seer_malloc(s->off[2 * L] ? s->off[2 * L] : 1)) ||
-        !(s->logits = mem_dup(c->logits, (size_t)V * sizeof *s->logits)) ||
-        !(s->pending = mem_dup(c->pending, c->n_pending * sizeof *s->pending)) ||
-        !(s->fed = mem_dup(c->fed, c->n_fed * sizeof *s->fed)) ||
+        !(s->logits = mem_dup(src->logits, (size_t)V * sizeof *s->logits)) ||
+        !(s->pending = mem_dup(src->pending, src->n_pending * sizeof *s->pending)) ||
+        !(s->fed = mem_dup(c->fed, src->n_fed * sizeof *s->fed)) ||
         !(s->hist = hist_dup(c->hist, c->n_hist, &s->bytes)) ||
-        (c->fed_text && !(s->fed_text = mem_dup(c->fed_text, c->fed_len + 1))))
+        (src->text && !(s->fed_text = mem_dup(src->text, src->len + 1))))
         goto oom;
-    int rc = copy_device(m, st, s, true);
+    int rc = copy_device(m, src->st, s, true);
     if (rc) {
         seer_snapshot_free(s);
         return rc;
-    }
-    if (kv && c->turn) { /* so that the restored conversation's next turn can go back there too */
-        s->turn = ref(c->turn);
-        s->bytes += s->turn->bytes;
     }
     *out = s;
     return SEER_OK;
 oom:
     seer_snapshot_free(s);
-    return seer_err(SEER_ENOMEM, "no memory for a snapshot of %lld tokens", (long long)st->n_past);
+    return seer_err(SEER_ENOMEM, "no memory for a snapshot of %lld tokens", (long long)src->n_past);
+}
+
+int api_snapshot_take(const seer_context *c, bool kv, seer_snapshot **out)
+{
+    const struct snap_src src = {.st = c->st, .n_past = c->st->n_past, .pos_next = c->st->pos_next,
+                                 .logits = c->logits, .pending = c->pending, .n_pending = c->n_pending,
+                                 .n_fed = c->n_fed, .text = c->fed_text, .len = c->fed_len};
+    int rc = take(c, &src, kv, out);
+    if (!rc && kv && c->turn) { /* so that the restored conversation's next turn can go back there too */
+        (*out)->turn = ref(c->turn);
+        (*out)->bytes += c->turn->bytes;
+    }
+    return rc;
+}
+
+int api_snapshot_take_mark(const seer_context *c, const qwen35_state *rec, const float *logits, size_t n_fed,
+                           const char *text, size_t len, seer_snapshot **out)
+{
+    const struct snap_src src = {.st = rec, .n_past = rec->n_past, .pos_next = rec->pos_next, .logits = logits,
+                                 .n_fed = n_fed, .text = text, .len = len};
+    return take(c, &src, false, out);
+}
+
+size_t api_snapshot_fed(const seer_snapshot *s)
+{
+    return s->n_fed;
 }
 
 /* api_snapshot_put, or with keep_history api_snapshot_rewind. */
@@ -281,6 +314,65 @@ int seer_context_save(const seer_context *c, seer_snapshot **out)
         return seer_err(SEER_EINVAL, "seer_context_save: %zu images and %zu videos are queued but not fed: a snapshot "
                         "holds only what the state holds (seer_chat_feed or generate first)", c->images.n, c->videos.n);
     return api_snapshot_take(c, true, out);
+}
+
+int seer_context_save_turn(const seer_context *c, seer_snapshot **out)
+{
+    if (!c || !out)
+        return seer_err(SEER_EINVAL, "seer_context_save_turn: a context and an out pointer are required");
+    if (!c->turn)
+        return seer_err(SEER_EINVAL, "seer_context_save_turn: no turn point yet (a reply, or seer_chat_feed with "
+                        "SEER_FEED_REPLY, makes one)");
+    /* The turn point holds the recurrent half; its KV rows are the context's own first n_past rows,
+       which everything fed since was appended after (include/seer.h). */
+    const seer_snapshot *t = c->turn;
+    const int64_t L = c->m->lm->cfg.n_layer;
+    seer_snapshot *s = seer_calloc(1, sizeof *s);
+    int rc = SEER_OK;
+    if (!s)
+        return seer_err(SEER_ENOMEM, "no memory for a snapshot");
+    *s = (seer_snapshot){.m = t->m, .kv_type = t->kv_type, .kv = true, .n_past = t->n_past, .pos_next = t->pos_next,
+                         .n_pending = t->n_pending, .n_fed = t->n_fed, .n_hist = t->n_hist, .fed_len = t->fed_len,
+                         .refs = 1, .bytes = t->bytes};
+    if (!(s->off = seer_malloc((size_t)(2 * L + 1) * sizeof *s->off)))
+        goto oom;
+    s->off[0] = 0;
+    for (int64_t il = 0; il < L; il++) {
+        tensor *tt[2];
+        size_t n[2];
+        layer_parts(c->m, c->st, il, t->n_past, tt, n);
+        s->off[2 * il + 1] = s->off[2 * il] + n[0];
+        s->off[2 * il + 2] = s->off[2 * il + 1] + n[1];
+    }
+    s->bytes += s->off[2 * L] - t->off[2 * L];
+    size_t ignored = 0;
+    if (!(s->dev = seer_malloc(s->off[2 * L] ? s->off[2 * L] : 1)) ||
+        !(s->logits = mem_dup(t->logits, (size_t)c->m->lm->cfg.n_vocab * sizeof *s->logits)) ||
+        !(s->pending = mem_dup(t->pending, t->n_pending * sizeof *s->pending)) ||
+        !(s->fed = mem_dup(t->fed, t->n_fed * sizeof *s->fed)) || !(s->hist = hist_dup(t->hist, t->n_hist, &ignored)) ||
+        (t->fed_text && !(s->fed_text = mem_dup(t->fed_text, t->fed_len + 1))))
+        goto oom;
+    api_device_lock((seer_model *)c->m);
+    for (int64_t il = 0; il < L && rc == SEER_OK; il++) {
+        tensor *tt[2];
+        size_t n[2];
+        layer_parts(c->m, c->st, il, t->n_past, tt, n);
+        for (int k = 0; k < 2 && rc == SEER_OK; k++)
+            if (c->m->lm->layers[il].is_attn)
+                rc = n[k] ? backend_tensor_get(tt[k], s->dev + s->off[2 * il + k], 0, n[k]) : SEER_OK;
+            else
+                memcpy(s->dev + s->off[2 * il + k], t->dev + t->off[2 * il + k], n[k]);
+    }
+    api_device_unlock((seer_model *)c->m);
+    if (rc) {
+        seer_snapshot_free(s);
+        return rc;
+    }
+    *out = s;
+    return SEER_OK;
+oom:
+    seer_snapshot_free(s);
+    return seer_err(SEER_ENOMEM, "no memory for a snapshot of %lld tokens", (long long)t->n_past);
 }
 
 int seer_context_restore(seer_context *c, const seer_snapshot *s)

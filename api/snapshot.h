@@ -12,6 +12,14 @@
    point for c alone: api_snapshot_put then leaves the KV cache as it is (rows past the saved n_past
    are never read again) and only the cheap part (no KV rows) is copied. */
 int api_snapshot_take(const seer_context *c, bool kv, seer_snapshot **out);
+/* A rollback point (no KV rows) of c at a mark inside its last feed (qwen35_eval_mark): the recurrent
+   half and positions from rec, the logits given, no pending token, c's first n_fed fed ids, the
+   rendered text given, c's history. c's turn point (seer_context.turn) is taken this way when the
+   messages and the assistant's opening go in one pass. */
+int api_snapshot_take_mark(const seer_context *c, const qwen35_state *rec, const float *logits, size_t n_fed,
+                           const char *text, size_t len, seer_snapshot **out);
+/* How many fed ids s holds (the context's first ones then). */
+size_t api_snapshot_fed(const seer_snapshot *s);
 /* Makes c what it was when s was taken (s from this model; for a snapshot without KV rows, from c
    itself, whose queued images and videos are then kept). Checks nothing; on failure c is reset (the
    state may be half written). */

@@ -367,7 +367,7 @@ SEER_API int seer_batch_take(seer_batch *batch, seer_context **ctx, seer_result 
 /* A server that answers many conversations sharing their beginnings (a system prompt, earlier turns,
    the same image) feeds a shared part once, saves the context, and restores it for each request that
    continues it (prefix caching); a C program saves a conversation and picks it up later. */
-enum seer_feed { SEER_FEED_MESSAGES = 0, SEER_FEED_MEDIA = 1 };
+enum seer_feed { SEER_FEED_MESSAGES = 0, SEER_FEED_MEDIA = 1, SEER_FEED_REPLY = 2 };
 /* Feeds the conversation so far without generating: SEER_FEED_MESSAGES every message (as
    seer_chat_generate would feed them, without the assistant's opening); SEER_FEED_MEDIA stops after
    the last message's last image or video (its text and end not fed; with no media in the last
@@ -376,7 +376,13 @@ enum seer_feed { SEER_FEED_MESSAGES = 0, SEER_FEED_MEDIA = 1 };
    seer_batch_add_chat feeds only the rest, and gives what it gives without the feed. params (NULL =
    defaults; think as the generation will use it): on_progress / on_video_progress / user_data are
    called as in generation (non-zero cancels: SEER_ECANCELED, nothing of the unfed part kept: the
-   context is as before the call); *n_fed (may be NULL) gets the tokens fed. */
+   context is as before the call); *n_fed (may be NULL) gets the tokens fed.
+   SEER_FEED_REPLY feeds everything the next reply needs before its first token: the messages, then
+   the assistant's opening, in one pass when the messages left to feed are text (the next
+   seer_chat_generate / seer_batch_add_chat then feeds nothing and samples at once), and keeps the
+   turn point between them (seer_context_save_turn). Cancelling it forgets the state, not the
+   messages: the next reply feeds the whole conversation again, and gives what it gives without
+   the feed. */
 SEER_API int seer_chat_feed(seer_context *ctx, const seer_generate_params *params, enum seer_feed until,
                             int64_t *n_fed);
 /* After a reply: feeds it again in the form the chat template gives it once a user message follows
@@ -393,6 +399,11 @@ typedef struct seer_snapshot seer_snapshot;
    positions; the history and rendered text it was fed; the last logits; pending tokens) into host
    memory. Fails (SEER_EINVAL) while images or videos are queued but not fed. */
 SEER_API int seer_context_save(const seer_context *ctx, seer_snapshot **out);
+/* What seer_context_save would have copied at the context's turn point: where the latest assistant
+   turn began, after the messages before it (after a reply, or seer_chat_feed with SEER_FEED_REPLY,
+   which passes it without stopping). A prefix cache keys it by the messages; restoring it, the next
+   reply feeds its own opening. SEER_EINVAL before there is a turn point. */
+SEER_API int seer_context_save_turn(const seer_context *ctx, seer_snapshot **out);
 /* Makes ctx (of the same model and KV cache type, n_ctx >= the snapshot's tokens) exactly as the
    saved context was: the next generation gives what the saved one would have. A snapshot is
    read-only: several contexts, on several threads, may restore from one at once. Fails with

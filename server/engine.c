@@ -1,11 +1,13 @@
 /* engine.c — the slots of `seer serve` (server/server.h). Two threads drive one model:
      the feeder takes queued jobs while a slot is free, restores the longest cached prefix into the
-     slot's context, adds the request's messages, feeds the prompt (seer_chat_feed) and saves
-     snapshots at the two points a later request can share: after the last message's media, and
-     after the last message (docs/SERVING.md "Prefix cache");
-     the decoder adds fed slots to one seer_batch (whose steps feed the assistant's opening in the
-     same pass as the other replies' tokens) and steps it, one token of every reply per pass over
-     the weights, handing text to the jobs as it comes and finishing them as they end.
+     slot's context, adds the request's messages, feeds the prompt (seer_chat_feed: the messages
+     and the assistant's opening in one pass) and saves snapshots at the two points a later
+     request can share: after the last message's media, and after the last message (the turn
+     point, passed inside that pass) (docs/SERVING.md "Prefix cache");
+     the decoder adds fed slots to one seer_batch (whose steps feed the opening of a reply whose
+     messages all came from the cache in the same pass as the other replies' tokens) and steps it,
+     one token of every reply per pass over the weights, handing text to the jobs as it comes and
+     finishing them as they end.
    The two take turns on the device: the library releases it between a prompt's micro-batches
    (on_progress runs unlocked) and between tower blocks, first come first served, and the feeder's
    on_progress waits there for one decode step whenever replies are decoding, so a long prompt
@@ -242,10 +244,11 @@ static int add_message(seer_context *ctx, const struct srv_message *msg, const s
     return seer_chat_add(ctx, msg->role, text);
 }
 
-static void save(engine *e, seer_context *ctx, struct cache_key key)
+/* The context as it is now, or (turn) at its turn point, cached under key. */
+static void save(engine *e, seer_context *ctx, struct cache_key key, bool turn)
 {
     seer_snapshot *snap;
-    if (e->cache && seer_context_save(ctx, &snap) == SEER_OK)
+    if (e->cache && (turn ? seer_context_save_turn(ctx, &snap) : seer_context_save(ctx, &snap)) == SEER_OK)
         cache_put(e->cache, key, snap);
 }
 
@@ -335,15 +338,17 @@ static int feed_chat(struct slot *sl, struct cache_key *keys)
         if ((rc = seer_chat_feed(ctx, &sl->gp, SEER_FEED_MEDIA, &fed)))
             goto fail;
         sl->fed += fed;
-        save(e, ctx, mkey);
+        save(e, ctx, mkey, false);
         if ((rc = seer_chat_append_text(ctx, r->messages[n - 1].text)))
             goto fail;
     }
+    /* the messages and the assistant's opening in one pass; the cache keeps the state between
+       them, where a later turn of the same chat continues (the opening is this reply's alone) */
     if (!all) {
-        if ((rc = seer_chat_feed(ctx, &sl->gp, SEER_FEED_MESSAGES, &fed)))
+        if ((rc = seer_chat_feed(ctx, &sl->gp, SEER_FEED_REPLY, &fed)))
             goto fail;
         sl->fed += fed;
-        save(e, ctx, keys[n - 1]);
+        save(e, ctx, keys[n - 1], true);
     }
     return 0;
 fail:

@@ -8,8 +8,18 @@
      (so the cut's tokenisation is a prefix of the whole rendering's), the last logits within
      TOL_LOGITS, and prompt_tokens = alone's − the tokens fed;
    - SEER_FEED_MEDIA with no media in the last message feeds what SEER_FEED_MESSAGES feeds without it;
-   - on_progress cancelling the feed (text, then with an image): SEER_ECANCELED, and the generation
-     that follows is still the one alone. */
+   - SEER_FEED_REPLY (the messages and the assistant's opening, in one pass for text: the
+     turn point copied out inside it) then the reply, alone or stepped in a seer_batch as the server
+     steps it, gives what generating alone gives, the reply feeding nothing (prompt_tokens 0); with
+     an image in the last message (two passes) too;
+   - seer_context_save_turn after SEER_FEED_REPLY against seer_context_save after
+     SEER_FEED_MESSAGES: the same tokens, text and history held, and each restored into a fresh
+     context gives the reply alone's tokens and logits; refused before there is a turn point;
+   - seer_chat_generate itself (the one pass) against the two passes of SEER_FEED_MESSAGES first
+     is the first check above, on turn 2, whose turn point the rewind of a third turn uses
+     (third_turn);
+   - on_progress cancelling the feed (text, then with an image, then SEER_FEED_REPLY): SEER_ECANCELED,
+     and the generation that follows is still the one alone. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +163,93 @@ static void same_as_alone(const struct run *a, const struct run *b, const char *
        (long long)a->prompt_tokens, (long long)b->n_fed);
 }
 
+/* Turn 3 of r's conversation (greedy): its tokens, and its last logits against those of `ref` (also
+   run here when r is the reference). Turn 2's reply renders differently once turn 3 follows, so this
+   turn goes back to turn 2's turn point (seer_context.turn) and feeds from there. */
+static void third_turn(struct run *r, struct run *ref, const char *what)
+{
+    seer_result res = {0};
+    seer_generate_params p = test_greedy(N_GEN);
+    int rc = r->rc ? r->rc : seer_chat_add(r->c, "user", "Thanks. One more word?");
+    if (!rc && !(rc = seer_chat_generate(r->c, &p, &res))) {
+        r->n_tokens = res.n_tokens < N_GEN ? res.n_tokens : N_GEN;
+        memcpy(r->tokens, res.tokens, r->n_tokens * sizeof *r->tokens);
+        memcpy(r->logits, r->c->logits, (size_t)model->lm->cfg.n_vocab * sizeof *r->logits);
+    }
+    seer_result_clear(&res);
+    r->rc = rc;
+    if (r == ref)
+        return;
+    double e;
+    const bool same = same_reply(ref, r, &e);
+    ok(same, "turn 3 after %s: %zu greedy tokens as the reference's, the same %zu ids, logits rel L2 %.1e (<= %.0e) %s",
+       what, r->n_tokens, r->c ? r->c->n_fed : 0, e, TOL_LOGITS, rc ? seer_last_error() : "");
+}
+
+/* A fresh context restored from s answers turn 2 as `alone` did. */
+static void restored_reply(const seer_snapshot *s, const struct run *alone, const char *what)
+{
+    struct run r = {0};
+    seer_result res = {0};
+    seer_generate_params p = test_greedy(N_GEN);
+    r.rc = seer_context_create(model, &small_batches, &r.c);
+    if (!r.rc && !(r.rc = seer_context_restore(r.c, s)) && !(r.rc = reply(r.c, &p, false, &res))) {
+        r.n_tokens = res.n_tokens < N_GEN ? res.n_tokens : N_GEN;
+        memcpy(r.tokens, res.tokens, r.n_tokens * sizeof *r.tokens);
+        if ((r.logits = malloc((size_t)model->lm->cfg.n_vocab * sizeof *r.logits)))
+            memcpy(r.logits, r.c->logits, (size_t)model->lm->cfg.n_vocab * sizeof *r.logits);
+    }
+    seer_result_clear(&res);
+    double e;
+    const bool same = same_reply(alone, &r, &e);
+    ok(same, "%s, restored into a fresh context: the reply alone's %zu tokens, the same ids, logits rel L2 %.1e %s",
+       what, r.n_tokens, e, r.rc ? seer_last_error() : "");
+    run_free(&r);
+}
+
+/* seer_context_save_turn after SEER_FEED_REPLY against seer_context_save after SEER_FEED_MESSAGES. */
+static void turn_snapshots(const struct run *alone)
+{
+    struct run a, b;
+    seer_snapshot *sa = NULL, *sb = NULL;
+    run_conv(false, -1, false, false, &a); /* only to get both contexts to turn 2 the same way */
+    run_conv(false, -1, false, false, &b);
+    seer_context *c = NULL;
+    int rc = seer_context_create(model, NULL, &c);
+    ok(!rc && seer_context_save_turn(c, &sa) == SEER_EINVAL && !sa, "seer_context_save_turn with no turn point: "
+       "SEER_EINVAL (%s)", seer_last_error());
+    seer_context_free(c);
+    /* back to turn 2 unanswered in both: the history without its reply, state fed from scratch */
+    for (struct run *r = &a; r; r = r == &a ? &b : NULL) {
+        seer_context_free(r->c);
+        r->c = NULL;
+        seer_result res = {0};
+        seer_generate_params p = test_greedy(N_GEN);
+        rc = seer_context_create(model, &small_batches, &r->c);
+        if (!rc && !(rc = seer_chat_add(r->c, "system", "You answer in one short sentence.")) &&
+            !(rc = seer_chat_add(r->c, "user", "What is the colour of a clear sky at noon?")) &&
+            !(rc = seer_chat_generate(r->c, &p, &res)))
+            rc = seer_chat_add(r->c, "user", "And at sunset, in a few words?");
+        seer_result_clear(&res);
+        if (!rc)
+            rc = seer_chat_feed(r->c, &p, r == &a ? SEER_FEED_REPLY : SEER_FEED_MESSAGES, NULL);
+        if (!rc)
+            rc = r == &a ? seer_context_save_turn(r->c, &sa) : seer_context_save(r->c, &sb);
+        r->rc = rc;
+    }
+    const bool made = ok(!a.rc && !b.rc, "the turn point saved after SEER_FEED_REPLY, the state after SEER_FEED_MESSAGES "
+                         "%s", a.rc || b.rc ? seer_last_error() : "");
+    if (made) {
+        ok(seer_snapshot_tokens(sa) == seer_snapshot_tokens(sb) && seer_snapshot_tokens(sa) < (int64_t)a.c->n_fed,
+           "both hold %lld tokens, %lld fewer than the context after SEER_FEED_REPLY (the assistant's opening)",
+           (long long)seer_snapshot_tokens(sa), (long long)a.c->n_fed - (long long)seer_snapshot_tokens(sa));
+        restored_reply(sa, alone, "seer_context_save_turn");
+        restored_reply(sb, alone, "seer_context_save");
+    }
+    seer_snapshot_free(sa), seer_snapshot_free(sb);
+    run_free(&a), run_free(&b);
+}
+
 static void image_bytes(void)
 {
     seer_image_input file = {.path = png}, mem = {.data = png_bytes, .data_size = png_size};
@@ -228,6 +325,27 @@ static void feeding(void)
     ok(cut_img.feed_rc == SEER_ECANCELED && same &&
            cut_img.prompt_tokens == alone_img.prompt_tokens,
        "a cancelled feed of an image: the queued image is kept, and the reply is the one alone (logits rel L2 %.1e)", e);
+
+    struct run rep, rep_batch, rep_img, rep_cut;
+    run_conv(false, SEER_FEED_REPLY, false, false, &rep);
+    same_as_alone(&alone, &rep, "turn 2, SEER_FEED_REPLY");
+    ok(rep.prompt_tokens == 0, "after SEER_FEED_REPLY the reply fed nothing (prompt_tokens %lld)",
+       (long long)rep.prompt_tokens);
+    run_conv(false, SEER_FEED_REPLY, false, true, &rep_batch);
+    same_as_alone(&alone, &rep_batch, "turn 2, SEER_FEED_REPLY, the reply stepped in a seer_batch");
+    run_conv(true, SEER_FEED_REPLY, false, false, &rep_img);
+    same_as_alone(&alone_img, &rep_img, "turn 2 with an image, SEER_FEED_REPLY (two passes)");
+    run_conv(false, SEER_FEED_REPLY, true, false, &rep_cut);
+    same = same_reply(&alone, &rep_cut, &e);
+    ok(rep_cut.feed_rc == SEER_ECANCELED && same && rep_cut.prompt_tokens > alone.prompt_tokens &&
+           rep_cut.c->n_hist == alone.c->n_hist,
+       "SEER_FEED_REPLY cancelled: SEER_ECANCELED, the messages kept, and the reply feeds the whole conversation and "
+       "is the one alone (logits rel L2 %.1e; %lld prompt tokens against %lld)", e, (long long)rep_cut.prompt_tokens,
+       (long long)alone.prompt_tokens);
+    run_free(&rep), run_free(&rep_batch), run_free(&rep_img), run_free(&rep_cut);
+    turn_snapshots(&alone);
+    third_turn(&fed, &fed, "");
+    third_turn(&alone, &fed, "turn 2's messages and opening in one pass (its turn point copied inside it)");
 
     /* SEER_FEED_MEDIA without media in the last message = everything before it (the template wants a
        user message, so a system prompt alone is fed this way) */
