@@ -49,9 +49,13 @@ KINL __m256 KFN(fma_blk)(__m256i isum, float a, __m256 acc)
    QDOT_Q8_AHEAD bytes ahead, runs through row ends into the next rows, where matmul.c's hints per
    row came in bursts that waited on the line-fill buffers. With the weights in 2 MiB pages (a
    page walk per 4 KiB otherwise) this took 0.8B Q8_0 decode, 1 thread, from 15.5 to 17.8 tokens/s
-   (2048 ahead: 17.5; 8192: 17.6; 12288: 17.4; a hint per block: 17.2). Reads past the matrix's
-   end are hints only: they cannot fault. */
-#define QDOT_Q8_AHEAD 4096
+   (2048 ahead: 17.5; 8192: 17.6; 12288: 17.4; a hint per block: 17.2) on one Zen 4 VM with 69 GB/s.
+   On another (AMD EPYC, AVX-512, 30 GB/s, 2026-11-28) far hints cost half the rate: tg64 at 1 / 2
+   threads with 512 ahead 20.5 / 31.8 tokens/s, 1024: 20.9 / 31.4, 2048: 14.1 / 22.6, 4096: 11.1 /
+   19.6, 16384: 13.1 / -, no hint (0 ahead): 20.2 / - (docs/PERFORMANCE.md). 1024 keeps nearly all
+   of the first machine's gain and all of the second's. Reads past the matrix's end are hints only:
+   they cannot fault. */
+#define QDOT_Q8_AHEAD 1024
 KINL void KFN(q8_ahead)(const block_q8_0 *b) { __builtin_prefetch((const char *)b + QDOT_Q8_AHEAD, 0, 1); }
 
 #ifndef QDOT_NO_Q8_0
