@@ -104,6 +104,14 @@ int reply_end(struct reply *rp, int rc, seer_result *r);
 int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply *rp, char **full, size_t *full_len,
                    bool defer);
 int api_chat_end(seer_context *c, int rc, struct reply *rp, char *full, size_t full_len, seer_result *r);
+/* api/generate.c's helpers for api/turn.c: whether a reply opens a reasoning block (think, or with
+   -1 the template's default); SEER_OK when the context can generate (a vocab_only model's cannot);
+   a message appended to the history (n_images image parts before its text); a begun reply fed one
+   token at a time until it ends (returns rc or the first error). */
+bool api_think_on(const seer_context *c, const seer_generate_params *p);
+int api_can_generate(const seer_context *c);
+int api_chat_add(seer_context *c, const char *role, const char *content, size_t n_images);
+int api_reply_alone(struct reply *rp, int rc);
 /* seer_generate_text's first half: a raw continuation (no template; special tokens parsed). */
 int api_text_begin(seer_context *c, const char *prompt, const seer_generate_params *p, struct reply *rp, bool defer);
 
