@@ -95,10 +95,11 @@ def page_words(answers, name, n_pages):
 
 def same_text_layer(got, want):
     """pdftotext's words against the answer's: equal, except on a page holding right-to-left
-    characters (Arabic, Hebrew: a random model writes them). poppler writes such a run in visual
-    order between U+202B and U+202C, and the neutral characters and spaces beside it may move
-    across it, so that page is compared as its characters (controls and spaces removed)."""
-    if not any(unicodedata.bidirectional(c) in ("R", "AL") for w in want for c in w):
+    characters (Arabic, Hebrew, and Arabic digits and signs such as U+06DD, bidi class AN: a random
+    model writes them). poppler writes such a run in visual order between U+202B and U+202C, and the
+    neutral characters and spaces beside it may move across it, so that page is compared as its
+    characters (controls and spaces removed)."""
+    if not any(unicodedata.bidirectional(c) in ("R", "AL", "AN") for w in want for c in w):
         return got == want
     return sorted(re.sub("[\u202a-\u202e\u2066-\u2069]", "", "".join(got))) == sorted("".join(want))
 
