@@ -223,13 +223,22 @@ static void check_prompts_in_steps(seer_model *m, const char *what)
     rc = rc ? rc : seer_batch_step(b);
     rc = rc ? rc : seer_batch_add_text(b, ctx[0], text[0], &p[0]);
     rc = rc ? rc : seer_batch_step(b);
-    int got = rc ? 0 : seer_batch_take(b, &c, &r, &st);
-    ok(got == 1 && c == ctx[0] && st == SEER_OK && r.stop == SEER_STOP_CANCELED && r.prompt_cut &&
-       r.prompt_tokens > 0 && r.prompt_tokens < ra[0].prompt_tokens && seer_batch_active(b) == 1,
+    /* the other reply may end within these two steps too when a random model ends its turn at once
+       (alone it gave ra[2].n_tokens): its result is set aside, and it must go on only when it did alone */
+    int got = 0, st0 = -1;
+    seer_result r0 = {0};
+    while (!rc && seer_batch_take(b, &c, &r, &st)) {
+        if (c == ctx[0] && !got)
+            got = 1, r0 = r, st0 = st;
+        else
+            seer_result_clear(&r);
+    }
+    ok(got == 1 && st0 == SEER_OK && r0.stop == SEER_STOP_CANCELED && r0.prompt_cut && r0.prompt_tokens > 0 &&
+           r0.prompt_tokens < ra[0].prompt_tokens && (ra[2].n_tokens <= 2 || seer_batch_active(b) == 1),
        "%s: a prompt cancelled by on_progress in a step ends cut short after %lld of %lld tokens, the other reply "
-       "goes on", what, got ? (long long)r.prompt_tokens : -1LL, (long long)ra[0].prompt_tokens);
-    if (got)
-        seer_result_clear(&r);
+       "goes on (%zu tokens alone)", what, got ? (long long)r0.prompt_tokens : -1LL, (long long)ra[0].prompt_tokens,
+       ra[2].n_tokens);
+    seer_result_clear(&r0);
 done:
     seer_batch_free(b);
     for (int i = 0; i < N; i++) {
