@@ -49,8 +49,10 @@ static void layer_parts(const seer_model *m, const qwen35_state *st, int64_t il,
     }
 }
 
-/* Copies the device half between st and s (to_host: read), under the model's device lock. */
-static int copy_device(const seer_model *m, const qwen35_state *st, const seer_snapshot *s, bool to_host)
+/* Copies the device half between st and s (to_host: read), under the model's device lock; reading,
+   the recurrent layers' bytes come from rec's host copy instead when rec is given (a turn point). */
+static int copy_device(const seer_model *m, const qwen35_state *st, const seer_snapshot *s, bool to_host,
+                       const seer_snapshot *rec)
 {
     int rc = SEER_OK;
     api_device_lock((seer_model *)m);
@@ -59,7 +61,9 @@ static int copy_device(const seer_model *m, const qwen35_state *st, const seer_s
         size_t n[2];
         layer_parts(m, st, il, s->kv ? s->n_past : 0, t, n);
         for (int k = 0; k < 2 && rc == SEER_OK; k++)
-            if (n[k])
+            if (n[k] && rec && !m->lm->layers[il].is_attn)
+                memcpy(s->dev + s->off[2 * il + k], rec->dev + rec->off[2 * il + k], n[k]);
+            else if (n[k])
                 rc = to_host ? backend_tensor_get(t[k], s->dev + s->off[2 * il + k], 0, n[k])
                              : backend_tensor_set(t[k], s->dev + s->off[2 * il + k], 0, n[k]);
     }
@@ -117,14 +121,17 @@ void seer_snapshot_free(seer_snapshot *s)
     free(s);
 }
 
-/* What a snapshot copies: the device state st (with kv, its first n_past KV rows) at n_past and
-   pos_next, and the host half — c's history, then these. */
+/* What a snapshot copies: the device state st (with kv, its first n_past KV rows; the recurrent
+   layers from rec's host copy instead when rec is given) at n_past and pos_next, and these host parts. */
 struct snap_src {
     const qwen35_state *st;
+    const seer_snapshot *rec;
     int64_t n_past, pos_next;
     const float *logits;
-    const int32_t *pending;
-    size_t n_pending, n_fed; /* the fed ids are c->fed's first n_fed */
+    const int32_t *pending, *fed;
+    size_t n_pending, n_fed;
+    const struct chat_msg *hist;
+    size_t n_hist;
     const char *text;
     size_t len;
 };
@@ -137,7 +144,7 @@ static int take(const seer_context *c, const struct snap_src *src, bool kv, seer
     if (!s)
         goto oom;
     *s = (seer_snapshot){.m = m, .kv_type = c->st->kv_type, .kv = kv, .n_past = src->n_past, .pos_next = src->pos_next,
-                         .n_pending = src->n_pending, .n_fed = src->n_fed, .n_hist = c->n_hist, .fed_len = src->len,
+                         .n_pending = src->n_pending, .n_fed = src->n_fed, .n_hist = src->n_hist, .fed_len = src->len,
                          .refs = 1};
     if (!(s->off = seer_malloc((size_t)(2 * L + 1) * sizeof *s->off)))
         goto oom;
@@ -154,11 +161,11 @@ static int take(const seer_context *c, const struct snap_src *src, bool kv, seer
     if (!(s->dev = seer_malloc(s->off[2 * L] ? s->off[2 * L] : 1)) ||
         !(s->logits = mem_dup(src->logits, (size_t)V * sizeof *s->logits)) ||
         !(s->pending = mem_dup(src->pending, src->n_pending * sizeof *s->pending)) ||
-        !(s->fed = mem_dup(c->fed, src->n_fed * sizeof *s->fed)) ||
-        !(s->hist = hist_dup(c->hist, c->n_hist, &s->bytes)) ||
+        !(s->fed = mem_dup(src->fed, src->n_fed * sizeof *s->fed)) ||
+        !(s->hist = hist_dup(src->hist, src->n_hist, &s->bytes)) ||
         (src->text && !(s->fed_text = mem_dup(src->text, src->len + 1))))
         goto oom;
-    int rc = copy_device(m, src->st, s, true);
+    int rc = copy_device(m, src->st, s, true, src->rec);
     if (rc) {
         seer_snapshot_free(s);
         return rc;
@@ -174,7 +181,8 @@ int api_snapshot_take(const seer_context *c, bool kv, seer_snapshot **out)
 {
     const struct snap_src src = {.st = c->st, .n_past = c->st->n_past, .pos_next = c->st->pos_next,
                                  .logits = c->logits, .pending = c->pending, .n_pending = c->n_pending,
-                                 .n_fed = c->n_fed, .text = c->fed_text, .len = c->fed_len};
+                                 .fed = c->fed, .n_fed = c->n_fed, .hist = c->hist, .n_hist = c->n_hist,
+                                 .text = c->fed_text, .len = c->fed_len};
     int rc = take(c, &src, kv, out);
     if (!rc && kv && c->turn) { /* so that the restored conversation's next turn can go back there too */
         (*out)->turn = ref(c->turn);
@@ -187,7 +195,8 @@ int api_snapshot_take_mark(const seer_context *c, const qwen35_state *rec, const
                            const char *text, size_t len, seer_snapshot **out)
 {
     const struct snap_src src = {.st = rec, .n_past = rec->n_past, .pos_next = rec->pos_next, .logits = logits,
-                                 .n_fed = n_fed, .text = text, .len = len};
+                                 .fed = c->fed, .n_fed = n_fed, .hist = c->hist, .n_hist = c->n_hist,
+                                 .text = text, .len = len};
     return take(c, &src, false, out);
 }
 
@@ -212,7 +221,7 @@ static int put(seer_context *c, const seer_snapshot *s, bool keep_history)
         free(text);
         return seer_err(SEER_ENOMEM, "no memory to restore a snapshot");
     }
-    int rc = copy_device(c->m, st, s, false);
+    int rc = copy_device(c->m, st, s, false, NULL);
     if (rc) { /* a half-written state describes nothing: start over */
         hist_free(hist, s->n_hist);
         free(text);
@@ -323,56 +332,14 @@ int seer_context_save_turn(const seer_context *c, seer_snapshot **out)
     if (!c->turn)
         return seer_err(SEER_EINVAL, "seer_context_save_turn: no turn point yet (a reply, or seer_chat_feed with "
                         "SEER_FEED_REPLY, makes one)");
-    /* The turn point holds the recurrent half; its KV rows are the context's own first n_past rows,
-       which everything fed since was appended after (include/seer.h). */
+    /* The turn point holds the recurrent half and the host half; its KV rows are the context's own
+       first n_past rows, which everything fed since was appended after (include/seer.h). */
     const seer_snapshot *t = c->turn;
-    const int64_t L = c->m->lm->cfg.n_layer;
-    seer_snapshot *s = seer_calloc(1, sizeof *s);
-    int rc = SEER_OK;
-    if (!s)
-        return seer_err(SEER_ENOMEM, "no memory for a snapshot");
-    *s = (seer_snapshot){.m = t->m, .kv_type = t->kv_type, .kv = true, .n_past = t->n_past, .pos_next = t->pos_next,
-                         .n_pending = t->n_pending, .n_fed = t->n_fed, .n_hist = t->n_hist, .fed_len = t->fed_len,
-                         .refs = 1, .bytes = t->bytes};
-    if (!(s->off = seer_malloc((size_t)(2 * L + 1) * sizeof *s->off)))
-        goto oom;
-    s->off[0] = 0;
-    for (int64_t il = 0; il < L; il++) {
-        tensor *tt[2];
-        size_t n[2];
-        layer_parts(c->m, c->st, il, t->n_past, tt, n);
-        s->off[2 * il + 1] = s->off[2 * il] + n[0];
-        s->off[2 * il + 2] = s->off[2 * il + 1] + n[1];
-    }
-    s->bytes += s->off[2 * L] - t->off[2 * L];
-    size_t ignored = 0;
-    if (!(s->dev = seer_malloc(s->off[2 * L] ? s->off[2 * L] : 1)) ||
-        !(s->logits = mem_dup(t->logits, (size_t)c->m->lm->cfg.n_vocab * sizeof *s->logits)) ||
-        !(s->pending = mem_dup(t->pending, t->n_pending * sizeof *s->pending)) ||
-        !(s->fed = mem_dup(t->fed, t->n_fed * sizeof *s->fed)) || !(s->hist = hist_dup(t->hist, t->n_hist, &ignored)) ||
-        (t->fed_text && !(s->fed_text = mem_dup(t->fed_text, t->fed_len + 1))))
-        goto oom;
-    api_device_lock((seer_model *)c->m);
-    for (int64_t il = 0; il < L && rc == SEER_OK; il++) {
-        tensor *tt[2];
-        size_t n[2];
-        layer_parts(c->m, c->st, il, t->n_past, tt, n);
-        for (int k = 0; k < 2 && rc == SEER_OK; k++)
-            if (c->m->lm->layers[il].is_attn)
-                rc = n[k] ? backend_tensor_get(tt[k], s->dev + s->off[2 * il + k], 0, n[k]) : SEER_OK;
-            else
-                memcpy(s->dev + s->off[2 * il + k], t->dev + t->off[2 * il + k], n[k]);
-    }
-    api_device_unlock((seer_model *)c->m);
-    if (rc) {
-        seer_snapshot_free(s);
-        return rc;
-    }
-    *out = s;
-    return SEER_OK;
-oom:
-    seer_snapshot_free(s);
-    return seer_err(SEER_ENOMEM, "no memory for a snapshot of %lld tokens", (long long)t->n_past);
+    const struct snap_src src = {.st = c->st, .rec = t, .n_past = t->n_past, .pos_next = t->pos_next,
+                                 .logits = t->logits, .pending = t->pending, .n_pending = t->n_pending,
+                                 .fed = t->fed, .n_fed = t->n_fed, .hist = t->hist, .n_hist = t->n_hist,
+                                 .text = t->fed_text, .len = t->fed_len};
+    return take(c, &src, true, out);
 }
 
 int seer_context_restore(seer_context *c, const seer_snapshot *s)
