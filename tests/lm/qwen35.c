@@ -20,8 +20,14 @@
 
 /* Logits vs the float64 reference: ≤ 1e-4 relative L2 (f32 path, spec tolerance). */
 #define TOL_REF 1e-4
-/* Chunked vs recurrent GDN prefill in C: same maths in another order, both f32. */
+/* Chunked vs recurrent GDN prefill in C, and a prompt in pieces vs one call: same maths in
+   another order, both f32, so they differ by f32 rounding. How far rounding moves the logits
+   depends on the random model's conditioning (measured: 0.6e-6 to 5.5e-6 over 14 seeds, 84 prompts;
+   one CI seed above 1e-5), and it is what the chunked form's own distance to the float64 reference
+   measures: the forms must agree to within 1e-5 or twice that measured floor, whichever is larger
+   (measured: the forms' difference was 0.3 to 0.95 of the floor). A wrong form is off by 1e-2 or more. */
 #define TOL_FORMS 1e-5
+#define FORMS_FLOOR_FACTOR 2.0
 #define N_DECODE 32
 
 static float *read_file_f32(const char *path, size_t *n)
@@ -138,7 +144,7 @@ static void check_against_reference(backend *be, const char *label, const char *
    explicit text positions (all three MRoPE axes = t, spec §3.2) equal qwen35_eval (`want`); rows
    given positions that run ahead (as after an image) leave pos_next one past the largest. */
 static void check_embed_forward(const qwen35_model *m, qwen35_state *st, const struct golden *g, const float *want,
-                                const char *label)
+                                double tol, const char *label)
 {
     const int64_t V = m->cfg.n_vocab, T = g->n_prompt;
     float *b = malloc(sizeof(float) * (size_t)V);
@@ -154,8 +160,8 @@ static void check_embed_forward(const qwen35_model *m, qwen35_state *st, const s
         pos[i] = (int32_t)(i % T);
     rc = rc ? rc : qwen35_forward(m, st, &emb, pos, QWEN35_LOGITS_LAST, b, true);
     double e = rc ? INFINITY : rel_l2(b, want, (size_t)V);
-    ok(e <= TOL_FORMS && st->n_past == T && st->pos_next == T,
-       "%s: embed + forward with text positions equals eval: %.2e (<= %.0e), pos_next %lld %s", label, e, TOL_FORMS,
+    ok(e <= tol && st->n_past == T && st->pos_next == T,
+       "%s: embed + forward with text positions equals eval: %.2e (<= %.2e), pos_next %lld %s", label, e, tol,
        (long long)st->pos_next, rc ? seer_last_error() : "");
     /* rows whose positions jump ahead by 7 on one axis (what an image's height axis does) */
     rc = rc ? rc : qwen35_state_reset(m, st);
@@ -186,9 +192,13 @@ static void check_forms(backend *be, const char *label, const char *model_path, 
     rc = rc ? rc : qwen35_state_create(m, T + 1, 256, &s2);
     rc = rc ? rc : qwen35_eval(m, s1, g->prompt, T, QWEN35_LOGITS_LAST, a, true);
     rc = rc ? rc : qwen35_eval(m, s2, g->prompt, T, QWEN35_LOGITS_LAST, b, false);
+    const float *ref = g->prefill + (T - 1) * V;
+    double floor = rc ? INFINITY : rel_l2(a, ref, (size_t)V), eb = rc ? INFINITY : rel_l2(b, ref, (size_t)V);
+    double tol = fmax(TOL_FORMS, FORMS_FLOOR_FACTOR * floor);
+    ok(eb <= TOL_REF, "%s: recurrent GDN prefill vs reference: %.2e (<= %.0e)", label, eb, TOL_REF);
     double e = rc ? INFINITY : rel_l2(a, b, (size_t)V);
-    ok(e <= TOL_FORMS, "%s: chunked vs recurrent GDN prefill of %lld tokens: %.2e (<= %.0e)", label, (long long)T, e,
-       TOL_FORMS);
+    ok(e <= tol, "%s: chunked vs recurrent GDN prefill of %lld tokens: %.2e (<= %.2e; chunked vs reference %.2e)", label,
+       (long long)T, e, tol, floor);
     /* the same prompt in three calls, state carried (a multi-turn conversation) */
     int64_t cut1 = T / 3, cut2 = T / 3 + T / 4;
     rc = rc ? rc : qwen35_state_reset(m, s2);
@@ -198,9 +208,8 @@ static void check_forms(backend *be, const char *label, const char *model_path, 
         rc = qwen35_eval(m, s2, g->prompt + cut1, cut2 - cut1, QWEN35_LOGITS_NONE, NULL, true);
     rc = rc ? rc : qwen35_eval(m, s2, g->prompt + cut2, T - cut2, QWEN35_LOGITS_LAST, b, true);
     e = rc ? INFINITY : rel_l2(b, a, (size_t)V);
-    ok(e <= TOL_FORMS, "%s: prompt in 3 calls equals one call: %.2e (<= %.0e) %s", label, e, TOL_FORMS,
-       rc ? seer_last_error() : "");
-    check_embed_forward(m, s2, g, a, label);
+    ok(e <= tol, "%s: prompt in 3 calls equals one call: %.2e (<= %.2e) %s", label, e, tol, rc ? seer_last_error() : "");
+    check_embed_forward(m, s2, g, a, tol, label);
     qwen35_state_free(s1);
     qwen35_state_free(s2);
     free(a), free(b);
