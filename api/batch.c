@@ -250,7 +250,7 @@ int seer_batch_step(seer_batch *b)
     if (n == 0)
         return SEER_OK;
     api_device_lock(b->m);
-    rc = qwen35_feed_batch(b->m->lm, b->ws, b->seqs, b->ids, b->counts, n, b->logits);
+    rc = qwen35_feed_batch(b->m->lm, b->ws, b->seqs, b->ids, b->counts, n, b->logits, NULL);
     api_device_unlock(b->m);
     for (int k = 0, at = 0; k < n; at += (int)b->counts[k++]) {
         struct slot *s = b->rows[k];

@@ -164,8 +164,9 @@ int qwen35_state_create_kv(const qwen35_model *m, int64_t n_ctx, int64_t n_ubatc
     st->bufs = seer_calloc(2 * L + 4, sizeof(backend_buffer *));
     st->pos_host = seer_calloc((size_t)n_ubatch * 3, sizeof *st->pos_host);
     st->seg = seer_calloc((size_t)n_ubatch, sizeof *st->seg);
+    st->head_dst = seer_calloc((size_t)n_ubatch, sizeof *st->head_dst);
     if (!st->k_cache || !st->v_cache || !st->conv_state || !st->ssm_state || !st->bufs || !st->pos_host ||
-        !st->seg) {
+        !st->seg || !st->head_dst) {
         rc = seer_err(SEER_ENOMEM, "no memory for a sequence state");
         goto fail;
     }
@@ -222,6 +223,7 @@ void qwen35_state_free(qwen35_state *st)
     free(st->bufs);
     free(st->pos_host);
     free(st->seg);
+    free(st->head_dst);
     free(st->k_cache);
     free(st->v_cache);
     free(st->conv_state);
@@ -232,18 +234,25 @@ void qwen35_state_free(qwen35_state *st)
 /* ---- forward ----------------------------------------------------------------------------------- */
 
 /* Final RMSNorm and LM head (spec §2.7) for rows [r0, r0+n) of ws's micro-batch, into dst. */
-static int head_rows(const qwen35_model *m, qwen35_state *ws, int64_t r0, int64_t n, float *dst)
+/* The logits of rows [r0, r0 + n) (n ≤ LOGIT_ROWS), left in ws->logits' first n rows. */
+static int head_compute(const qwen35_model *m, qwen35_state *ws, int64_t r0, int64_t n, tensor *lg)
 {
     const struct qwen35_config *c = &m->cfg;
     tensor z, xr = tensor_view(&ws->x, 2, (int64_t[]){c->n_embd, n}, ws->x.nb, (size_t)r0 * ws->x.nb[1]);
-    tensor lg = tensor_view(&ws->logits, 2, (int64_t[]){c->n_vocab, n}, ws->logits.nb, 0);
+    *lg = tensor_view(&ws->logits, 2, (int64_t[]){c->n_vocab, n}, ws->logits.nb, 0);
     int rc;
     arena_reset(&ws->scratch);
     if ((rc = arena_tensor(&ws->scratch, &z, DT_F32, c->n_embd, n, 1, 1)) ||
-        (rc = op_rmsnorm(m->be, &z, &xr, &m->output_norm, 0.0f, c->rms_eps)) ||
-        (rc = op_matmul(m->be, &lg, m->output, &z)) || (rc = backend_sync(m->be)))
+        (rc = op_rmsnorm(m->be, &z, &xr, &m->output_norm, 0.0f, c->rms_eps)) || (rc = op_matmul(m->be, lg, m->output, &z)))
         return rc;
-    return backend_tensor_get(&lg, dst, 0, (size_t)(n * c->n_vocab) * sizeof(float));
+    return backend_sync(m->be);
+}
+
+static int head_rows(const qwen35_model *m, qwen35_state *ws, int64_t r0, int64_t n, float *dst)
+{
+    tensor lg;
+    int rc = head_compute(m, ws, r0, n, &lg);
+    return rc ? rc : backend_tensor_get(&lg, dst, 0, (size_t)(n * m->cfg.n_vocab) * sizeof(float));
 }
 
 /* Logits of rows [0, T), LOGIT_ROWS at a time, into dst (T rows of n_vocab floats). */
@@ -252,6 +261,21 @@ static int head_all(const qwen35_model *m, qwen35_state *ws, int64_t T, float *d
     int rc = SEER_OK;
     for (int64_t r = 0; r < T && rc == SEER_OK; r += LOGIT_ROWS)
         rc = head_rows(m, ws, r, MIN(LOGIT_ROWS, T - r), dst + r * m->cfg.n_vocab);
+    return rc;
+}
+
+/* Logits of rows [0, T), row r into dst[r] (n_vocab floats each). */
+static int head_scattered(const qwen35_model *m, qwen35_state *ws, int64_t T, float *const *dst)
+{
+    const size_t row = (size_t)m->cfg.n_vocab * sizeof(float);
+    int rc = SEER_OK;
+    for (int64_t r = 0; r < T && rc == SEER_OK; r += LOGIT_ROWS) {
+        tensor lg;
+        const int64_t n = MIN(LOGIT_ROWS, T - r);
+        rc = head_compute(m, ws, r, n, &lg);
+        for (int64_t i = 0; i < n && rc == SEER_OK; i++)
+            rc = backend_tensor_get(&lg, dst[r + i], (size_t)i * row, row);
+    }
     return rc;
 }
 
@@ -428,7 +452,7 @@ int qwen35_eval(const qwen35_model *m, qwen35_state *st, const int32_t *ids, int
 
 /* Everything qwen35_feed_batch refuses, found before any state changes. */
 static int check_batch(const qwen35_model *m, const qwen35_state *ws, qwen35_state *const *seqs, const int32_t *ids,
-                       const int64_t *counts, int n, const float *logits)
+                       const int64_t *counts, int n, const float *logits, const struct qwen35_mark *marks)
 {
     if (!ws || !seqs || !ids || !logits || n < 1 || n > ws->n_ubatch)
         return seer_err(SEER_EINVAL, "qwen35_feed_batch: %d sequences need 1..%lld (the workspace's micro-batch) "
@@ -453,6 +477,9 @@ static int check_batch(const qwen35_model *m, const qwen35_state *ws, qwen35_sta
         if (s->pos_next > INT32_MAX - k)
             return seer_err(SEER_EINVAL, "qwen35_feed_batch: sequence %d's positions from %lld exceed %d", i,
                             (long long)s->pos_next, INT32_MAX);
+        if (marks && marks[i].rec && (marks[i].at < 1 || marks[i].at > k || !marks[i].logits))
+            return seer_err(SEER_EINVAL, "qwen35_feed_batch: sequence %d's mark after %lld of its %lld rows (1..%lld) "
+                            "with logits", i, (long long)marks[i].at, (long long)k, (long long)k);
         for (int64_t t = rows; t < rows + k; t++)
             if (ids[t] < 0 || ids[t] >= m->cfg.n_vocab)
                 return seer_err(SEER_EINVAL, "qwen35_feed_batch: token id %d of sequence %d is outside the vocabulary "
@@ -463,46 +490,72 @@ static int check_batch(const qwen35_model *m, const qwen35_state *ws, qwen35_sta
 }
 
 int qwen35_feed_batch(const qwen35_model *m, qwen35_state *ws, qwen35_state *const *seqs, const int32_t *ids,
-                      const int64_t *counts, int n, float *logits)
+                      const int64_t *counts, int n, float *logits, const struct qwen35_mark *marks)
 {
-    int rc = check_batch(m, ws, seqs, ids, counts, n, logits);
+    int rc = check_batch(m, ws, seqs, ids, counts, n, logits, marks);
     if (rc)
         return rc;
     /* sequence i's rows follow sequence i−1's, at its own next text positions (all three axes
-       equal, spec §3.2); positions are staged as pos_host[a*T + row], so T comes first */
+       equal, spec §3.2); positions are staged as pos_host[a*T + row], so T comes first. A marked
+       sequence's rows are two segments, its state copied out between them (lm/layers.h). */
     int64_t T = 0;
+    int n_seg = 0;
     for (int i = 0; i < n; i++) {
-        const int64_t k = counts ? counts[i] : 1;
-        ws->seg[i] = (struct segment){.st = seqs[i], .r0 = T, .T = k, .n_past = seqs[i]->n_past};
+        const int64_t k = counts ? counts[i] : 1, at = marks && marks[i].rec ? marks[i].at : k;
+        ws->seg[n_seg++] = (struct segment){.st = seqs[i], .r0 = T, .T = at, .n_past = seqs[i]->n_past,
+                                            .mark = marks ? marks[i].rec : NULL};
+        if (at < k)
+            ws->seg[n_seg++] = (struct segment){.st = seqs[i], .r0 = T + at, .T = k - at, .n_past = seqs[i]->n_past + at};
         T += k;
     }
-    for (int i = 0; i < n; i++)
-        for (int64_t t = 0; t < ws->seg[i].T; t++)
+    for (int s = 0; s < n_seg; s++) {
+        const struct segment *sg = &ws->seg[s];
+        for (int64_t t = 0; t < sg->T; t++)
             for (int a = 0; a < 3; a++)
-                ws->pos_host[a * T + ws->seg[i].r0 + t] = (int32_t)(seqs[i]->pos_next + t);
+                ws->pos_host[a * T + sg->r0 + t] = (int32_t)(sg->st->pos_next + sg->n_past - sg->st->n_past + t);
+    }
     tensor x = residual(m, ws, T);
-    if ((rc = qwen35_embed(m, ws, ids, T, &x)) || (rc = run_layers(m, ws, T, ws->seg, n, true)))
+    if ((rc = qwen35_embed(m, ws, ids, T, &x)) || (rc = run_layers(m, ws, T, ws->seg, n_seg, true)))
         return rc;
-    for (int i = 0; i < n; i++) {
-        seqs[i]->n_past += ws->seg[i].T;
-        seqs[i]->pos_next += ws->seg[i].T;
-    }
-    /* Each sequence's last row moves up to row i for one pass of the head. Row i is at or before
-       segment i's last row, and the rows later copies read lie past every row written before them. */
-    const size_t rb = ws->x.nb[1];
+    /* The head reads each sequence's last row, and a marked one's row at−1 before it, moved up to
+       rows 0, 1, … in order: the h-th row read lies at or past row h, and every later one past the
+       rows written before it. A mark at the last row shares its logits. */
+    const size_t rb = ws->x.nb[1], V = (size_t)m->cfg.n_vocab;
+    float **dst = ws->head_dst;
+    int64_t nh = 0, r0 = 0;
     for (int i = 0; i < n && rc == SEER_OK; i++) {
-        const int64_t last = ws->seg[i].r0 + ws->seg[i].T - 1;
-        if (last == i)
-            continue;
-        tensor dst = tensor_view(&ws->x, 1, (int64_t[]){m->cfg.n_embd}, ws->x.nb, (size_t)i * rb);
-        tensor src = tensor_view(&ws->x, 1, (int64_t[]){m->cfg.n_embd}, ws->x.nb, (size_t)last * rb);
-        rc = op_cpy(m->be, &dst, &src);
+        const int64_t k = counts ? counts[i] : 1;
+        const bool marked = marks && marks[i].rec;
+        int64_t src[2] = {r0 + (marked ? marks[i].at : k) - 1, r0 + k - 1};
+        float *to[2] = {marked ? marks[i].logits : logits + i * V, logits + i * V};
+        for (int h = marked && marks[i].at < k ? 0 : 1; h < 2 && rc == SEER_OK; h++, nh++) {
+            dst[nh] = to[h];
+            if (src[h] != nh) {
+                tensor d = tensor_view(&ws->x, 1, (int64_t[]){m->cfg.n_embd}, ws->x.nb, (size_t)nh * rb);
+                tensor sv = tensor_view(&ws->x, 1, (int64_t[]){m->cfg.n_embd}, ws->x.nb, (size_t)src[h] * rb);
+                rc = op_cpy(m->be, &d, &sv);
+            }
+        }
+        r0 += k;
     }
-    return rc ? rc : head_all(m, ws, n, logits);
+    if (rc == SEER_OK)
+        rc = head_scattered(m, ws, nh, dst);
+    for (int i = 0; i < n && rc == SEER_OK; i++) {
+        const int64_t k = counts ? counts[i] : 1;
+        if (marks && marks[i].rec) {
+            marks[i].rec->n_past = seqs[i]->n_past + marks[i].at;
+            marks[i].rec->pos_next = seqs[i]->pos_next + marks[i].at;
+            if (marks[i].at == k)
+                memcpy(marks[i].logits, logits + i * V, V * sizeof *logits);
+        }
+        seqs[i]->n_past += k;
+        seqs[i]->pos_next += k;
+    }
+    return rc;
 }
 
 int qwen35_decode_batch(const qwen35_model *m, qwen35_state *ws, qwen35_state *const *seqs,
                         const int32_t *ids, int n, float *logits)
 {
-    return qwen35_feed_batch(m, ws, seqs, ids, NULL, n, logits);
+    return qwen35_feed_batch(m, ws, seqs, ids, NULL, n, logits, NULL);
 }

@@ -85,6 +85,7 @@ typedef struct qwen35_state {
     tensor ids, pos;              /* i32 {n_ubatch}, i32 {n_ubatch, 3} */
     int32_t *pos_host;            /* [3·n_ubatch]: one micro-batch's positions, staged for `pos` */
     struct segment *seg;          /* [n_ubatch]: which sequence each run of rows belongs to (lm/layers.h) */
+    float **head_dst;             /* [n_ubatch]: where each row the head reads puts its logits */
     arena scratch;                /* per-layer intermediates, reset after each layer */
     backend_buffer **bufs;
     int n_bufs;
@@ -182,10 +183,13 @@ int qwen35_eval_mark(const qwen35_model *m, qwen35_state *st, const int32_t *ids
    Every weight matrix is read once for all rows; only the conv window, the delta rule and the
    attention over each sequence's own cache run per sequence. Sequences may differ in n_past,
    rope delta and KV cache type, and may join or leave between calls (any set of states created
-   for m). Errors: SEER_EINVAL (arguments; nothing changed), or a backend error mid-pass, after
-   which the sequences' states are undefined (reset them). */
+   for m). `marks` (NULL, or [n] where a NULL rec means none): sequence i's state after its first
+   marks[i].at rows (1..counts[i]) is copied out as qwen35_eval_mark copies it, within the same
+   pass (a batch feeding a chat prompt past its turn point, api/batch.c). Errors: SEER_EINVAL
+   (arguments; nothing changed), or a backend error mid-pass, after which the sequences' states
+   (and the marks') are undefined (reset them). */
 int qwen35_feed_batch(const qwen35_model *m, qwen35_state *ws, qwen35_state *const *seqs, const int32_t *ids,
-                      const int64_t *counts, int n, float *logits);
+                      const int64_t *counts, int n, float *logits, const struct qwen35_mark *marks);
 /* One token for each of n sequences: qwen35_feed_batch with counts NULL. */
 int qwen35_decode_batch(const qwen35_model *m, qwen35_state *ws, qwen35_state *const *seqs,
                         const int32_t *ids, int n, float *logits);

@@ -260,7 +260,7 @@ static void run_fed_in_batch(const qwen35_model *m, const struct seqdef *defs, i
             batch[nq] = st[i], counts[nq] = c, who[nq++] = i;
         }
         mixed += n_prompts > 0 && nq > n_prompts;
-        if ((rc = qwen35_feed_batch(m, s % 2 ? batch[0] : ws, batch, ids, counts, nq, lg)))
+        if ((rc = qwen35_feed_batch(m, s % 2 ? batch[0] : ws, batch, ids, counts, nq, lg, NULL)))
             break;
         for (int k = 0; k < nq; k++) {
             const int i = who[k];

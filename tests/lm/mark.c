@@ -9,7 +9,8 @@
    already held tokens (n_past > 0), with micro-batches of 8 so that the n ids span several. Tiny
    random model of the real architecture (lm/randmodel.h), fresh seed and ids each run, f32 weights
    on the CPU's exact path and on Vulkan (lavapipe) when a device is present. Refusals (a mark at 0 or
-   past n, no state to copy to) change nothing. */
+   past n, no state to copy to) change nothing. The same through qwen35_feed_batch: two prompts
+   marked in one pass beside a sequence decoding a token. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,50 +84,131 @@ static qwen35_state *started(const qwen35_model *m, const int32_t *pre, float *l
     return st;
 }
 
+/* The two calls: pre, then ids[0, at) (lg_a: its last logits; *after_a: the recurrent half then),
+   then ids[at, n) (lg_end: the last logits). *two holds the whole sequence. */
+static int two_calls(const qwen35_model *m, const int32_t *pre, const int32_t *ids, int64_t n, int64_t at, float *lg_a,
+                     float *lg_end, qwen35_state **two, qwen35_state **after_a)
+{
+    *after_a = NULL;
+    if (!(*two = started(m, pre, lg_a)))
+        return SEER_ENOMEM;
+    int rc = qwen35_state_create_recurrent(m, after_a);
+    rc = rc ? rc : qwen35_eval(m, *two, ids, at, QWEN35_LOGITS_LAST, lg_a, true);
+    for (int64_t il = 0; rc == SEER_OK && il < m->cfg.n_layer; il++)
+        if (!m->layers[il].is_attn) {
+            rc = op_cpy(m->be, &(*after_a)->conv_state[il], &(*two)->conv_state[il]);
+            rc = rc ? rc : op_cpy(m->be, &(*after_a)->ssm_state[il], &(*two)->ssm_state[il]);
+        }
+    rc = rc ? rc : backend_sync(m->be);
+    if (!rc)
+        (*after_a)->n_past = (*two)->n_past, (*after_a)->pos_next = (*two)->pos_next;
+    if (at < n)
+        rc = rc ? rc : qwen35_eval(m, *two, ids + at, n - at, QWEN35_LOGITS_LAST, lg_end, true);
+    else if (!rc)
+        memcpy(lg_end, lg_a, (size_t)m->cfg.n_vocab * sizeof *lg_end);
+    return rc;
+}
+
+/* The marked pass (`one`, its copy `rec`, lg_mark, lg_pass) against the two calls. */
+static void check_against(const qwen35_model *m, const qwen35_state *one, const qwen35_state *rec,
+                          const float *lg_mark, const float *lg_pass, const qwen35_state *two,
+                          const qwen35_state *after_a, const float *lg_a, const float *lg_end, int64_t at,
+                          const char *what)
+{
+    const size_t V = (size_t)m->cfg.n_vocab;
+    ok(rec->n_past == after_a->n_past && rec->pos_next == after_a->pos_next && one->n_past == two->n_past &&
+           one->pos_next == two->pos_next,
+       "%s, at %lld: the mark's n_past %lld and pos_next %lld (want %lld, %lld); the state's %lld, %lld", what,
+       (long long)at, (long long)rec->n_past, (long long)rec->pos_next, (long long)after_a->n_past,
+       (long long)after_a->pos_next, (long long)one->n_past, (long long)one->pos_next);
+    const double e_rec = worst_state(m, rec, after_a, 0), e_kv = worst_state(m, one, two, N_PRE + at);
+    const double e_lm = rel_l2(lg_mark, lg_a, V), e_end = rel_l2(lg_pass, lg_end, V);
+    ok(e_rec <= TOL, "%s, at %lld: marked conv and recurrent state vs the first call's: rel L2 %.2e (<= %.0e)", what,
+       (long long)at, e_rec, TOL);
+    ok(e_lm <= TOL, "%s, at %lld: marked logits vs the first call's: rel L2 %.2e (<= %.0e)", what, (long long)at,
+       e_lm, TOL);
+    ok(e_kv <= TOL, "%s, at %lld: KV rows before the mark vs the first call's: rel L2 %.2e (<= %.0e)", what,
+       (long long)at, e_kv, TOL);
+    ok(e_end <= TOL, "%s, at %lld: last logits vs the second call's: rel L2 %.2e (<= %.0e)", what, (long long)at,
+       e_end, TOL);
+}
+
 static void check_mark(const qwen35_model *m, const int32_t *pre, const int32_t *ids, int64_t at, const char *be)
 {
     const size_t V = (size_t)m->cfg.n_vocab;
     float *lg_a = calloc(V, sizeof(float)), *lg_end = calloc(V, sizeof(float));
     float *lg_mark = calloc(V, sizeof(float)), *lg_pass = calloc(V, sizeof(float));
-    qwen35_state *two = started(m, pre, lg_a), *one = started(m, pre, lg_a), *rec = NULL, *after_a = NULL;
-    int rc = two && one && lg_a && lg_end && lg_mark && lg_pass ? SEER_OK : SEER_ENOMEM;
-    /* the two calls; the recurrent half after the first is kept in after_a */
-    rc = rc ? rc : qwen35_state_create_recurrent(m, &after_a);
-    rc = rc ? rc : qwen35_eval(m, two, ids, at, QWEN35_LOGITS_LAST, lg_a, true);
-    const int64_t past_a = two ? two->n_past : 0, pos_a = two ? two->pos_next : 0;
-    for (int64_t il = 0; rc == SEER_OK && il < m->cfg.n_layer; il++)
-        if (!m->layers[il].is_attn) {
-            rc = op_cpy(m->be, &after_a->conv_state[il], &two->conv_state[il]);
-            rc = rc ? rc : op_cpy(m->be, &after_a->ssm_state[il], &two->ssm_state[il]);
-        }
-    rc = rc ? rc : backend_sync(m->be);
-    if (at < N_IDS)
-        rc = rc ? rc : qwen35_eval(m, two, ids + at, N_IDS - at, QWEN35_LOGITS_LAST, lg_end, true);
-    else if (!rc)
-        memcpy(lg_end, lg_a, V * sizeof *lg_end);
+    qwen35_state *two = NULL, *one = started(m, pre, lg_mark), *rec = NULL, *after_a = NULL;
+    int rc = one && lg_a && lg_end && lg_mark && lg_pass ? SEER_OK : SEER_ENOMEM;
+    rc = rc ? rc : two_calls(m, pre, ids, N_IDS, at, lg_a, lg_end, &two, &after_a);
     /* the one pass */
     rc = rc ? rc : qwen35_state_create_recurrent(m, &rec);
     const struct qwen35_mark mk = {.at = at, .rec = rec, .logits = lg_mark};
     rc = rc ? rc : qwen35_eval_mark(m, one, ids, N_IDS, QWEN35_LOGITS_LAST, lg_pass, true, &mk);
-    if (ok(rc == SEER_OK, "%s: mark after %lld of %d ids %s", be, (long long)at, N_IDS, rc ? seer_last_error() : "")) {
-        ok(rec->n_past == past_a && rec->pos_next == pos_a && one->n_past == two->n_past &&
-               one->pos_next == two->pos_next,
-           "%s, at %lld: the mark's n_past %lld and pos_next %lld (want %lld, %lld); the state's %lld, %lld", be,
-           (long long)at, (long long)rec->n_past, (long long)rec->pos_next, (long long)past_a, (long long)pos_a,
-           (long long)one->n_past, (long long)one->pos_next);
-        const double e_rec = worst_state(m, rec, after_a, 0), e_kv = worst_state(m, one, two, N_PRE + at);
-        const double e_lm = rel_l2(lg_mark, lg_a, V), e_end = rel_l2(lg_pass, lg_end, V);
-        ok(e_rec <= TOL, "%s, at %lld: marked conv and recurrent state vs the first call's: rel L2 %.2e (<= %.0e)", be,
-           (long long)at, e_rec, TOL);
-        ok(e_lm <= TOL, "%s, at %lld: marked logits vs the first call's: rel L2 %.2e (<= %.0e)", be, (long long)at,
-           e_lm, TOL);
-        ok(e_kv <= TOL, "%s, at %lld: KV rows before the mark vs the first call's: rel L2 %.2e (<= %.0e)", be,
-           (long long)at, e_kv, TOL);
-        ok(e_end <= TOL, "%s, at %lld: last logits vs the second call's: rel L2 %.2e (<= %.0e)", be, (long long)at,
-           e_end, TOL);
-    }
+    if (ok(rc == SEER_OK, "%s: mark after %lld of %d ids %s", be, (long long)at, N_IDS, rc ? seer_last_error() : ""))
+        check_against(m, one, rec, lg_mark, lg_pass, two, after_a, lg_a, lg_end, at, be);
     qwen35_state_free(two), qwen35_state_free(one), qwen35_state_free(rec), qwen35_state_free(after_a);
     free(lg_a), free(lg_end), free(lg_mark), free(lg_pass);
+}
+
+/* qwen35_feed_batch with marks: a sequence decoding one token, then two prompts in the same pass,
+   one marked inside its rows and one at its last row (their logits are the mark's too), each
+   against its two calls; the decoding one against qwen35_eval of its token. */
+#define N_BATCH_SEQ 3
+static void check_batch_marks(const qwen35_model *m, const int32_t *pre, const int32_t *ids, const char *be)
+{
+    const size_t V = (size_t)m->cfg.n_vocab;
+    static const int64_t counts[N_BATCH_SEQ] = {1, 11, 6}, at[N_BATCH_SEQ] = {0, 4, 6};
+    qwen35_state *ws = NULL, *seqs[N_BATCH_SEQ] = {0}, *rec[N_BATCH_SEQ] = {0}, *two[N_BATCH_SEQ] = {0};
+    qwen35_state *after[N_BATCH_SEQ] = {0};
+    float *lg = calloc(N_BATCH_SEQ * V, sizeof(float)), *scratch = calloc(V, sizeof(float));
+    float *lg_a[N_BATCH_SEQ], *lg_end[N_BATCH_SEQ], *lg_mark[N_BATCH_SEQ];
+    struct qwen35_mark mk[N_BATCH_SEQ] = {{0}};
+    int rc = lg && scratch ? SEER_OK : SEER_ENOMEM;
+    int32_t flat[1 + 11 + 6];
+    for (int i = 0, r = 0; i < N_BATCH_SEQ; r += (int)counts[i++]) {
+        lg_a[i] = calloc(V, sizeof(float)), lg_end[i] = calloc(V, sizeof(float)), lg_mark[i] = calloc(V, sizeof(float));
+        memcpy(flat + r, ids + i, (size_t)counts[i] * sizeof *flat); /* each its own ids */
+        if (!lg_a[i] || !lg_end[i] || !lg_mark[i])
+            rc = SEER_ENOMEM;
+        if (!rc && !(seqs[i] = started(m, pre, scratch)))
+            rc = SEER_ENOMEM;
+        if (!rc && at[i] > 0) {
+            rc = two_calls(m, pre, flat + r, counts[i], at[i], lg_a[i], lg_end[i], &two[i], &after[i]);
+            rc = rc ? rc : qwen35_state_create_recurrent(m, &rec[i]);
+            mk[i] = (struct qwen35_mark){.at = at[i], .rec = rec[i], .logits = lg_mark[i]};
+        } else if (!rc) { /* the decoding one: pre, then its token */
+            two[i] = started(m, pre, scratch);
+            rc = two[i] ? qwen35_eval(m, two[i], flat + r, 1, QWEN35_LOGITS_LAST, lg_end[i], true) : SEER_ENOMEM;
+        }
+    }
+    rc = rc ? rc : qwen35_state_create(m, 32, 32, &ws);
+    rc = rc ? rc : qwen35_feed_batch(m, ws, seqs, flat, counts, N_BATCH_SEQ, lg, mk);
+    if (ok(rc == SEER_OK, "%s: feed_batch with two marks %s", be, rc ? seer_last_error() : "")) {
+        for (int i = 0; i < N_BATCH_SEQ; i++) {
+            char what[120];
+            snprintf(what, sizeof what, "%s batch sequence %d (%lld rows)", be, i, (long long)counts[i]);
+            if (at[i] > 0) {
+                check_against(m, seqs[i], rec[i], lg_mark[i], lg + i * V, two[i], after[i], lg_a[i], lg_end[i], at[i],
+                              what);
+            } else {
+                const double e = rel_l2(lg + i * V, lg_end[i], V);
+                ok(e <= TOL && seqs[i]->n_past == two[i]->n_past, "%s: logits vs alone: rel L2 %.2e (<= %.0e)", what, e, TOL);
+            }
+        }
+    }
+    /* a mark past its sequence's rows is refused, nothing fed */
+    const int64_t past = seqs[1] ? seqs[1]->n_past : 0;
+    struct qwen35_mark bad[N_BATCH_SEQ] = {{0}, {.at = 12, .rec = rec[1], .logits = lg_mark[1]}, {0}};
+    rc = ws && seqs[0] && seqs[1] && seqs[2] ? qwen35_feed_batch(m, ws, seqs, flat, counts, N_BATCH_SEQ, lg, bad) : SEER_OK;
+    ok(rc == SEER_EINVAL && seqs[1] && seqs[1]->n_past == past, "%s: feed_batch refuses a mark after 12 of 11 rows: %s", be,
+       seer_last_error());
+    for (int i = 0; i < N_BATCH_SEQ; i++) {
+        qwen35_state_free(seqs[i]), qwen35_state_free(rec[i]), qwen35_state_free(two[i]), qwen35_state_free(after[i]);
+        free(lg_a[i]), free(lg_end[i]), free(lg_mark[i]);
+    }
+    qwen35_state_free(ws);
+    free(lg), free(scratch);
 }
 
 static void check_refusals(const qwen35_model *m, const int32_t *pre, const int32_t *ids, const char *be)
@@ -164,6 +246,7 @@ static void run_on(backend *be, const char *path)
     for (size_t i = 0; i < ARRAY_LEN(marks); i++)
         check_mark(m, pre, ids, marks[i], backend_name(be));
     check_refusals(m, pre, ids, backend_name(be));
+    check_batch_marks(m, pre, ids, backend_name(be));
     qwen35_free(m);
 }
 
