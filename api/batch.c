@@ -3,10 +3,12 @@
    same read serves n tokens (qwen35_decode_batch), while each reply keeps its own context: KV
    cache, recurrent state, positions, sampler, grammar and stop rules (api/reply.c). A prompt with
    images or videos is fed when its reply is added (the tower's work is its own); a text prompt — for
-   seer_batch_add_chat, what follows the turn point, often only the assistant's opening — is left to
-   the steps, which feed it beside the other replies' tokens, up to BATCH_PROMPT_ROWS rows a step
+   seer_batch_add_chat, the messages the context has not seen and the assistant's opening — is left
+   to the steps, which feed it beside the other replies' tokens, up to BATCH_PROMPT_ROWS rows a step
    (qwen35_feed_batch): several prompts share a pass over the weights, and a long one delays the
-   others' next token by one step of that size, never by the whole prompt. Slots are a fixed array:
+   others' next token by one step of that size, never by the whole prompt. A chat prompt's turn
+   point (after the messages, before the opening) is copied out in the step whose rows cross it
+   (the step's marks), so the context keeps it as seer_chat_generate's one pass does. Slots are a fixed array:
    a reply's visible-text state points into its slot, so slots never move. */
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +47,7 @@ struct seer_batch {
     int64_t *counts;
     struct slot **rows;
     int32_t *ids;          /* [max + BATCH_PROMPT_ROWS]: the step's tokens, reply after reply */
+    struct qwen35_mark *marks; /* [max]: a chat prompt's turn point crossed in the step (rec NULL: none) */
     uint64_t n_finished;
 };
 
@@ -67,8 +70,9 @@ int seer_batch_create(seer_model *m, int max_replies, seer_batch **out)
     b->seqs = seer_calloc(n, sizeof *b->seqs);
     b->counts = seer_calloc(n, sizeof *b->counts);
     b->rows = seer_calloc(n, sizeof *b->rows);
+    b->marks = seer_calloc(n, sizeof *b->marks);
     b->ids = seer_calloc(n + BATCH_PROMPT_ROWS, sizeof *b->ids);
-    rc = !b->slots || !b->logits || !b->seqs || !b->counts || !b->ids || !b->rows
+    rc = !b->slots || !b->logits || !b->seqs || !b->counts || !b->ids || !b->rows || !b->marks
                  ? seer_err(SEER_ENOMEM, "no memory for a batch of %d replies", max_replies)
                  : SEER_OK;
     /* The workspace holds no sequence, only rows for every reply's token and the prompt rows (a
@@ -122,6 +126,7 @@ void seer_batch_free(seer_batch *b)
     free(b->counts);
     free(b->ids);
     free(b->rows);
+    free(b->marks);
     free(b);
 }
 
@@ -235,7 +240,7 @@ int seer_batch_step(seer_batch *b)
             slot_finish(b, s, rc < 0 ? rc : SEER_OK);
             continue;
         }
-        b->seqs[n] = s->c->st, b->counts[n] = 1, b->rows[n++] = s, r++;
+        b->seqs[n] = s->c->st, b->counts[n] = 1, b->marks[n] = (struct qwen35_mark){0}, b->rows[n++] = s, r++;
     }
     /* then the prompts still to feed, in slot order, as many rows as the step has room for */
     for (int i = 0; i < b->max && room > 0; i++) {
@@ -245,12 +250,13 @@ int seer_batch_step(seer_batch *b)
         if (k == 0)
             continue;
         memcpy(b->ids + r, left, (size_t)k * sizeof *b->ids);
+        b->marks[n] = reply_prompt_mark(&s->rp, (size_t)k);
         b->seqs[n] = s->c->st, b->counts[n] = k, b->rows[n++] = s, r += k, room -= k;
     }
     if (n == 0)
         return SEER_OK;
     api_device_lock(b->m);
-    rc = qwen35_feed_batch(b->m->lm, b->ws, b->seqs, b->ids, b->counts, n, b->logits, NULL);
+    rc = qwen35_feed_batch(b->m->lm, b->ws, b->seqs, b->ids, b->counts, n, b->logits, b->marks);
     api_device_unlock(b->m);
     for (int k = 0, at = 0; k < n; at += (int)b->counts[k++]) {
         struct slot *s = b->rows[k];
@@ -267,6 +273,8 @@ int seer_batch_step(seer_batch *b)
             reply_fed(&s->rp, b->ids[at]);
         else if (reply_prompt_fed(&s->rp, (size_t)b->counts[k]))
             slot_finish(b, s, SEER_OK); /* on_progress cancelled it: a prompt cut short */
+        else if (s->chat && !reply_prompt_left(&s->rp, &left))
+            api_chat_prompt_done(s->c, &s->rp); /* its turn point, passed in this step or before */
     }
     return rc;
 }
@@ -276,6 +284,17 @@ int seer_batch_active(const seer_batch *b)
     int n = 0;
     for (int i = 0; i < b->max; i++)
         n += b->slots[i].state == SLOT_ACTIVE;
+    return n;
+}
+
+int64_t seer_batch_prompt_left(const seer_batch *b)
+{
+    int64_t n = 0;
+    for (int i = 0; i < b->max; i++) {
+        const int32_t *ids;
+        if (b->slots[i].state == SLOT_ACTIVE)
+            n += (int64_t)reply_prompt_left(&b->slots[i].rp, &ids);
+    }
     return n;
 }
 

@@ -300,8 +300,8 @@ int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t
     reply_setup(rp, c, p, think_open);
     if (n_feed == 0)
         return seer_err(SEER_EINVAL, "nothing to generate from: the prompt is empty");
-    if (quiet >= n_feed || (turn && !fed && (defer || (fused && (fused->n_images || fused->n_videos)))))
-        return seer_err(SEER_EINVAL, "reply_begin: a turn point after %zu of %zu tokens of a text prompt fed now",
+    if (quiet >= n_feed || (turn && !fed && fused && (fused->n_images || fused->n_videos)))
+        return seer_err(SEER_EINVAL, "reply_begin: a turn point after %zu of %zu tokens of a text prompt",
                         quiet, n_feed);
     if (p->top_logprobs < 0 || p->top_logprobs > SEER_TOP_LOGPROBS_MAX)
         return seer_err(SEER_EINVAL, "top_logprobs %d: 0 to %d", p->top_logprobs, SEER_TOP_LOGPROBS_MAX);
@@ -388,9 +388,22 @@ size_t reply_prompt_left(const struct reply *rp, const int32_t **ids)
     return rp->feed ? rp->n_feed - rp->n_fed_early : 0;
 }
 
+struct qwen35_mark reply_prompt_mark(const struct reply *rp, size_t k)
+{
+    const struct held_turn *h = rp->held;
+    if (!rp->feed || !h || h->passed || h->mark.at <= (int64_t)rp->n_fed_early ||
+        h->mark.at > (int64_t)(rp->n_fed_early + k))
+        return (struct qwen35_mark){0};
+    struct qwen35_mark here = h->mark;
+    here.at -= (int64_t)rp->n_fed_early;
+    return here;
+}
+
 int reply_prompt_fed(struct reply *rp, size_t k)
 {
     const seer_generate_params *p = &rp->p;
+    if (rp->held && rp->held->mark.at > (int64_t)rp->n_fed_early && rp->held->mark.at <= (int64_t)(rp->n_fed_early + k))
+        rp->held->passed = true;
     rp->n_fed_early += k;
     const bool last = rp->n_fed_early == rp->n_feed;
     const bool stop = p->on_progress && p->on_progress((int64_t)rp->n_fed_early, (int64_t)rp->n_feed, 0, p->user_data);
@@ -557,6 +570,12 @@ int reply_end(struct reply *rp, int rc, seer_result *out)
         r->thinking = think_trimmed(&rp->vis.think, &r->thinking_len);
         if (!r->text || !r->thinking)
             rc = seer_err(SEER_ENOMEM, "no memory");
+    }
+    if (rp->held) {
+        api_device_lock(rp->c->m);
+        qwen35_state_free(rp->held->mark.rec);
+        api_device_unlock(rp->c->m);
+        free(rp->held->mark.logits), free(rp->held->text), free(rp->held);
     }
     tok_stream_deinit(&rp->ts);
     grammar_matcher_free(rp->gm);

@@ -52,6 +52,18 @@ struct reply {
     int32_t *feed;              /* a deferred prompt (reply_begin's `defer`) not yet fed in full, else NULL */
     size_t n_feed, n_fed_early; /* its tokens; how many a batch has fed so far */
     double t_feed;              /* when it was deferred (its prefill_seconds count from there) */
+    struct held_turn *held;     /* a turn point inside the deferred prompt (api/turn.c), or NULL */
+};
+
+/* A chat's turn point inside a deferred prompt: the batch passes the mark in the step whose rows
+   cross it (reply_prompt_mark, qwen35_feed_batch), and api_chat_prompt_done makes the context's
+   turn point of it once the whole prompt is in. The reply owns it (reply_end frees it). */
+struct held_turn {
+    struct qwen35_mark mark;    /* at: tokens of the deferred prompt before the point; rec and logits owned */
+    bool passed;                /* a step fed past it: rec and logits hold the state there */
+    size_t n_fed;               /* the context's fed ids before the prompt */
+    char *text;                 /* the rendering up to the turn point */
+    size_t len;
 };
 
 /* A chat's turn point inside the reply's prompt (api_chat_begin): the first mark.at tokens (the
@@ -79,10 +91,15 @@ int reply_begin(struct reply *rp, seer_context *c, const int32_t *prompt, size_t
                 const struct reply_turn *turn);
 /* The deferred prompt's tokens still to feed (*ids: the next), 0 when none is held. */
 size_t reply_prompt_left(const struct reply *rp, const int32_t **ids);
+/* The held turn point's mark when it lies inside the next k tokens of the deferred prompt (at
+   counted from the first of them), else a mark with no state (rec NULL). */
+struct qwen35_mark reply_prompt_mark(const struct reply *rp, size_t k);
 /* The next k of them were fed into the context's state; when they complete the prompt, the logits
    of its last token must be in c->logits, and decoding starts. Calls on_progress as a prompt fed
    alone does; returns 1 when it cancelled the unfinished prompt (the reply is then done, as a
-   prompt cut short), else 0. A reply that ends with its prompt unfinished (reply_end) is cut there. */
+   prompt cut short), else 0. A reply that ends with its prompt unfinished (reply_end) is cut there.
+   Feeding past the held turn point's mark (with reply_prompt_mark's mark in the same pass) marks
+   it passed. */
 int reply_prompt_fed(struct reply *rp, size_t k);
 /* Samples the next token from c->logits. 0: *id is part of the reply and must be fed to the model,
    then reply_fed; 1: the reply ended (rp->r.stop says why); < 0: an error. */
@@ -104,6 +121,10 @@ int reply_end(struct reply *rp, int rc, seer_result *r);
 int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply *rp, char **full, size_t *full_len,
                    bool defer);
 int api_chat_end(seer_context *c, int rc, struct reply *rp, char *full, size_t full_len, seer_result *r);
+/* A batch fed the whole deferred prompt of a chat reply: the turn point held in it (if any, and
+   passed) becomes the context's (seer_context_save_turn), as api_chat_begin makes it when it feeds
+   the prompt itself. Without memory for it the context keeps none; the reply goes on either way. */
+void api_chat_prompt_done(seer_context *c, struct reply *rp);
 /* api/generate.c's helpers for api/turn.c: whether a reply opens a reasoning block (think, or with
    -1 the template's default); SEER_OK when the context can generate (a vocab_only model's cannot);
    a message appended to the history (n_images image parts before its text); a begun reply fed one

@@ -360,19 +360,39 @@ static bool prompt_in_state(const seer_context *c, const char *full, size_t full
            !memcmp(c->fed_text, full, full_len);
 }
 
+/* The turn point the one pass copied out (rec, logits: the state after n_at fed ids) becomes the
+   context's, described by the rendering `*cut` (taken on success). */
+static int turn_keep(seer_context *c, const qwen35_state *rec, const float *logits, size_t n_at, char **cut,
+                     size_t cut_len)
+{
+    seer_snapshot *t;
+    int rc = api_snapshot_take_mark(c, rec, logits, n_at, *cut, cut_len, &t);
+    if (rc)
+        return rc;
+    seer_snapshot_free(c->turn);
+    c->turn = t;
+    free(c->fed_text);
+    c->fed_text = *cut, c->fed_len = cut_len, *cut = NULL;
+    return SEER_OK;
+}
+
 /* The messages not yet fed and the assistant's opening in one pass, the state at the turn point
    copied out on the way (qwen35_eval_mark): a chat turn costs one pass over the weights where
    turn_point and the reply's opening cost two (docs/PERFORMANCE.md "The opening in the messages'
-   pass"). Text only: queued images or videos go the two-pass way. Returns 1, with the reply not
-   begun, when the conversation takes the two-pass way (nothing changed but a rewind to the turn
-   point, which that way makes too). */
-static int joint_begin(seer_context *c, const seer_generate_params *p, struct reply *rp, char **full, size_t *full_len)
+   pass"). Text only: queued images or videos go the two-pass way. With `defer` (a seer_batch) the
+   pass is the batch's: the reply holds the mark (rp->held) for the step that crosses it, and
+   api_chat_prompt_done keeps the turn point. Returns 1, with the reply not begun, when the
+   conversation takes the two-pass way (nothing changed but a rewind to the turn point, which that
+   way makes too). */
+static int joint_begin(seer_context *c, const seer_generate_params *p, struct reply *rp, char **full, size_t *full_len,
+                       bool defer)
 {
     struct api_fused fc = {0}, ff = {0};
     char *cut = NULL;
     size_t cut_len = 0, pending;
     qwen35_state *rec = NULL;
     float *lg = NULL;
+    struct held_turn *held = NULL;
     int rc = c->images.n || c->videos.n ? 1 : SEER_OK;
     /* a template that cannot render the messages alone, or not as a prefix of the reply's prompt,
        leaves it to turn_point (which then keeps no turn point) */
@@ -386,7 +406,8 @@ static int joint_begin(seer_context *c, const seer_generate_params *p, struct re
     if (!rc && (at == 0 || cut_len > *full_len || memcmp(cut, *full, cut_len) || fc.n_ids > ff.n_ids ||
                 (fc.n_ids && memcmp(fc.ids, ff.ids, fc.n_ids * sizeof *fc.ids))))
         rc = 1;
-    if (!rc && !(lg = seer_malloc((size_t)c->m->lm->cfg.n_vocab * sizeof *lg)))
+    if (!rc && (!(lg = seer_malloc((size_t)c->m->lm->cfg.n_vocab * sizeof *lg)) ||
+                (defer && !(held = seer_calloc(1, sizeof *held)))))
         rc = seer_err(SEER_ENOMEM, "no memory for the turn point's logits");
     if (!rc) {
         api_device_lock(c->m);
@@ -394,20 +415,19 @@ static int joint_begin(seer_context *c, const seer_generate_params *p, struct re
         api_device_unlock(c->m);
     }
     const size_t n_fed = c->n_fed;
+    const struct qwen35_mark mark = {.at = (int64_t)at, .rec = rec, .logits = lg};
     if (!rc) {
-        const struct reply_turn turn = {.mark = {.at = (int64_t)at, .rec = rec, .logits = lg}};
-        rc = reply_begin(rp, c, ff.ids, ff.n_ids, p, api_think_on(c, p), &ff, false, &turn);
+        const struct reply_turn turn = {.mark = mark};
+        rc = reply_begin(rp, c, ff.ids, ff.n_ids, p, api_think_on(c, p), &ff, defer, &turn);
     }
-    if (!rc && !rp->r.prompt_cut) { /* passed the mark (a cut prompt is forgotten by api_chat_end) */
-        seer_snapshot *t;
-        if (!(rc = api_snapshot_take_mark(c, rec, lg, n_fed + at, cut, cut_len, &t))) {
-            seer_snapshot_free(c->turn);
-            c->turn = t;
-            free(c->fed_text);
-            c->fed_text = cut, c->fed_len = cut_len, cut = NULL;
-        } else {
-            forget_cut(c, false); /* the state is past what fed_text says: the next turn starts over */
-        }
+    if (!rc && rp->feed) { /* deferred: the batch's */
+        *held = (struct held_turn){.mark = mark, .n_fed = n_fed, .text = cut, .len = cut_len};
+        rp->held = held;
+        held = NULL, rec = NULL, lg = NULL, cut = NULL;
+    } else if (!rc && !rp->r.prompt_cut && (rc = turn_keep(c, rec, lg, n_fed + at, &cut, cut_len))) {
+        /* passed the mark (a cut prompt is forgotten by api_chat_end), but no room to keep it: the
+           state is past what fed_text says, so the next turn starts over */
+        forget_cut(c, false);
     }
     if (rc == 1) {
         seer_freep(full);
@@ -418,9 +438,22 @@ static int joint_begin(seer_context *c, const seer_generate_params *p, struct re
         qwen35_state_free(rec);
         api_device_unlock(c->m);
     }
-    free(lg), free(cut);
+    free(lg), free(cut), free(held);
     api_fused_clear(&fc), api_fused_clear(&ff);
     return rc;
+}
+
+void api_chat_prompt_done(seer_context *c, struct reply *rp)
+{
+    struct held_turn *h = rp->held;
+    if (!h || !h->passed || rp->r.prompt_cut)
+        return;
+    if (turn_keep(c, h->mark.rec, h->mark.logits, h->n_fed + (size_t)h->mark.at, &h->text, h->len)) {
+        /* the reply goes on; the context keeps no turn point (a later turn feeds from fed_text) */
+        seer_err_clear();
+        seer_snapshot_free(c->turn);
+        c->turn = NULL;
+    }
 }
 
 /* The first half of seer_chat_generate: the messages fed up to the turn point, then the reply's
@@ -444,7 +477,7 @@ int api_chat_begin(seer_context *c, const seer_generate_params *p, struct reply 
         return reply_begin(rp, c, c->fed + from, c->n_fed - from, p, api_think_on(c, p), NULL, defer, &fed);
     }
     seer_freep(full);
-    if ((rc = joint_begin(c, p, rp, full, full_len)) != 1)
+    if ((rc = joint_begin(c, p, rp, full, full_len, defer)) != 1)
         return rc;
     rc = turn_point(c, p, rp, &fr);
     if (!rc && !rp->done)

@@ -311,8 +311,8 @@ SEER_API int seer_generate_tokens(seer_context *ctx, const int32_t *ids, size_t 
 /* Decoding is bound by reading the weights, so one pass over them can serve several contexts. A
    batch holds replies of different contexts of one model; each seer_batch_step decodes one token of
    every reply in it in one pass. A prompt with images or videos is fed when its reply is added;
-   a text prompt (for a chat, what the context has not seen after the turn point — often only the
-   assistant's opening) is fed by the steps, in the same passes as the other replies' tokens, up to
+   a text prompt (for a chat, the messages the context has not seen and the assistant's opening)
+   is fed by the steps, in the same passes as the other replies' tokens, up to
    128 prompt rows a step, so several prompts share a pass and a long one delays the replies
    beside it by a step, not by the whole prompt. Replies join and leave as they start and end. Each reply is the one seer_chat_generate (or seer_generate_text) would give its
    context alone: the same sampler, stop rules, grammar and callbacks, and — greedy — the same tokens
@@ -339,9 +339,11 @@ SEER_API void seer_batch_free(seer_batch *batch);
    past 4 rows per weight pass, 8 where its matrices took a several-row layout (docs/PERFORMANCE.md);
    at least 1. */
 SEER_API int seer_batch_size_default(const seer_model *model, const seer_context_params *params);
-/* Begins ctx's reply as seer_chat_generate would (renders the conversation, feeds the messages the
-   context has not seen up to the turn point, leaves the rest of a text prompt to the steps) and
-   adds it to the batch. `params` (NULL = defaults) is copied, but what it points to
+/* Begins ctx's reply as seer_chat_generate would and adds it to the batch: renders the
+   conversation; messages the context has not seen that hold images or videos are fed here, up to
+   the turn point; a text prompt (text messages and the assistant's opening) is left to the steps,
+   which keep the turn point on the way (seer_context_save_turn works once the prompt is in, and
+   after the reply). `params` (NULL = defaults) is copied, but what it points to
    (stop strings, grammar, callbacks, user_data) must stay valid until the reply is taken. A context
    may have one reply in the batch. On failure nothing is added and the context is as a failed
    seer_chat_generate leaves it. A reply whose on_progress cancels its prompt finishes then (here,
@@ -358,6 +360,8 @@ SEER_API int seer_batch_add_text(seer_batch *batch, seer_context *ctx, const cha
 SEER_API int seer_batch_step(seer_batch *batch);
 /* Replies still generating. */
 SEER_API int seer_batch_active(const seer_batch *batch);
+/* Prompt tokens the replies in the batch have yet to feed (the next steps feed them). */
+SEER_API int64_t seer_batch_prompt_left(const seer_batch *batch);
 /* The oldest finished reply: its context, its result (owned by the caller: seer_result_clear) and its
    status: SEER_OK, or the error that ended it (the result is then zeroed, and seer_last_error() gives
    its message until the next failing call). Returns 1, or 0 when no reply has finished. */

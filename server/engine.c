@@ -33,6 +33,8 @@ struct slot {
     seer_generate_params gp;
     int64_t cached, fed;      /* prompt tokens restored from the cache, and fed by the feeder */
     double t_feed;            /* when feeding began */
+    bool save_turn;           /* the batch feeds the prompt: cache its turn point under turn_key after */
+    struct cache_key turn_key;
 };
 
 struct engine {
@@ -42,6 +44,7 @@ struct engine {
     prefix_cache *cache;
     seer_batch *batch;
     struct slot *slots;
+    struct slot **ready;      /* [n_slots]: the decoder's slots joining the batch at the next step */
     int n_slots;
     pthread_mutex_t mu;       /* the queue, the slots' states, steps, stopping */
     pthread_cond_t cv;        /* any of them changed */
@@ -342,9 +345,18 @@ static int feed_chat(struct slot *sl, struct cache_key *keys)
         if ((rc = seer_chat_append_text(ctx, r->messages[n - 1].text)))
             goto fail;
     }
-    /* the messages and the assistant's opening in one pass; the cache keeps the state between
-       them, where a later turn of the same chat continues (the opening is this reply's alone) */
-    if (!all) {
+    /* The messages and the assistant's opening in one pass; the cache keeps the state between
+       them (the turn point), where a later turn of the same chat continues (the opening is this
+       reply's alone). Text left to feed goes to the batch's steps, beside the other slots' tokens
+       and prompts (several prompts share a pass over the weights, and the decoding slots wait a
+       step, not a prompt); the turn point is cached when the reply ends. Media still queued
+       (earlier messages' images, or the last one's uncached) are fed here. */
+    bool media_left = false;
+    for (size_t k = done; k < n; k++)
+        media_left |= (j->media[k].n_images || j->media[k].n_videos) && !(split && k == n - 1);
+    if (!all && !media_left) {
+        sl->save_turn = e->cache != NULL, sl->turn_key = keys[n - 1];
+    } else if (!all) {
         if ((rc = seer_chat_feed(ctx, &sl->gp, SEER_FEED_REPLY, &fed)))
             goto fail;
         sl->fed += fed;
@@ -362,6 +374,7 @@ static int feed_job(struct slot *sl)
     struct job *j = sl->job;
     slot_params(sl, j);
     sl->cached = sl->fed = 0;
+    sl->save_turn = false;
     if (j->req.endpoint == SRV_COMPLETION)
         return feed_completion(sl);
     struct cache_key *keys = malloc(2 * (j->req.n_messages + 1) * sizeof *keys);
@@ -488,6 +501,9 @@ static void reply_done(engine *e, struct slot *sl, seer_result *res, int status)
         pthread_mutex_lock(&e->mu);
         const bool cut = atomic_load(&e->aborting) && res->stop == SEER_STOP_CANCELED;
         pthread_mutex_unlock(&e->mu);
+        /* before the job ends, so that the chat's next turn, sent once this answer arrives, finds it */
+        if (sl->save_turn && !res->prompt_cut)
+            save(e, sl->ctx, sl->turn_key, true);
         if (status != SEER_OK) {
             fail_from_library(j, status, "the reply's logprobs");
         } else if (atomic_load(&j->cancelled)) {
@@ -518,13 +534,18 @@ static void *decoder_main(void *arg)
 {
     engine *e = arg;
     for (;;) {
+        /* every slot the feeder has made ready joins before the step, so that their prompts share
+           its pass (up to the batch's prompt rows) */
         pthread_mutex_lock(&e->mu);
-        struct slot *ready = NULL;
+        int n_ready = 0;
         for (;;) {
-            for (int i = 0; i < e->n_slots && !ready; i++)
-                if (e->slots[i].state == SLOT_READY)
-                    ready = &e->slots[i];
-            if (ready || e->decoding > 0)
+            for (int i = 0; i < e->n_slots; i++)
+                if (e->slots[i].state == SLOT_READY) {
+                    e->ready[n_ready++] = &e->slots[i];
+                    e->slots[i].state = SLOT_DECODING;
+                    e->decoding++;
+                }
+            if (n_ready || e->decoding > 0)
                 break;
             bool busy = e->q_len > 0;
             for (int i = 0; i < e->n_slots; i++)
@@ -533,29 +554,33 @@ static void *decoder_main(void *arg)
                 break;
             pthread_cond_wait(&e->cv, &e->mu);
         }
-        if (!ready && e->decoding == 0) {
+        if (!n_ready && e->decoding == 0) {
             pthread_mutex_unlock(&e->mu);
             break;
-        }
-        if (ready) {
-            ready->state = SLOT_DECODING;
-            e->decoding++;
         }
         pthread_mutex_unlock(&e->mu);
 
         double t0 = cli_time_now();
-        if (ready) {
-            const struct job *j = ready->job;
-            int rc = j->req.endpoint == SRV_COMPLETION
-                         ? seer_batch_add_text(e->batch, ready->ctx, j->req.prompt, &ready->gp)
-                         : seer_batch_add_chat(e->batch, ready->ctx, &ready->gp);
+        for (int k = 0; k < n_ready; k++) {
+            struct slot *sl = e->ready[k];
+            const struct job *j = sl->job;
+            int rc = j->req.endpoint == SRV_COMPLETION ? seer_batch_add_text(e->batch, sl->ctx, j->req.prompt, &sl->gp)
+                                                       : seer_batch_add_chat(e->batch, sl->ctx, &sl->gp);
             if (rc) {
                 seer_result none = {0};
-                reply_done(e, ready, &none, rc);
+                reply_done(e, sl, &none, rc);
             }
         }
-        if (seer_batch_active(e->batch) > 0)
+        /* a step carries the replies' tokens and up to a few hundred prompt rows: its time is split
+           between the two rates by rows (the /metrics prefill and decode rates) */
+        const int64_t left = seer_batch_prompt_left(e->batch), replies = seer_batch_active(e->batch);
+        double t_step = cli_time_now(), prompt_share = 0;
+        if (replies > 0) {
             seer_batch_step(e->batch); /* a failure ends the step's replies with it: taken below */
+            const int64_t rows = MAX(left - seer_batch_prompt_left(e->batch), 0);
+            prompt_share = (cli_time_now() - t_step) * (double)rows / (double)(rows + replies);
+            atomic_fetch_add(&e->met->prefill_ns, (long long)(prompt_share * 1e9));
+        }
         seer_context *ctx;
         seer_result res;
         int status;
@@ -566,7 +591,7 @@ static void *decoder_main(void *arg)
             if (sl)
                 reply_done(e, sl, &res, status);
         }
-        atomic_fetch_add(&e->met->decode_ns, (long long)((cli_time_now() - t0) * 1e9));
+        atomic_fetch_add(&e->met->decode_ns, (long long)((cli_time_now() - t0 - prompt_share) * 1e9));
         pthread_mutex_lock(&e->mu);
         e->steps++;
         pthread_cond_broadcast(&e->cv);
@@ -588,8 +613,9 @@ int engine_create(seer_model *m, const struct serve_options *o, struct metrics *
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cv, NULL);
     e->slots = calloc((size_t)o->n_slots, sizeof *e->slots);
+    e->ready = calloc((size_t)o->n_slots, sizeof *e->ready);
     e->queue = calloc((size_t)o->max_queue, sizeof *e->queue);
-    if (!e->slots || !e->queue)
+    if (!e->slots || !e->ready || !e->queue)
         goto fail;
     for (int i = 0; i < o->n_slots; i++) {
         e->slots[i].e = e;
@@ -624,6 +650,7 @@ fail:
         seer_context_free(e->slots[i].ctx);
     cache_free(e->cache);
     free(e->slots);
+    free(e->ready);
     free(e->queue);
     free(e);
     return rc;
@@ -697,6 +724,7 @@ void engine_free(engine *e)
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->cv);
     free(e->slots);
+    free(e->ready);
     free(e->queue);
     free(e);
 }

@@ -281,16 +281,32 @@ static void check_errors(seer_model *m)
     rc = rc ? rc : seer_chat_add(small, "user", longp);
     ok(rc == SEER_OK && seer_batch_add_chat(b2, small, &p) == SEER_EINVAL && strstr(seer_last_error(), "-c") &&
        seer_batch_active(b2) == 0, "a prompt too long for its context is refused, nothing added: %s", seer_last_error());
-    /* a prompt cancelled by on_progress finishes at once */
+    /* a chat prompt is fed by the steps (nothing at add); one longer than a step's 128 prompt rows,
+       cancelled by on_progress, ends cut short in the first step */
     seer_generate_params pc = test_greedy(5);
     pc.on_progress = cancel_prompt;
-    seer_context_reset(small); /* a prompt of several micro-batches (16 tokens each) */
-    seer_chat_add(small, "user", "one two three four five six seven eight nine ten eleven twelve");
-    rc = seer_batch_add_chat(b2, small, &pc);
-    int active = seer_batch_active(b2), got = seer_batch_take(b2, &cx, &r, &st);
-    ok(rc == SEER_OK && active == 0 && got == 1 && cx == small && st == SEER_OK && r.stop == SEER_STOP_CANCELED &&
-       r.prompt_cut, "a prompt cancelled by on_progress finishes when added (stop %d, prompt_cut %d)", r.stop,
-       r.prompt_cut);
+    seer_context *mid = NULL;
+    char words[1200] = "";
+    for (int i = 0; i < 60; i++)
+        strcat(words, i % 3 ? "river stone " : "cloud lamp ");
+    rc = seer_context_create(m, &(seer_context_params){.n_ctx = 1024, .n_batch = 16}, &mid);
+    rc = rc ? rc : seer_chat_add(mid, "user", words);
+    rc = rc ? rc : seer_batch_add_chat(b2, mid, &pc);
+    seer_snapshot *held = NULL;
+    const int64_t past_added = !rc && !seer_context_save(mid, &held) ? seer_snapshot_tokens(held) : -1;
+    seer_snapshot_free(held);
+    int active = seer_batch_active(b2);
+    const int64_t left_added = seer_batch_prompt_left(b2);
+    rc = rc ? rc : seer_batch_step(b2);
+    int got = seer_batch_take(b2, &cx, &r, &st);
+    ok(rc == SEER_OK && past_added == 0 && active == 1 && got == 1 && cx == mid && st == SEER_OK &&
+           r.stop == SEER_STOP_CANCELED && r.prompt_cut && r.prompt_tokens == 128 && left_added > 128 &&
+           seer_batch_prompt_left(b2) == 0,
+       "a chat prompt is left to the steps (%lld tokens fed when added, %lld left to feed), and cancelled by on_progress "
+       "it ends cut short in the first step (stop %d, prompt_cut %d, %lld prompt tokens; %lld left)",
+       (long long)past_added, (long long)left_added, r.stop, r.prompt_cut, (long long)r.prompt_tokens,
+       (long long)seer_batch_prompt_left(b2));
+    seer_context_free(mid);
     seer_result_clear(&r);
     int steps = 0;
     while (seer_batch_active(b) && steps++ < 20)

@@ -301,6 +301,60 @@ static void image_bytes(void)
     seer_context_free(c);
 }
 
+/* A first turn whose message is longer than a batch step's prompt rows (128), so that the turn
+   point falls in a later step than the prompt's first: the reply stepped in a seer_batch is the
+   one alone, and the turn point it kept, saved (seer_context_save_turn) and restored into a fresh
+   context, answers as alone too. */
+static void long_turn_in_batch(void)
+{
+    struct run ra = {0}, rb = {0};
+    struct sbuf_words { char s[4000]; } msg = {{0}};
+    static const char *words[] = {"river", "stone", "cloud", "lamp", "green", "quiet", "north", "paper"};
+    size_t n = 0;
+    for (int i = 0; i < 50 && n + 16 < sizeof msg.s; i++)
+        n += (size_t)snprintf(msg.s + n, sizeof msg.s - n, "%s ", words[test_rand_u64() % (sizeof words / sizeof *words)]);
+    seer_snapshot *sa = NULL, *sb = NULL;
+    for (struct run *r = &ra; r; r = r == &ra ? &rb : NULL) {
+        seer_result res = {0};
+        seer_generate_params p = test_greedy(N_GEN);
+        r->rc = seer_context_create(model, &small_batches, &r->c);
+        if (!r->rc && !(r->rc = seer_chat_add(r->c, "user", msg.s)) && !(r->rc = reply(r->c, &p, r == &rb, &res))) {
+            r->prompt_tokens = res.prompt_tokens;
+            r->n_tokens = res.n_tokens < N_GEN ? res.n_tokens : N_GEN;
+            memcpy(r->tokens, res.tokens, r->n_tokens * sizeof *r->tokens);
+            if ((r->logits = malloc((size_t)model->lm->cfg.n_vocab * sizeof *r->logits)))
+                memcpy(r->logits, r->c->logits, (size_t)model->lm->cfg.n_vocab * sizeof *r->logits);
+            r->rc = seer_context_save_turn(r->c, r == &ra ? &sa : &sb);
+        }
+        seer_result_clear(&res);
+    }
+    double e;
+    const bool same = same_reply(&ra, &rb, &e);
+    ok(same && ra.prompt_tokens > 160 && rb.prompt_tokens == ra.prompt_tokens,
+       "a %lld-token first turn stepped in a seer_batch: the reply alone's %zu tokens, logits rel L2 %.1e (<= %.0e) %s",
+       (long long)rb.prompt_tokens, rb.n_tokens, e, TOL_LOGITS, rb.rc ? seer_last_error() : "");
+    if (ok(sa && sb && seer_snapshot_tokens(sa) == seer_snapshot_tokens(sb) && seer_snapshot_tokens(sb) > 128,
+           "its turn point kept by the batch: %lld tokens, as alone's %lld", sb ? (long long)seer_snapshot_tokens(sb) : -1LL,
+           sa ? (long long)seer_snapshot_tokens(sa) : -1LL)) {
+        /* a fresh context from the batch's turn point answers as one from alone's */
+        struct run ref = {0};
+        seer_result res = {0};
+        seer_generate_params p = test_greedy(N_GEN);
+        ref.rc = seer_context_create(model, &small_batches, &ref.c);
+        if (!ref.rc && !(ref.rc = seer_context_restore(ref.c, sa)) && !(ref.rc = reply(ref.c, &p, false, &res))) {
+            ref.n_tokens = res.n_tokens < N_GEN ? res.n_tokens : N_GEN;
+            memcpy(ref.tokens, res.tokens, ref.n_tokens * sizeof *ref.tokens);
+            if ((ref.logits = malloc((size_t)model->lm->cfg.n_vocab * sizeof *ref.logits)))
+                memcpy(ref.logits, ref.c->logits, (size_t)model->lm->cfg.n_vocab * sizeof *ref.logits);
+        }
+        seer_result_clear(&res);
+        restored_reply(sb, &ref, "the batch's turn point");
+        run_free(&ref);
+    }
+    seer_snapshot_free(sa), seer_snapshot_free(sb);
+    run_free(&ra), run_free(&rb);
+}
+
 static void feeding(void)
 {
     struct run alone, fed, alone_img, fed_img, cut, cut_img, batched;
@@ -344,8 +398,16 @@ static void feeding(void)
        (long long)alone.prompt_tokens);
     run_free(&rep), run_free(&rep_batch), run_free(&rep_img), run_free(&rep_cut);
     turn_snapshots(&alone);
+    struct run alone_batch;
+    run_conv(false, -1, false, true, &alone_batch);
+    same = same_reply(&alone, &alone_batch, &e);
+    ok(same && alone_batch.prompt_tokens == alone.prompt_tokens,
+       "turn 2 stepped in a seer_batch (its messages fed in the steps): the reply alone's, logits rel L2 %.1e", e);
     third_turn(&fed, &fed, "");
     third_turn(&alone, &fed, "turn 2's messages and opening in one pass (its turn point copied inside it)");
+    third_turn(&alone_batch, &fed, "turn 2 stepped in a seer_batch (its turn point copied in a step)");
+    run_free(&alone_batch);
+    long_turn_in_batch();
 
     /* SEER_FEED_MEDIA without media in the last message = everything before it (the template wants a
        user message, so a system prompt alone is fed this way) */
