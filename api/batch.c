@@ -5,7 +5,7 @@
    images or videos is fed when its reply is added (the tower's work is its own); a text prompt — for
    seer_batch_add_chat, the messages the context has not seen and the assistant's opening — is left
    to the steps, which feed it beside the other replies' tokens, up to BATCH_PROMPT_ROWS rows a step
-   (qwen35_feed_batch): several prompts share a pass over the weights, and a long one delays the
+   (BATCH_PROMPT_ROWS_ALONE when no reply decodes; qwen35_feed_batch): several prompts share a pass over the weights, and a long one delays the
    others' next token by one step of that size, never by the whole prompt. A chat prompt's turn
    point (after the messages, before the opening) is copied out in the step whose rows cross it
    (the step's marks), so the context keeps it as seer_chat_generate's one pass does. Slots are a fixed array:
@@ -18,9 +18,13 @@
 #include "core/util.h"
 
 /* Prompt rows one step may carry besides the replies' own tokens. On a 2-core CPU a 128-row pass of
-   the 0.8B model is about a second — a fair pause for the replies decoding beside it, and enough
-   rows that the products run near their prefill rate (docs/PERFORMANCE.md). */
+   the 0.8B model is about half a second — a fair pause for the replies decoding beside it, and
+   enough rows that the products run near their prefill rate (docs/PERFORMANCE.md). A step in which
+   no reply decodes has no one to keep waiting: its prompts take up to BATCH_PROMPT_ROWS_ALONE rows,
+   the micro-batch a prompt fed alone gets by default (seer_context_params.n_batch), whose larger
+   products run faster (0.8B Q8_0, 2 threads: 128 rows ~300, 512 rows ~340 tokens/s). */
 #define BATCH_PROMPT_ROWS 128
+#define BATCH_PROMPT_ROWS_ALONE 512
 
 enum slot_state { SLOT_FREE, SLOT_ACTIVE, SLOT_DONE };
 
@@ -41,12 +45,12 @@ struct seer_batch {
     seer_model *m;
     int max;
     struct slot *slots;    /* [max] */
-    qwen35_state *ws;      /* workspace of a step: rows for `max` tokens and BATCH_PROMPT_ROWS */
+    qwen35_state *ws;      /* workspace of a step: rows for `max` tokens and BATCH_PROMPT_ROWS_ALONE */
     float *logits;         /* [max · n_vocab]: the step's logits, row per reply in it */
     qwen35_state **seqs;   /* [max] per step: the states fed, their rows' counts, their slots */
     int64_t *counts;
     struct slot **rows;
-    int32_t *ids;          /* [max + BATCH_PROMPT_ROWS]: the step's tokens, reply after reply */
+    int32_t *ids;          /* [max + BATCH_PROMPT_ROWS_ALONE]: the step's tokens, reply after reply */
     struct qwen35_mark *marks; /* [max]: a chat prompt's turn point crossed in the step (rec NULL: none) */
     uint64_t n_finished;
 };
@@ -71,15 +75,15 @@ int seer_batch_create(seer_model *m, int max_replies, seer_batch **out)
     b->counts = seer_calloc(n, sizeof *b->counts);
     b->rows = seer_calloc(n, sizeof *b->rows);
     b->marks = seer_calloc(n, sizeof *b->marks);
-    b->ids = seer_calloc(n + BATCH_PROMPT_ROWS, sizeof *b->ids);
+    b->ids = seer_calloc(n + BATCH_PROMPT_ROWS_ALONE, sizeof *b->ids);
     rc = !b->slots || !b->logits || !b->seqs || !b->counts || !b->ids || !b->rows || !b->marks
                  ? seer_err(SEER_ENOMEM, "no memory for a batch of %d replies", max_replies)
                  : SEER_OK;
     /* The workspace holds no sequence, only rows for every reply's token and the prompt rows (a
        state's micro-batch is at most its context, hence a context of as many tokens: a few hundred
-       KiB of unused cache beside the scratch of a 128-row micro-batch). */
+       KiB of unused cache beside the scratch of a 512-row micro-batch). */
     if (rc == SEER_OK) {
-        const int64_t rows = max_replies + BATCH_PROMPT_ROWS;
+        const int64_t rows = max_replies + BATCH_PROMPT_ROWS_ALONE;
         api_device_lock(m);
         rc = qwen35_state_create(m->lm, rows, rows, &b->ws);
         api_device_unlock(m);
@@ -229,7 +233,7 @@ int seer_batch_step(seer_batch *b)
 {
     const size_t V = (size_t)b->m->lm->cfg.n_vocab;
     int n = 0, rc;
-    int64_t r = 0, room = BATCH_PROMPT_ROWS;
+    int64_t r = 0, room;
     /* each reply samples from its context's logits; those that go on give the step a token */
     for (int i = 0; i < b->max; i++) {
         struct slot *s = &b->slots[i];
@@ -243,6 +247,7 @@ int seer_batch_step(seer_batch *b)
         b->seqs[n] = s->c->st, b->counts[n] = 1, b->marks[n] = (struct qwen35_mark){0}, b->rows[n++] = s, r++;
     }
     /* then the prompts still to feed, in slot order, as many rows as the step has room for */
+    room = n > 0 ? BATCH_PROMPT_ROWS : BATCH_PROMPT_ROWS_ALONE;
     for (int i = 0; i < b->max && room > 0; i++) {
         struct slot *s = &b->slots[i];
         const int32_t *left;

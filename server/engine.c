@@ -1,18 +1,19 @@
 /* engine.c — the slots of `seer serve` (server/server.h). Two threads drive one model:
      the feeder takes queued jobs while a slot is free, restores the longest cached prefix into the
-     slot's context, adds the request's messages, feeds the prompt (seer_chat_feed: the messages
-     and the assistant's opening in one pass) and saves snapshots at the two points a later
-     request can share: after the last message's media, and after the last message (the turn
-     point, passed inside that pass) (docs/SERVING.md "Prefix cache");
-     the decoder adds fed slots to one seer_batch (whose steps feed the opening of a reply whose
-     messages all came from the cache in the same pass as the other replies' tokens) and steps it,
-     one token of every reply per pass over the weights, handing text to the jobs as it comes and
-     finishing them as they end.
+     slot's context and adds the request's messages; media not in the cache it feeds itself
+     (seer_chat_feed: the tower's work stays off the decoder's thread), saving a snapshot after
+     the last message's media, where a later request can share it (docs/SERVING.md "Prefix cache");
+     the decoder adds every ready slot to one seer_batch and steps it: each step decodes one token
+     of every reply and feeds up to 128 rows of the text prompts still to feed (the messages and
+     the assistant's opening), so several requests' prompts share a pass over the weights and the
+     decoding replies wait a step, not a prompt; the turn point (after the last message) is copied
+     out in the step that crosses it and cached when the reply ends. It hands text to the jobs as
+     it comes and finishes them as they end.
    The two take turns on the device: the library releases it between a prompt's micro-batches
    (on_progress runs unlocked) and between tower blocks, first come first served, and the feeder's
-   on_progress waits there for one decode step whenever replies are decoding, so a long prompt
-   delays the others by about one micro-batch (an image by one tower block) per token, not by the
-   whole prompt. */
+   on_progress waits there for one decode step whenever replies are decoding, so a long media
+   prompt delays the others by about one micro-batch (an image by one tower block) per token, not
+   by the whole prompt. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>

@@ -281,15 +281,15 @@ static void check_errors(seer_model *m)
     rc = rc ? rc : seer_chat_add(small, "user", longp);
     ok(rc == SEER_OK && seer_batch_add_chat(b2, small, &p) == SEER_EINVAL && strstr(seer_last_error(), "-c") &&
        seer_batch_active(b2) == 0, "a prompt too long for its context is refused, nothing added: %s", seer_last_error());
-    /* a chat prompt is fed by the steps (nothing at add); one longer than a step's 128 prompt rows,
-       cancelled by on_progress, ends cut short in the first step */
+    /* a chat prompt is fed by the steps (nothing at add); one longer than a step's 512 prompt rows
+       (no other reply decoding), cancelled by on_progress, ends cut short in the first step */
     seer_generate_params pc = test_greedy(5);
     pc.on_progress = cancel_prompt;
     seer_context *mid = NULL;
-    char words[1200] = "";
-    for (int i = 0; i < 60; i++)
+    char words[4000] = "";
+    for (int i = 0; i < 150; i++)
         strcat(words, i % 3 ? "river stone " : "cloud lamp ");
-    rc = seer_context_create(m, &(seer_context_params){.n_ctx = 1024, .n_batch = 16}, &mid);
+    rc = seer_context_create(m, &(seer_context_params){.n_ctx = 2048, .n_batch = 16}, &mid);
     rc = rc ? rc : seer_chat_add(mid, "user", words);
     rc = rc ? rc : seer_batch_add_chat(b2, mid, &pc);
     seer_snapshot *held = NULL;
@@ -300,7 +300,7 @@ static void check_errors(seer_model *m)
     rc = rc ? rc : seer_batch_step(b2);
     int got = seer_batch_take(b2, &cx, &r, &st);
     ok(rc == SEER_OK && past_added == 0 && active == 1 && got == 1 && cx == mid && st == SEER_OK &&
-           r.stop == SEER_STOP_CANCELED && r.prompt_cut && r.prompt_tokens == 128 && left_added > 128 &&
+           r.stop == SEER_STOP_CANCELED && r.prompt_cut && r.prompt_tokens == 512 && left_added > 512 &&
            seer_batch_prompt_left(b2) == 0,
        "a chat prompt is left to the steps (%lld tokens fed when added, %lld left to feed), and cancelled by on_progress "
        "it ends cut short in the first step (stop %d, prompt_cut %d, %lld prompt tokens; %lld left)",

@@ -301,8 +301,8 @@ static void image_bytes(void)
     seer_context_free(c);
 }
 
-/* A first turn whose message is longer than a batch step's prompt rows (128), so that the turn
-   point falls in a later step than the prompt's first: the reply stepped in a seer_batch is the
+/* A first turn whose message is longer than a batch step's prompt rows (512 with no other reply
+   decoding), so that the turn point falls in a later step than the prompt's first: the reply stepped in a seer_batch is the
    one alone, and the turn point it kept, saved (seer_context_save_turn) and restored into a fresh
    context, answers as alone too. */
 static void long_turn_in_batch(void)
@@ -311,7 +311,7 @@ static void long_turn_in_batch(void)
     struct sbuf_words { char s[4000]; } msg = {{0}};
     static const char *words[] = {"river", "stone", "cloud", "lamp", "green", "quiet", "north", "paper"};
     size_t n = 0;
-    for (int i = 0; i < 50 && n + 16 < sizeof msg.s; i++)
+    for (int i = 0; i < 125 && n + 16 < sizeof msg.s; i++)
         n += (size_t)snprintf(msg.s + n, sizeof msg.s - n, "%s ", words[test_rand_u64() % (sizeof words / sizeof *words)]);
     seer_snapshot *sa = NULL, *sb = NULL;
     for (struct run *r = &ra; r; r = r == &ra ? &rb : NULL) {
@@ -330,10 +330,10 @@ static void long_turn_in_batch(void)
     }
     double e;
     const bool same = same_reply(&ra, &rb, &e);
-    ok(same && ra.prompt_tokens > 160 && rb.prompt_tokens == ra.prompt_tokens,
+    ok(same && ra.prompt_tokens > 530 && rb.prompt_tokens == ra.prompt_tokens,
        "a %lld-token first turn stepped in a seer_batch: the reply alone's %zu tokens, logits rel L2 %.1e (<= %.0e) %s",
        (long long)rb.prompt_tokens, rb.n_tokens, e, TOL_LOGITS, rb.rc ? seer_last_error() : "");
-    if (ok(sa && sb && seer_snapshot_tokens(sa) == seer_snapshot_tokens(sb) && seer_snapshot_tokens(sb) > 128,
+    if (ok(sa && sb && seer_snapshot_tokens(sa) == seer_snapshot_tokens(sb) && seer_snapshot_tokens(sb) > 512,
            "its turn point kept by the batch: %lld tokens, as alone's %lld", sb ? (long long)seer_snapshot_tokens(sb) : -1LL,
            sa ? (long long)seer_snapshot_tokens(sa) : -1LL)) {
         /* a fresh context from the batch's turn point answers as one from alone's */
