@@ -283,6 +283,71 @@ KTGT512 static float dot_q6_K_zmm(const void *w, const void *x, int64_t nb)
     return out;
 }
 
+/* Q5_K with 512-bit vectors (AVX-512 BW + VNNI): sub-blocks 2g and 2g+1 — the low and high nibbles
+   of the same 32 qs bytes, with bits 2g and 2g+1 of qh — in one zmm against the two blocks'
+   activations, one VPDPBUSD per pair and row; the zmm accumulator is the 256-bit kernel's even and
+   odd accumulators side by side, and the mins are summed as there. Rows and one row share this
+   body, so they agree bit for bit. */
+KTGT512 __attribute__((always_inline)) static inline void rows_q5_K_n_zmm(const void *w, const char *xv, size_t x_rb,
+                                                                           int64_t nb, float *out, const int nx)
+{
+    const block_q5_K *b = w;
+    const __m512i m4 = _mm512_set1_epi8(0xF), one = _mm512_set1_epi8(1), zero = _mm512_setzero_si512();
+    __m512 acc[QDOT_MAX_ROWS];
+    float mins[QDOT_MAX_ROWS];
+#pragma GCC unroll 4
+    for (int r = 0; r < nx; r++)
+        acc[r] = _mm512_setzero_ps(), mins[r] = 0;
+    for (int64_t i = 0; i < nb / 8; i++) {
+        float sc[8], mn[8];
+        k_scales_vnni(b[i].scales, _cvtsh_ss(b[i].d), _cvtsh_ss(b[i].dmin), sc, mn);
+        const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)b[i].qh));
+        __m512i u[4];
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; g++) {
+            const __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)(b[i].qs + 32 * g)));
+            /* low half: the low nibbles and qh bit 2g; high half: the high nibbles and bit 2g + 1 */
+            const __m512i sh = _mm512_inserti64x4(_mm512_set1_epi16((short)(2 * g)), _mm256_set1_epi16((short)(2 * g + 1)), 1);
+            const __m512i h = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, sh), one), 4);
+            u[g] = _mm512_or_si512(_mm512_and_si512(_mm512_mask_srli_epi16(v, 0xFFFF0000u, v, 4), m4), h);
+        }
+#pragma GCC unroll 4
+        for (int r = 0; r < nx; r++) {
+            const block_q8x *x = (const block_q8x *)(const void *)(xv + (size_t)r * x_rb) + 8 * i;
+#pragma GCC unroll 4
+            for (int g = 0; g < 4; g++) {
+                const __m512i xz = _mm512_inserti64x4(
+                    _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)x[2 * g].qs)),
+                    _mm256_loadu_si256((const __m256i *)(const void *)x[2 * g + 1].qs), 1);
+                const __m512 s = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(sc[2 * g] * x[2 * g].d)),
+                                                                     _mm256_castps_pd(_mm256_set1_ps(sc[2 * g + 1] * x[2 * g + 1].d)), 1));
+                acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(zero, u[g], xz)), s, acc[r]);
+                mins[r] += mn[2 * g] * x[2 * g].s + mn[2 * g + 1] * x[2 * g + 1].s;
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < nx; r++)
+        out[r] = _mm512_reduce_add_ps(acc[r]) - mins[r];
+}
+
+KTGT512 static void rows_q5_K_zmm(const void *w, const void *x, size_t x_rb, int nx, int64_t nb, float *out)
+{
+    switch (nx) {
+    case 1: rows_q5_K_n_zmm(w, x, x_rb, nb, out, 1); break;
+    case 2: rows_q5_K_n_zmm(w, x, x_rb, nb, out, 2); break;
+    case 3: rows_q5_K_n_zmm(w, x, x_rb, nb, out, 3); break;
+    default: rows_q5_K_n_zmm(w, x, x_rb, nb, out, 4); break;
+    }
+}
+
+KTGT512 static float dot_q5_K_zmm(const void *w, const void *x, int64_t nb)
+{
+    float out;
+    rows_q5_K_n_zmm(w, x, 0, nb, &out, 1);
+    return out;
+}
+
 /* ---- Q8_K rounding ------------------------------------------------------------------------------ */
 
 /* qdot_quantize_q8k's arithmetic on 8 lanes, to the bit: the step from the first value of largest
@@ -370,7 +435,7 @@ qdot_fn qdot_x86_kernel(enum dtype t, bool vnni)
     case DT_Q8_0: return vnni ? dot_q8_0_zmm : dot_q8_0_avx2;
     case DT_Q4_0: return vnni ? dot_q4_0_vnni : dot_q4_0_avx2;
     case DT_Q4_K: return vnni ? dot_q4_K_vnni : dot_q4_K_avx2;
-    case DT_Q5_K: return vnni ? dot_q5_K_vnni : dot_q5_K_avx2;
+    case DT_Q5_K: return vnni ? (have_bw() ? dot_q5_K_zmm : dot_q5_K_vnni) : dot_q5_K_avx2;
     case DT_Q6_K: return vnni ? (have_bw() ? dot_q6_K_zmm : dot_q6_K_vnni) : dot_q6_K_avx2;
     default: return NULL;
     }
@@ -383,7 +448,7 @@ qdot_rows_fn qdot_x86_rows_kernel(enum dtype t, bool vnni)
     switch (t) {
     case DT_Q8_0: return vnni ? rows_q8_0_zmm : rows_q8_0_avx2;
     case DT_Q4_K: return vnni ? (have_bw() ? rows_q4_K_zmm : rows_q4_K_vnni) : rows_q4_K_avx2;
-    case DT_Q5_K: return vnni ? rows_q5_K_vnni : rows_q5_K_avx2;
+    case DT_Q5_K: return vnni ? (have_bw() ? rows_q5_K_zmm : rows_q5_K_vnni) : rows_q5_K_avx2;
     case DT_Q6_K: return vnni ? (have_bw() ? rows_q6_K_zmm : rows_q6_K_vnni) : rows_q6_K_avx2;
     default: return NULL;
     }
