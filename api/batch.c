@@ -5,11 +5,12 @@
    images or videos is fed when its reply is added (the tower's work is its own); a text prompt — for
    seer_batch_add_chat, the messages the context has not seen and the assistant's opening — is left
    to the steps, which feed it beside the other replies' tokens, up to BATCH_PROMPT_ROWS rows a step
-   (BATCH_PROMPT_ROWS_ALONE when no reply decodes; qwen35_feed_batch): several prompts share a pass over the weights, and a long one delays the
-   others' next token by one step of that size, never by the whole prompt. A chat prompt's turn
-   point (after the messages, before the opening) is copied out in the step whose rows cross it
-   (the step's marks), so the context keeps it as seer_chat_generate's one pass does. Slots are a fixed array:
-   a reply's visible-text state points into its slot, so slots never move. */
+   (BATCH_PROMPT_ROWS_ALONE when no reply decodes; qwen35_feed_batch): several prompts share a pass
+   over the weights, and a long one delays the others' next token by one step of that size, never
+   by the whole prompt. A chat prompt's turn point (after the messages, before the opening) is
+   copied out in the step whose rows cross it (the step's marks), so the context keeps it as
+   seer_chat_generate's one pass does. Slots are a fixed array: a reply's visible-text state points
+   into its slot, so slots never move. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -402,7 +402,7 @@ struct qwen35_mark reply_prompt_mark(const struct reply *rp, size_t k)
 int reply_prompt_fed(struct reply *rp, size_t k)
 {
     const seer_generate_params *p = &rp->p;
-    if (rp->held && rp->held->mark.at > (int64_t)rp->n_fed_early && rp->held->mark.at <= (int64_t)(rp->n_fed_early + k))
+    if (reply_prompt_mark(rp, k).rec) /* these k rows crossed the held turn point */
         rp->held->passed = true;
     rp->n_fed_early += k;
     const bool last = rp->n_fed_early == rp->n_feed;

@@ -312,10 +312,11 @@ SEER_API int seer_generate_tokens(seer_context *ctx, const int32_t *ids, size_t 
    batch holds replies of different contexts of one model; each seer_batch_step decodes one token of
    every reply in it in one pass. A prompt with images or videos is fed when its reply is added;
    a text prompt (for a chat, the messages the context has not seen and the assistant's opening)
-   is fed by the steps, in the same passes as the other replies' tokens, up to
-   128 prompt rows a step (512 when no reply is decoding), so several prompts share a pass and a long one delays the replies
-   beside it by a step, not by the whole prompt. Replies join and leave as they start and end. Each reply is the one seer_chat_generate (or seer_generate_text) would give its
-   context alone: the same sampler, stop rules, grammar and callbacks, and — greedy — the same tokens
+   is fed by the steps, in the same passes as the other replies' tokens, up to 128 prompt rows a
+   step (512 when no reply is decoding), so several prompts share a pass and a long one delays the
+   replies beside it by a step, not by the whole prompt. Replies join and leave as they start and
+   end. Each reply is the one seer_chat_generate (or seer_generate_text) would give its context
+   alone: the same sampler, stop rules, grammar and callbacks, and — greedy — the same tokens
    (the logits agree to rounding). Each context keeps its own KV cache and state, so memory grows
    with the number of contexts, not with the batch. A loop:
 

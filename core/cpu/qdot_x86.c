@@ -201,6 +201,12 @@ KTGT512 static float dot_q8_0_zmm(const void *w, const void *x, int64_t nb)
     return out;
 }
 
+/* lo in lanes 0..7, hi in lanes 8..15 (a pair of blocks' scale products; F has no 32x8 insert) */
+KTGT512 __attribute__((always_inline)) static inline __m512 halves_ps(float lo, float hi)
+{
+    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(lo)), _mm256_castps_pd(_mm256_set1_ps(hi)), 1));
+}
+
 /* Q6_K with 512-bit vectors (AVX-512 BW + VNNI): the 32-value blocks 2p and 2p+1 of a superblock in
    one zmm — the low nibbles of 64 contiguous ql bytes are blocks 4h and 4h+1, their high nibbles
    4h+2 and 4h+3, each with its two qh bits shifted per half (VPSRLVW) — so a pair of blocks and a
@@ -225,13 +231,15 @@ KTGT512 __attribute__((always_inline)) static inline void rows_q6_K_n_zmm(const 
         acc[r] = _mm512_setzero_ps();
     for (int64_t i = 0; i < nb / 8; i++) {
         const float d = _cvtsh_ss(b[i].d);
-        const __m512 scf = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)b[i].scales)));
+        const __m128i s8 = _mm_loadu_si128((const __m128i *)(const void *)b[i].scales);
+        const __m512 scf = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(s8));
         __m512i q[4], base[4];
         __m512 sc[4];
 #pragma GCC unroll 2
         for (int h = 0; h < 2; h++) {
             const __m512i ql = _mm512_loadu_si512(b[i].ql + 64 * h);
-            const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)(b[i].qh + 32 * h)));
+            const __m256i qh32 = _mm256_loadu_si256((const __m256i *)(const void *)(b[i].qh + 32 * h));
+            const __m512i qh = _mm512_broadcast_i64x4(qh32);
 #pragma GCC unroll 2
             for (int hi = 0; hi < 2; hi++) {
                 const int p = 2 * h + hi;
@@ -255,8 +263,7 @@ KTGT512 __attribute__((always_inline)) static inline void rows_q6_K_n_zmm(const 
                     _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)x[2 * p].qs)),
                     _mm256_loadu_si256((const __m256i *)(const void *)x[2 * p + 1].qs), 1);
                 const __m512i isum = _mm512_dpbusd_epi32(base[p], _mm512_xor_si512(xz, u128), q[p]);
-                const __m512 dx = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(d * x[2 * p].d)),
-                                                                      _mm256_castps_pd(_mm256_set1_ps(d * x[2 * p + 1].d)), 1));
+                const __m512 dx = halves_ps(d * x[2 * p].d, d * x[2 * p + 1].d);
                 acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dx, sc[p]), acc[r]);
             }
         }
@@ -305,9 +312,11 @@ KTGT512 __attribute__((always_inline)) static inline void rows_q5_K_n_zmm(const 
         __m512i u[4];
 #pragma GCC unroll 4
         for (int g = 0; g < 4; g++) {
-            const __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)(b[i].qs + 32 * g)));
+            const __m256i qs = _mm256_loadu_si256((const __m256i *)(const void *)(b[i].qs + 32 * g));
+            const __m512i v = _mm512_broadcast_i64x4(qs);
             /* low half: the low nibbles and qh bit 2g; high half: the high nibbles and bit 2g + 1 */
-            const __m512i sh = _mm512_inserti64x4(_mm512_set1_epi16((short)(2 * g)), _mm256_set1_epi16((short)(2 * g + 1)), 1);
+            const __m512i sh =
+                _mm512_inserti64x4(_mm512_set1_epi16((short)(2 * g)), _mm256_set1_epi16((short)(2 * g + 1)), 1);
             const __m512i h = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, sh), one), 4);
             u[g] = _mm512_or_si512(_mm512_and_si512(_mm512_mask_srli_epi16(v, 0xFFFF0000u, v, 4), m4), h);
         }
@@ -319,8 +328,7 @@ KTGT512 __attribute__((always_inline)) static inline void rows_q5_K_n_zmm(const 
                 const __m512i xz = _mm512_inserti64x4(
                     _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)x[2 * g].qs)),
                     _mm256_loadu_si256((const __m256i *)(const void *)x[2 * g + 1].qs), 1);
-                const __m512 s = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(sc[2 * g] * x[2 * g].d)),
-                                                                     _mm256_castps_pd(_mm256_set1_ps(sc[2 * g + 1] * x[2 * g + 1].d)), 1));
+                const __m512 s = halves_ps(sc[2 * g] * x[2 * g].d, sc[2 * g + 1] * x[2 * g + 1].d);
                 acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(zero, u[g], xz)), s, acc[r]);
                 mins[r] += mn[2 * g] * x[2 * g].s + mn[2 * g + 1] * x[2 * g + 1].s;
             }

@@ -95,6 +95,16 @@ out:
     return rc;
 }
 
+/* The reply's prompt tokens, first N_GEN tokens and the context's last logits, kept in r. */
+static void keep_reply(struct run *r, const seer_result *res)
+{
+    r->prompt_tokens = res->prompt_tokens;
+    r->n_tokens = res->n_tokens < N_GEN ? res->n_tokens : N_GEN;
+    memcpy(r->tokens, res->tokens, r->n_tokens * sizeof *r->tokens);
+    if ((r->logits = malloc((size_t)model->lm->cfg.n_vocab * sizeof *r->logits)))
+        memcpy(r->logits, r->c->logits, (size_t)model->lm->cfg.n_vocab * sizeof *r->logits);
+}
+
 static void run_conv(bool image, int feed, bool cancel, bool batch, struct run *out)
 {
     seer_result r = {0};
@@ -119,14 +129,8 @@ static void run_conv(bool image, int feed, bool cancel, bool batch, struct run *
         if (cancel && !(out->feed_rc == SEER_ECANCELED && calls == 1))
             diag("cancelled feed: rc %d after %d progress calls (%s)", out->feed_rc, calls, seer_last_error());
     }
-    if (!rc && !(rc = reply(out->c, &p, batch, &r))) {
-        out->prompt_tokens = r.prompt_tokens;
-        out->n_tokens = r.n_tokens < N_GEN ? r.n_tokens : N_GEN;
-        memcpy(out->tokens, r.tokens, out->n_tokens * sizeof *out->tokens);
-        out->logits = malloc((size_t)model->lm->cfg.n_vocab * sizeof *out->logits);
-        if (out->logits)
-            memcpy(out->logits, out->c->logits, (size_t)model->lm->cfg.n_vocab * sizeof *out->logits);
-    }
+    if (!rc && !(rc = reply(out->c, &p, batch, &r)))
+        keep_reply(out, &r);
     if (rc)
         diag("conversation: %s", seer_last_error());
     out->rc = rc;
@@ -187,19 +191,22 @@ static void third_turn(struct run *r, struct run *ref, const char *what)
 }
 
 /* A fresh context restored from s answers turn 2 as `alone` did. */
-static void restored_reply(const seer_snapshot *s, const struct run *alone, const char *what)
+/* A fresh context restored from s, and its greedy reply, in *r. */
+static void restored_run(const seer_snapshot *s, struct run *r)
 {
-    struct run r = {0};
     seer_result res = {0};
     seer_generate_params p = test_greedy(N_GEN);
-    r.rc = seer_context_create(model, &small_batches, &r.c);
-    if (!r.rc && !(r.rc = seer_context_restore(r.c, s)) && !(r.rc = reply(r.c, &p, false, &res))) {
-        r.n_tokens = res.n_tokens < N_GEN ? res.n_tokens : N_GEN;
-        memcpy(r.tokens, res.tokens, r.n_tokens * sizeof *r.tokens);
-        if ((r.logits = malloc((size_t)model->lm->cfg.n_vocab * sizeof *r.logits)))
-            memcpy(r.logits, r.c->logits, (size_t)model->lm->cfg.n_vocab * sizeof *r.logits);
-    }
+    memset(r, 0, sizeof *r);
+    r->rc = seer_context_create(model, &small_batches, &r->c);
+    if (!r->rc && !(r->rc = seer_context_restore(r->c, s)) && !(r->rc = reply(r->c, &p, false, &res)))
+        keep_reply(r, &res);
     seer_result_clear(&res);
+}
+
+static void restored_reply(const seer_snapshot *s, const struct run *alone, const char *what)
+{
+    struct run r;
+    restored_run(s, &r);
     double e;
     const bool same = same_reply(alone, &r, &e);
     ok(same, "%s, restored into a fresh context: the reply alone's %zu tokens, the same ids, logits rel L2 %.1e %s",
@@ -319,11 +326,7 @@ static void long_turn_in_batch(void)
         seer_generate_params p = test_greedy(N_GEN);
         r->rc = seer_context_create(model, &small_batches, &r->c);
         if (!r->rc && !(r->rc = seer_chat_add(r->c, "user", msg.s)) && !(r->rc = reply(r->c, &p, r == &rb, &res))) {
-            r->prompt_tokens = res.prompt_tokens;
-            r->n_tokens = res.n_tokens < N_GEN ? res.n_tokens : N_GEN;
-            memcpy(r->tokens, res.tokens, r->n_tokens * sizeof *r->tokens);
-            if ((r->logits = malloc((size_t)model->lm->cfg.n_vocab * sizeof *r->logits)))
-                memcpy(r->logits, r->c->logits, (size_t)model->lm->cfg.n_vocab * sizeof *r->logits);
+            keep_reply(r, &res);
             r->rc = seer_context_save_turn(r->c, r == &ra ? &sa : &sb);
         }
         seer_result_clear(&res);
@@ -337,17 +340,8 @@ static void long_turn_in_batch(void)
            "its turn point kept by the batch: %lld tokens, as alone's %lld", sb ? (long long)seer_snapshot_tokens(sb) : -1LL,
            sa ? (long long)seer_snapshot_tokens(sa) : -1LL)) {
         /* a fresh context from the batch's turn point answers as one from alone's */
-        struct run ref = {0};
-        seer_result res = {0};
-        seer_generate_params p = test_greedy(N_GEN);
-        ref.rc = seer_context_create(model, &small_batches, &ref.c);
-        if (!ref.rc && !(ref.rc = seer_context_restore(ref.c, sa)) && !(ref.rc = reply(ref.c, &p, false, &res))) {
-            ref.n_tokens = res.n_tokens < N_GEN ? res.n_tokens : N_GEN;
-            memcpy(ref.tokens, res.tokens, ref.n_tokens * sizeof *ref.tokens);
-            if ((ref.logits = malloc((size_t)model->lm->cfg.n_vocab * sizeof *ref.logits)))
-                memcpy(ref.logits, ref.c->logits, (size_t)model->lm->cfg.n_vocab * sizeof *ref.logits);
-        }
-        seer_result_clear(&res);
+        struct run ref;
+        restored_run(sa, &ref);
         restored_reply(sb, &ref, "the batch's turn point");
         run_free(&ref);
     }
