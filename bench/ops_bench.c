@@ -1,11 +1,11 @@
-/* ops_bench.c — the vision tower's CPU kernels alone (docs/PERFORMANCE.md, "Vision tower"): op_matmul
+/* ops_bench.c — the vision tower's CPU kernels alone (docs/PERFORMANCE.md, "Vision tower"): op_linear
    at the four product shapes of a tower block (qkv, proj, fc1, fc2 of the 0.8B shape: width 768, MLP
    3072) with F16 weights, and op_attention over one image's patches (12 heads of 64), for N patches
    (default 3072: a 1024x768 image), in GFLOP/s, the best of --reps after one warm-up. A change to
    core/cpu/ is measured by building this before and after and running the two alternately (the
-   shared machine's load moves every figure by 10-30 %). Built on request: cmake --build build
-   --target ops_bench.
-     ops_bench [-t THREADS] [-n PATCHES] [--reps R] */
+   shared machine's load moves every figure by 10-30 %). The backend is not exact, as seer's commands
+   run it, unless --exact. Built on request: cmake --build build --target ops_bench.
+     ops_bench [-t THREADS] [-n PATCHES] [--reps R] [--exact] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,17 +48,25 @@ static void fill(tensor *t)
 int main(int argc, char **argv)
 {
     int threads = 2, reps = 3;
+    bool exact = false;
     int64_t N = 3072;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "-t"))
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--exact"))
+            exact = true;
+        else if (i + 1 == argc)
+            break;
+        else if (!strcmp(argv[i], "-t"))
             threads = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "-n"))
             N = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "--reps"))
             reps = atoi(argv[i + 1]);
+        else
+            continue;
+        i++; /* the option's value */
     }
     if (threads < 1 || reps < 1 || N < 1) {
-        fprintf(stderr, "usage: ops_bench [-t THREADS] [-n PATCHES] [--reps R]\n");
+        fprintf(stderr, "usage: ops_bench [-t THREADS] [-n PATCHES] [--reps R] [--exact]\n");
         return 2;
     }
     backend *be;
@@ -66,10 +74,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "ops_bench: %s\n", seer_last_error());
         return 1;
     }
+    backend_cpu_set_exact(be, exact);
     static const struct { const char *name; int64_t K, M; } mm[] = {
         {"qkv", 768, 2304}, {"proj", 768, 768}, {"fc1", 768, 3072}, {"fc2", 3072, 768},
     };
-    printf("op\tshape\tthreads %d\tseconds (best of %d)\tGFLOP/s\n", threads, reps);
+    printf("op\tshape\tthreads %d%s\tseconds (best of %d)\tGFLOP/s\n", threads, exact ? " exact" : "", reps);
     double all_s = 0, all_gf = 0;
     for (size_t s = 0; s < sizeof mm / sizeof mm[0]; s++) {
         tensor w, x, o;
@@ -83,7 +92,7 @@ int main(int argc, char **argv)
         double best = 1e30;
         for (int r = 0; r <= reps; r++) {
             const double t0 = seer_time_now();
-            op_matmul(be, &o, &w, &x);
+            op_linear(be, &o, &w, &x, &(struct linear_epilogue){.bf16 = true}); /* as vision/vit.c calls it */
             if (r > 0) /* the first is the warm-up */
                 best = MIN(best, seer_time_now() - t0);
         }
@@ -107,7 +116,7 @@ int main(int argc, char **argv)
     }
     fill(&q), fill(&k), fill(&v);
     memset(seg.data, 0, (size_t)N * sizeof(int32_t)); /* one image: every patch sees every patch */
-    const struct attn_mask mask = {.kind = ATTN_SEGMENTS, .seg = &seg};
+    const struct attn_mask mask = {.kind = ATTN_SEGMENTS, .seg = &seg, .bf16 = true};
     double best = 1e30;
     for (int r = 0; r <= reps; r++) {
         const double t0 = seer_time_now();

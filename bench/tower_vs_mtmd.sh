@@ -19,8 +19,11 @@
 # text GGUF (Q4_K, the smallest; the native driver loads only its vocabulary and sizes). With MTMD=node
 # MTMD_CHECK=1 bench/tower_mtmd.mjs also times each image completion minus a text completion of as many
 # tokens, a cross-check from outside (printed as a second libmtmd column).
+# seer runs as its commands do (not exact: on CPUs with AVX512-BF16 the tower's products and attention in
+# bf16, docs/ARCHITECTURE.md "Exact and not exact").
 # Environment: SEER (default build/seer), SEER_BASE (an older seer, run in the same rounds: its own
-# columns), ROUNDS (3), BENCH_DIR (/tmp/seer-tower-bench; the two model
+# columns), SEER_BASE_ARGS (options for SEER_BASE's `seer bench`, e.g. --exact: the f32 path of the same
+# binary in the same rounds), ROUNDS (3), BENCH_DIR (/tmp/seer-tower-bench; the two model
 # files are kept there and reused), RAW (a file to append every single measurement to, with `uptime`),
 # MTMD (native, the default, or node), LLAMA_BIN (the directory holding the native libmtmd; default:
 # bench/llama_native.sh's build), CC (for bench/tower_mtmd.c).
@@ -70,8 +73,8 @@ for s in $sizes; do
 done
 
 load() { uptime | sed 's/.*load average: //; s/,.*//'; }
-seer_round() { # threads round [binary engine-name]
-  args=""; for s in $sizes; do args="$args --image $s"; done
+seer_round() { # threads round [binary engine-name extra-args]
+  args="${5:-}"; for s in $sizes; do args="$args --image $s"; done
   l=$(load)
   # shellcheck disable=SC2086
   "${3:-$seer}" bench -m "$mmproj" $args -t "$1" --reps 1 --json 2>/dev/null | python3 -c '
@@ -111,7 +114,7 @@ for k, r in enumerate(res):
 }
 
 # SEER_BASE: an older seer binary, run in the same rounds (before/after a change under the same load)
-base_round() { [ -z "${SEER_BASE:-}" ] || seer_round "$1" "$2" "$(realpath "$SEER_BASE")" seer-base; }
+base_round() { [ -z "${SEER_BASE:-}" ] || seer_round "$1" "$2" "$(realpath "$SEER_BASE")" seer-base "${SEER_BASE_ARGS:-}"; }
 
 : >"$raw"
 echo "uptime at start: $(uptime)" >&2

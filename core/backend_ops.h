@@ -30,6 +30,9 @@ struct linear_epilogue {
     bool act;            /* apply `unary` to the biased product */
     enum unary_op unary;
     const tensor *res;   /* f32 shaped as out, contiguous, not overlapping out (the residual stream), or NULL */
+    bool bf16;           /* the caller accepts bf16 operands: a backend that is not exact may round x and
+                            F16/BF16 weights to bf16 (the CPU where it has AVX512-BF16; docs/ARCHITECTURE.md,
+                            "Exact and not exact") */
 };
 
 /* Text MRoPE (spec §3.3): rotate-half over the first n_rot dims of each head; frequency i
@@ -48,6 +51,7 @@ struct attn_mask {
     enum attn_mask_kind kind;
     int64_t q_pos0;      /* CAUSAL: index of this call's first query in the key sequence */
     const tensor *seg;   /* SEGMENTS: i32 {T} segment id per token (queries and keys alike) */
+    bool bf16;           /* the caller accepts bf16 operands for the two products, as linear_epilogue's */
 };
 
 /* Which key head a value head reads when Hv > Hk (spec §2.5 step 5). HF checkpoints group value

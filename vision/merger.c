@@ -18,8 +18,8 @@ int vit_merger_forward(const vit_model *m, const tensor *h, tensor *norm, tensor
     /* 2. group: the contiguous {Dv, N} rows read as {M²·Dv, N/M²} — a view, nothing moves */
     tensor grouped = tensor_view(norm, 2, (int64_t[]){M2 * Dv, N / M2}, (size_t[]){4, (size_t)(M2 * Dv) * 4}, 0);
     /* 3. fc1 + bias → GELU (exact erf here, not the blocks' tanh form: spec §4.6) → fc2 + bias */
-    const struct linear_epilogue e1 = {.bias = &m->merge_fc1_b, .act = true, .unary = UNARY_GELU_ERF},
-                                  e2 = {.bias = &m->merge_fc2_b};
+    const struct linear_epilogue e1 = {.bias = &m->merge_fc1_b, .act = true, .unary = UNARY_GELU_ERF, .bf16 = true},
+                                  e2 = {.bias = &m->merge_fc2_b, .bf16 = true};
     if ((rc = op_linear(be, fc1, &m->merge_fc1_w, &grouped, &e1)))
         return rc;
     return op_linear(be, out, &m->merge_fc2_w, fc1, &e2);

@@ -2,6 +2,11 @@
    (§4.2) → bilinearly resampled learned position embedding (§4.3) → per block LayerNorm, qkv,
    2-D RoPE (§4.4), attention within each segment, proj, LayerNorm, GELU-tanh MLP (§4.5) → the
    patch merger (vision/merger.c, §4.6). Only core/ops.h ops, so every backend runs it.
+   Every product and attention accepts bf16 operands (`.bf16`): a backend that is not exact may take
+   them (the CPU with AVX512-BF16: about 1.4x the tower's speed, within 1e-2 of the float64
+   reference, tests/vision/vit.c; docs/ARCHITECTURE.md "Exact and not exact"). The text model does
+   not: its logits are what users compare with llama.cpp and Hugging Face, bf16 rounding would make
+   them depend on how a prompt is split into micro-batches, and its prompt products are quantised.
    Divisions: scratch plan · per-call tables · forward. */
 #include <math.h>
 #include <stdlib.h>
@@ -144,7 +149,7 @@ static int embed(const vit_model *m, struct bufs *b, int64_t N)
     backend *be = m->be;
     tensor pix = mat(&b->big, m->patch_w.ne[0], N);
     int rc;
-    if ((rc = op_linear(be, &b->h, &m->patch_w, &pix, &(struct linear_epilogue){.bias = &m->patch_b})))
+    if ((rc = op_linear(be, &b->h, &m->patch_w, &pix, &(struct linear_epilogue){.bias = &m->patch_b, .bf16 = true})))
         return rc;
     for (int k = 0; k < 4; k++) {
         tensor rows = tensor_view(&b->tap, 1, (int64_t[]){N}, (size_t[]){4}, (size_t)(k * N) * 4);
@@ -169,7 +174,7 @@ static int block(const vit_model *m, const struct vit_block *bl, struct bufs *b,
 
     /* steps 1–2: LayerNorm1, qkv + bias; rows are [q heads | k heads | v heads], dh per head */
     if ((rc = op_layernorm(be, &b->a, &b->h, &bl->ln1_w, &bl->ln1_b, c->eps)) ||
-        (rc = op_linear(be, &qkv, &bl->qkv_w, &b->a, &(struct linear_epilogue){.bias = &bl->qkv_b})))
+        (rc = op_linear(be, &qkv, &bl->qkv_w, &b->a, &(struct linear_epilogue){.bias = &bl->qkv_b, .bf16 = true})))
         return rc;
     const size_t row = (size_t)(3 * Dv) * 4;
     tensor q = tensor_view(&qkv, 3, (int64_t[]){hd, nh, N}, (size_t[]){4, (size_t)hd * 4, row}, 0);
@@ -187,18 +192,18 @@ static int block(const vit_model *m, const struct vit_block *bl, struct bufs *b,
 
     /* step 4: bidirectional attention within each segment (image, or one temporal index of a
        video), scale dh^-1/2; streamed over keys, no N×N scores */
-    const struct attn_mask mask = {.kind = ATTN_SEGMENTS, .seg = &b->seg};
+    const struct attn_mask mask = {.kind = ATTN_SEGMENTS, .seg = &b->seg, .bf16 = true};
     if ((rc = op_attention(be, &o, &q, &k, &v, 1.0f / sqrtf((float)hd), &mask)))
         return rc;
 
     /* step 5: h + proj(o) + b, into a (op_linear's residual lies apart from its output) */
-    const struct linear_epilogue proj = {.bias = &bl->proj_b, .res = &b->h};
+    const struct linear_epilogue proj = {.bias = &bl->proj_b, .res = &b->h, .bf16 = true};
     if ((rc = op_linear(be, &b->a, &bl->proj_w, &b->o, &proj)))
         return rc;
 
     /* step 6: h = a + fc2(gelu_tanh(fc1(LayerNorm2(a)) + b1)) + b2, the norm into o (free again) */
-    const struct linear_epilogue fc1 = {.bias = &bl->fc1_b, .act = true, .unary = UNARY_GELU_TANH},
-                                  fc2 = {.bias = &bl->fc2_b, .res = &b->a};
+    const struct linear_epilogue fc1 = {.bias = &bl->fc1_b, .act = true, .unary = UNARY_GELU_TANH, .bf16 = true},
+                                  fc2 = {.bias = &bl->fc2_b, .res = &b->a, .bf16 = true};
     if ((rc = op_layernorm(be, &b->o, &b->a, &bl->ln2_w, &bl->ln2_b, c->eps)) ||
         (rc = op_linear(be, &ff, &bl->fc1_w, &b->o, &fc1)))
         return rc;

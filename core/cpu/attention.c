@@ -5,7 +5,11 @@
    cache); f16 and q8_0 rows are widened a key block at a time, never the whole cache.
    Keys are visited in blocks with an online softmax (running max and sum per query row), so
    the T×Tk score matrix never exists; a block's scores and its P·V update are small GEMMs over
-   a tile of (query, head) rows that share one kv head. Tiles run on the backend's pool. */
+   a tile of (query, head) rows that share one kv head. Tiles run on the backend's pool.
+   A backend that is not exact, on CPUs with AVX512-BF16, runs both products on bf16 operands where
+   the caller accepts it (attn_mask.bf16: the vision tower)
+   (gemm_bf16.h): Q·scale, K, the probabilities and V rounded to bf16, the scores, the softmax and
+   the accumulators in f32 — the precision Hugging Face runs the model in (docs/MODEL.md §9). */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -14,6 +18,7 @@
 #include <string.h>
 
 #include "core/cpu/cpu_internal.h"
+#include "core/cpu/gemm_bf16.h"
 #include "core/cpu/gemm_f32.h"
 #include "core/cpu/matmul_x86.h"
 #include "core/cpu/vexp.h"
@@ -26,6 +31,11 @@
 #define KB 64
 /* Target (query, head) rows per tile: enough rows to amortise each K/V block over a GEMM. */
 #define TILE_ROWS 64
+/* The bf16 path rounds K and V to pairs once per call, for all tiles, up to this many bytes (the
+   largest vision tower image, 16384 patches of the 9B's 16 heads of 72, takes 75 MiB); past it,
+   as for a long text context, each tile rounds the block it reads. Once per call instead of per
+   tile: 13 % of a 1280x1664 image's tower time (docs/PERFORMANCE.md). */
+#define KV_PAIRS_MAX ((size_t)128 << 20)
 
 struct attn_ctx {
     const tensor *q, *k, *v;  /* q{hd,nh,T} f32; k, v{hd,nkv,Tk} f32, f16 or q8_0, any row strides */
@@ -43,6 +53,11 @@ struct attn_ctx {
     bool kv_direct;           /* f32 K/V whose strides are whole floats: read in place */
     bool q8_simd;             /* q8_0 K/V widened by matmul_x86.h's AVX2 dequantiser */
     bool vsoft;               /* the online softmax in AVX2 lanes (softmax_avx2) */
+    bool bf16;                /* the products on bf16 pairs (not exact, AVX512-BF16, hd even) */
+    const uint32_t *kp_all;   /* bf16 path, when it fits KV_PAIRS_MAX: every key as pairs along hd,
+                                 {hd/2, Tk, nkv}, and every value as pairs of keys, {hd, tk2, nkv} */
+    const uint32_t *vp_all;
+    int64_t tk2;              /* pairs of keys: Tk/2 rounded up */
     int64_t ld;               /* row stride of a tile's scores: its largest R rounded up to 8 lanes */
     float *scratch;
     size_t scratch_floats;    /* per thread */
@@ -100,22 +115,32 @@ struct tile_bufs {
     float *st;   /* {KB×ld}: scores of the block, transposed, then the probabilities */
     float *kb, *vb; /* {KB×hd}: converted K/V rows */
     bool *allow; /* {KB×qt}: mask of the block per query */
+    /* the bf16 path's operands, as pairs (gemm_bf16.h) */
+    uint32_t *qp; /* {hd/2×ld}: Q·scale, pairs along hd, a lane per row */
+    uint32_t *kp; /* {KB×hd/2}: the block's keys, pairs along hd */
+    uint32_t *vp; /* {KB/2×hd}: the block's values, pairs of keys */
+    uint32_t *pp; /* {KB/2×ld}: the probabilities, pairs of keys, a lane per row */
 };
 
 /* Lays the buffers out from `base` (NULL: only count); returns the size in floats, 0 on
    overflow. */
 static size_t tile_layout(float *base, int64_t hd, int64_t R, int64_t ld, int64_t qt, struct tile_bufs *b)
 {
-    size_t n = 0, hR, kh, kq;
-    if (!size_mul((size_t)hd, (size_t)R, &hR) || !size_mul(KB, (size_t)hd, &kh) || !size_mul(KB, (size_t)qt, &kq))
+    size_t n = 0, hR, kh, kq, hl;
+    if (!size_mul((size_t)hd, (size_t)R, &hR) || !size_mul(KB, (size_t)hd, &kh) || !size_mul(KB, (size_t)qt, &kq) ||
+        !size_mul((size_t)(hd / 2), (size_t)ld, &hl))
         return 0;
-    float **fp[] = {&b->qt, &b->acc, &b->m, &b->l, &b->corr, &b->st, &b->kb, &b->vb};
-    size_t nf[] = {hR, hR, (size_t)ld, (size_t)ld, (size_t)ld, KB * (size_t)ld, kh, kh};
+    float *qp, *kp, *vp, *pp; /* uint32_t arrays, laid out as floats of the same size */
+    float **fp[] = {&b->qt, &b->acc, &b->m, &b->l, &b->corr, &b->st, &b->kb, &b->vb, &qp, &kp, &vp, &pp};
+    size_t nf[] = {hR, hR, (size_t)ld, (size_t)ld, (size_t)ld, KB * (size_t)ld, kh, kh,
+                   hl, kh / 2, kh / 2, KB / 2 * (size_t)ld};
     for (size_t i = 0; i < ARRAY_LEN(nf); i++) {
         *fp[i] = base ? base + n : NULL;
         if (!size_add(n, nf[i], &n))
             return 0;
     }
+    b->qp = (uint32_t *)(void *)qp, b->kp = (uint32_t *)(void *)kp;
+    b->vp = (uint32_t *)(void *)vp, b->pp = (uint32_t *)(void *)pp;
     b->allow = base ? (bool *)(void *)(base + n) : NULL;
     return size_add(n, kq / sizeof(float) + 1, &n) ? n : 0;
 }
@@ -233,7 +258,7 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
                      int64_t t0, int64_t nq)
 {
     const int64_t hd = c->hd, R = nh_t * nq;
-    const bool dot = R < 4;
+    const bool dot = R < 4, bf = c->bf16 && !dot;
 
     /* Q rows, pre-scaled; copied before any output is written (out may alias q, ops.h) */
     for (int64_t tt = 0; tt < nq; tt++)
@@ -250,6 +275,11 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
         }
     /* lanes past R are padding for the 8-row softmax: finite, so they never make a NaN */
     const int64_t ld = dot ? R : c->ld;
+#ifdef SEER_MM_X86
+    if (bf)
+        for (int64_t p = 0; p < hd / 2; p++)
+            cpu_bf16_pairs_of_rows(b->qp + p * ld, b->qt + 2 * p * R, b->qt + (2 * p + 1) * R, R);
+#endif
     for (int64_t rho = 0; rho < ld; rho++)
         b->m[rho] = rho < R ? -INFINITY : 0.0f, b->l[rho] = 0.0f;
     memset(b->acc, 0, (size_t)(R * hd) * sizeof(float));
@@ -264,6 +294,8 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
         jlo = c->Tk, jhi = 0;
         for (int64_t tt = 0; tt < nq; tt++)
             jlo = MIN(jlo, c->seg_lo[t0 + tt]), jhi = MAX(jhi, c->seg_hi[t0 + tt] + 1);
+        if (bf) /* key pairs start on even keys; the key before the segment is masked */
+            jlo &= ~(int64_t)1;
     }
 
     for (int64_t j0 = jlo; j0 < jhi; j0 += KB) {
@@ -280,9 +312,18 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
             continue;
 
         int64_t ldk, ldv;
-        const float *kr = kv_block(c, c->k, g, j0, n, b->kb, &ldk);
+        const float *kr = bf && c->kp_all ? NULL : kv_block(c, c->k, g, j0, n, b->kb, &ldk);
         if (dot) {
             scores_dot(kr, ldk, n, b->qt, R, hd, b->st, ld);
+#ifdef SEER_MM_X86
+        } else if (bf) {
+            const uint32_t *kp = c->kp_all ? c->kp_all + (g * c->Tk + j0) * (hd / 2) : b->kp;
+            for (int64_t j = 0; !c->kp_all && j < n; j++)
+                cpu_bf16_pairs_of_row(b->kp + j * (hd / 2), kr + j * ldk, hd);
+            const struct cpu_gemm_bf16 sg = {.M = n, .N = R, .K2 = hd / 2, .A = kp, .a_rs = hd / 2, .a_cs = 1,
+                                             .B = b->qp, .ldb = ld, .C = b->st, .ldc = ld};
+            cpu_gemm_bf16(&sg);
+#endif
         } else {
             /* Sᵀ{n×R} = K{n×hd}·(Q·scale)ᵀ{hd×R} */
             struct cpu_gemm sg = {.M = n, .N = R, .K = hd, .alpha = 1.0f, .cb = 0.0f, .A = kr, .a_rs = ldk,
@@ -307,7 +348,23 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
                 cpu_vscale(b->acc + rho * hd, b->acc + rho * hd, b->corr[rho], hd);
 
         /* acc{R×hd} += P{R×n}·V{n×hd}; P is st read transposed */
-        const float *vr = kv_block(c, c->v, g, j0, n, b->vb, &ldv);
+        const float *vr = bf && c->vp_all ? NULL : kv_block(c, c->v, g, j0, n, b->vb, &ldv);
+#ifdef SEER_MM_X86
+        if (bf) { /* pairs of keys from j0 (even): an odd block's last pair has a zero probability for
+                     its second key, whatever that key's value */
+            for (int64_t p = 0; 2 * p < n; p++) {
+                const bool two = 2 * p + 1 < n;
+                if (!c->vp_all)
+                    cpu_bf16_pairs_of_rows(b->vp + p * hd, vr + 2 * p * ldv, two ? vr + (2 * p + 1) * ldv : NULL, hd);
+                cpu_bf16_pairs_of_rows(b->pp + p * ld, b->st + 2 * p * ld, two ? b->st + (2 * p + 1) * ld : NULL, R);
+            }
+            const uint32_t *vp = c->vp_all ? c->vp_all + (g * c->tk2 + j0 / 2) * hd : b->vp;
+            const struct cpu_gemm_bf16 pg = {.M = R, .N = hd, .K2 = (n + 1) / 2, .A = b->pp, .a_rs = 1, .a_cs = ld,
+                                             .B = vp, .ldb = hd, .C = b->acc, .ldc = hd, .acc = true};
+            cpu_gemm_bf16(&pg);
+            continue;
+        }
+#endif
         struct cpu_gemm pg = {.M = R, .N = hd, .K = n, .alpha = 1.0f, .cb = 1.0f, .A = b->st, .a_rs = 1,
                               .a_cs = ld, .B = vr, .ldb = ldv, .C = b->acc, .ldc = hd, .tri = CPU_TRI_NONE};
         cpu_gemm_f32(&pg);
@@ -342,6 +399,31 @@ static void attn_worker(void *p, int ith, int nth)
         run_tile(c, &b, g, g * c->r + part * c->nhp, c->nhp, t0, MIN(c->qt, c->T - t0));
     }
 }
+
+#ifdef SEER_MM_X86
+/* Fills kp_all and vp_all: items are (kv head, block of KB keys), each thread converting through its
+   own tile buffers. */
+static void pairs_worker(void *p, int ith, int nth)
+{
+    struct attn_ctx *c = p;
+    struct tile_bufs b;
+    const int64_t hd = c->hd, nblk = (c->Tk + KB - 1) / KB;
+    long long lo, hi;
+    tile_layout(c->scratch + (size_t)ith * c->scratch_floats, hd, c->nhp * c->qt, c->ld, c->qt, &b);
+    threadpool_range(c->nkv * nblk, ith, nth, &lo, &hi);
+    for (long long it = lo; it < hi; it++) {
+        const int64_t g = it / nblk, j0 = it % nblk * KB, n = MIN(KB, c->Tk - j0);
+        int64_t ldk, ldv;
+        const float *kr = kv_block(c, c->k, g, j0, n, b.kb, &ldk), *vr = kv_block(c, c->v, g, j0, n, b.vb, &ldv);
+        uint32_t *kp = (uint32_t *)c->kp_all + (g * c->Tk + j0) * (hd / 2);
+        uint32_t *vp = (uint32_t *)c->vp_all + (g * c->tk2 + j0 / 2) * hd;
+        for (int64_t j = 0; j < n; j++)
+            cpu_bf16_pairs_of_row(kp + j * (hd / 2), kr + j * ldk, hd);
+        for (int64_t q = 0; 2 * q < n; q++)
+            cpu_bf16_pairs_of_rows(vp + q * hd, vr + 2 * q * ldv, 2 * q + 1 < n ? vr + (2 * q + 1) * ldv : NULL, hd);
+    }
+}
+#endif
 
 /* ---- segments -------------------------------------------------------------------------------- */
 
@@ -399,6 +481,7 @@ int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, co
 #ifdef SEER_MM_X86
     c.q8_simd = k->type == DT_Q8_0 && mm_x86_available();
     c.vsoft = mm_x86_available();
+    c.bf16 = mask->bf16 && !((struct cpu_ctx *)be->ctx)->exact && c.hd % 2 == 0 && mm_avx512_bf16_available();
 #endif
     if (!c.causal) {
         c.seg = (const int32_t *)mask->seg->data;
@@ -443,11 +526,27 @@ int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, co
         free(ranges);
         return seer_err(SEER_ENOMEM, "op_attention: no memory for %zu bytes of scratch", total);
     }
+    uint32_t *pairs = NULL;
+#ifdef SEER_MM_X86
+    size_t pb;
+    c.tk2 = (c.Tk + 1) / 2;
+    /* one tile per head (T ≤ TILE_ROWS) has nothing to share; out of memory, the tiles convert */
+    if (c.bf16 && c.T > TILE_ROWS && size_mul((size_t)c.Tk, (size_t)(c.hd / 2), &pb) &&
+        size_add(pb, (size_t)(c.tk2 * c.hd), &pb) && size_mul(pb, (size_t)c.nkv * sizeof *pairs, &pb) &&
+        pb <= KV_PAIRS_MAX && (pairs = seer_malloc(pb))) {
+        c.kp_all = pairs, c.vp_all = pairs + c.nkv * c.Tk * (c.hd / 2);
+        if (par)
+            threadpool_run(pool, pairs_worker, &c);
+        else
+            pairs_worker(&c, 0, 1);
+    }
+#endif
     atomic_init(&c.next, 0);
     if (par)
         threadpool_run(pool, attn_worker, &c);
     else
         attn_worker(&c, 0, 1);
+    free(pairs);
     seer_aligned_free(c.scratch);
     free(ranges);
     return SEER_OK;

@@ -203,6 +203,19 @@ static void matmul_portable(threadpool *pool, tensor *out, const tensor *w, cons
     threadpool_run(pool, mm_worker, &c);
 }
 
+/* Makes room for `need` bytes of rounded activations in the backend's kept buffer. */
+static char *qbuf_get(struct cpu_ctx *cc, size_t need)
+{
+    if (need > cc->qbuf_bytes) {
+        void *nbuf = realloc(cc->qbuf, need);
+        if (!nbuf)
+            return NULL;
+        cc->qbuf = nbuf;
+        cc->qbuf_bytes = need;
+    }
+    return cc->qbuf;
+}
+
 /* ---- SIMD matmul (x86-64 with AVX2+FMA+F16C) ------------------------------------------------ */
 /* ---- op_linear's epilogue ------------------------------------------------------------------- */
 
@@ -212,6 +225,7 @@ struct epi {
     cpu_unary_row_fn act;  /* or NULL */
     const float *res;      /* {M, N} row-major, or NULL */
     int64_t M;
+    bool bf16;             /* the caller accepts bf16 operands (struct linear_epilogue) */
 };
 
 /* Columns [m0, m0 + n) of output row `row`: p holds the product (and is overwritten), o gets the
@@ -265,6 +279,8 @@ struct simd_ctx {
     int64_t x_rs;       /* activation row stride in floats */
     int64_t K, M, N;
     int64_t n_units;    /* work units: weight rows (dot) or panels of MB rows (gemm) */
+    bool bf16_ok;       /* the caller accepts bf16 operands (op_linear's epilogue says so) */
+    bool bf16;          /* dot: the not-exact bf16 rule (x0 holds the rounded rows, bf16_rule) */
     const struct epi *epi; /* op_linear's epilogue, applied by gemm_worker, or NULL */
 };
 
@@ -283,7 +299,7 @@ static void dot_worker(void *ctx, int ith, int nth)
             xr[r] = c->x0 + (n0 + r) * c->x_rs;
         for (long long m = lo; m < hi; m++) {
             float s[MM_X86_MAX_NX];
-            mm_x86_dot(w->type, (const char *)w->data + (size_t)m * w->nb[1], xr, nx, c->K, s);
+            mm_x86_dot(w->type, c->bf16, (const char *)w->data + (size_t)m * w->nb[1], xr, nx, c->K, s);
             for (int r = 0; r < nx; r++)
                 out[(n0 + r) * c->M + m] = s[r];
         }
@@ -359,21 +375,34 @@ static void tile_worker(void *ctx, int ith, int nth)
         mm_avx512_tile(c->job, t * MM512_TILE, scratch);
 }
 
-/* Rounds the activations to int16 (exact) or int8 blocks, rows split over the threads. */
+/* Rounds the activations to int16 (exact) or int8 blocks, or to bf16, rows split over the threads. */
 static void quant_worker(void *ctx, int ith, int nth)
 {
     const struct mm_job *j = ctx;
     long long lo, hi;
     threadpool_range(j->N, ith, nth, &lo, &hi);
-    if (j->xq8)
+    if (j->xbf)
+        mm_avx512_round_bf16(j->x, j->x_rs, lo, hi, j->K, (uint16_t *)j->xbf);
+    else if (j->xq8)
         mm_avx512_quantize_rows_i8(j->x, j->x_rs, lo, hi, j->K, (int8_t *)j->xq8, (float *)j->xs, (float *)j->xsum,
                                    (int32_t *)j->xqsum, (int32_t *)j->xqsum16);
     else
         mm_avx512_quantize_rows(j->x, j->x_rs, lo, hi, j->K, (int16_t *)j->xq, (float *)j->xs, (float *)j->xsum);
 }
 
+/* Not exact, where the caller accepts it, F16/BF16 weights meet activations rounded to bf16 where
+   the CPU multiplies bf16 (and K is whole 32-blocks: every real matrix), whatever the number of
+   rows: an image's products give the same values in one call or several (up to the order of f32
+   sums). */
+static bool bf16_rule(const struct simd_ctx *c, bool exact)
+{
+    return !exact && c->bf16_ok && mm_avx512_bf16_type(c->w->type) && c->K % 32 == 0 &&
+           mm_avx512_bf16_available();
+}
+
 /* Returns false when the rounded activations' buffers cannot be allocated (the caller falls back
-   to f32). `exact`: int16 activations (within the f32 tolerance); else int8, as decode rounds them. */
+   to f32). `exact`: int16 activations (within the f32 tolerance); else int8, as decode rounds them,
+   or bf16 (bf16_rule). */
 static bool matmul_avx512(threadpool *pool, const struct simd_ctx *c, bool exact)
 {
     struct mm_job j = {
@@ -382,7 +411,13 @@ static bool matmul_avx512(threadpool *pool, const struct simd_ctx *c, bool exact
         .r16 = c->w->layout == TL_Q4_K_R16 ? c->w : NULL,
     };
     void *buf = NULL;
-    if (mm_avx512_int16_type(j.type) || (!exact && mm_avx512_u8_type(j.type))) {
+    if (bf16_rule(c, exact)) {
+        size_t nb;
+        if (!size_mul((size_t)c->N, (size_t)c->K * sizeof(uint16_t), &nb) || !(buf = seer_malloc(nb)))
+            return false;
+        j.xbf = buf;
+        threadpool_run(pool, quant_worker, &j);
+    } else if (mm_avx512_int16_type(j.type) || (!exact && mm_avx512_u8_type(j.type))) {
         /* per block: scale and f32 sum, and (int8) the sum of the rounded values, for Q6_K per 16
            values too (after them) */
         size_t nq, ns;
@@ -411,9 +446,11 @@ static bool matmul_avx512(threadpool *pool, const struct simd_ctx *c, bool exact
    (the flattened {ne1,ne2,ne3} index is then row·x_rs). Returns false to use the portable path.
    `epi` (or NULL): op_linear's epilogue, which the prefill kernel applies as it copies its blocks
    out (*epi_done set then); the caller applies it otherwise. */
-static bool matmul_simd(threadpool *pool, tensor *out, const tensor *w, const tensor *x, bool exact,
-                        const struct epi *epi, bool *epi_done)
+static bool matmul_simd(struct cpu_ctx *cc, tensor *out, const tensor *w, const tensor *x, const struct epi *epi,
+                        bool *epi_done)
 {
+    threadpool *pool = cc->pool;
+    const bool exact = cc->exact;
     if (!mm_x86_available() || !(mm_x86_type(w->type) || mm_avx512_u8_type(w->type)))
         return false;
     if ((x->ne[2] > 1 && x->nb[2] != x->nb[1] * (size_t)x->ne[1]) ||
@@ -421,13 +458,21 @@ static bool matmul_simd(threadpool *pool, tensor *out, const tensor *w, const te
         return false;
     struct simd_ctx c = {
         .w = w, .out = out, .x0 = x->data, .x_rs = (int64_t)(x->nb[1] / sizeof(float)),
-        .K = w->ne[0], .M = w->ne[1], .N = x->ne[1] * x->ne[2] * x->ne[3],
+        .K = w->ne[0], .M = w->ne[1], .N = x->ne[1] * x->ne[2] * x->ne[3], .bf16_ok = epi && epi->bf16,
     };
     /* another layout, or Q5_K/Q6_K (which have no f32 SIMD kernels): prefill's int8 tiles read
        it; the rest is the portable path's */
     if (w->layout != TL_ROWS || !mm_x86_type(w->type))
         return !exact && c.N >= GEMM_MIN_N && mm_avx512_available() && matmul_avx512(pool, &c, false);
     if (c.N < GEMM_MIN_N) {
+        size_t need;
+        float *xb;
+        /* the rows rounded once, for every thread (out of memory: the unrounded ones) */
+        if (bf16_rule(&c, exact) && size_mul((size_t)(c.N * c.K), sizeof *xb, &need) &&
+            (xb = (float *)(void *)qbuf_get(cc, need))) {
+            mm_x86_round_bf16(c.x0, c.x_rs, c.N, c.K, xb);
+            c.x0 = xb, c.x_rs = c.K, c.bf16 = true;
+        }
         c.n_units = c.M;
         threadpool_run(pool, dot_worker, &c);
     } else if (!mm_avx512_available() || !matmul_avx512(pool, &c, exact)) {
@@ -571,18 +616,6 @@ static bool qdot_applies(const struct cpu_ctx *cc, const tensor *w, int64_t N)
     return true;
 }
 
-/* Makes room for `need` bytes of rounded activations in the backend's kept buffer. */
-static char *qbuf_get(struct cpu_ctx *cc, size_t need)
-{
-    if (need > cc->qbuf_bytes) {
-        void *nbuf = realloc(cc->qbuf, need);
-        if (!nbuf)
-            return NULL;
-        cc->qbuf = nbuf;
-        cc->qbuf_bytes = need;
-    }
-    return cc->qbuf;
-}
 
 /* Bytes of x's 8-bit form for w's kernels: the rounded rows and, for the AMX layout, after them
    their groups laid out for the tiles. */
@@ -708,7 +741,7 @@ static int matmul_ways(backend *be, tensor *out, const tensor *w, const tensor *
     if (matmul_qdot(be, out, w, x))
         return SEER_OK;
 #ifdef SEER_MM_X86
-    if (matmul_simd(pool, out, w, x, ((struct cpu_ctx *)be->ctx)->exact, epi, epi_done))
+    if (matmul_simd(be->ctx, out, w, x, epi, epi_done))
         return SEER_OK;
 #else
     (void)epi;
@@ -727,7 +760,7 @@ int cpu_linear(backend *be, tensor *out, const tensor *w, const tensor *x, const
 {
     const struct epi e = {
         .bias = ep->bias ? ep->bias->data : NULL, .act = ep->act ? cpu_unary_row(ep->unary) : NULL,
-        .res = ep->res ? ep->res->data : NULL, .M = w->ne[1],
+        .res = ep->res ? ep->res->data : NULL, .M = w->ne[1], .bf16 = ep->bf16,
     };
     bool done;
     int rc = matmul_ways(be, out, w, x, &e, &done);

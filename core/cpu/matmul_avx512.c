@@ -14,6 +14,11 @@
        +128 comes back out as 128 × the block's sum of rounded activations; Q4_K/Q5_K's mins as
        dmin·m × the exact sum of the activations; Q6_K (q − 32, a scale per 16 values) takes each
        half of a block on its own: 32 × the half's sum of rounded activations out, then its scale.
+     - Not exact, F16/BF16 weights, on CPUs with AVX512-BF16: weights and activations rounded to
+       bf16 (to nearest even; a BF16 file's weights as they are), the precision Hugging Face's
+       reference runs the model in (docs/MODEL.md §9); VDPBF16PS multiplies 32 pairs per
+       instruction into f32 lanes, twice the f32 FMA rate. Each product of two bf16 values is exact
+       in f32, so the only loss is the rounding of the operands (2^-9 relative at most).
    Compiled for AVX-512 F/BW/VL/VNNI by target attribute; matmul.c calls it only after
    mm_avx512_available() (matmul_x86.c, with the other CPU checks, below this file and qdot_q4r.c
    which both use it). Divisions: weight types · activation rounding · packing · kernels · tiles */
@@ -31,6 +36,10 @@
 
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 #define I512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c"), always_inline)) static inline
+/* the bf16 path's functions: only called after mm_avx512_bf16_available() */
+#define TBF __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512bf16,avx2,fma,f16c")))
+#define IBF __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512bf16,avx2,fma,f16c"), always_inline)) \
+    static inline
 #define UNROLL _Pragma("GCC unroll 16")
 
 /* Tile: 2 strips of 16 weight rows (one zmm of lanes each). NR activation rows per kernel call:
@@ -38,12 +47,14 @@
    registers). */
 #define NR_F32 8
 #define NR_I16 6
+#define NR_BF16 8
 _Static_assert(MM512_TILE == 32 && MM512_KC % QK_K == 0, "tile shape");
 
 /* ---- weight types ------------------------------------------------------------------------- */
 
 bool mm_avx512_int16_type(enum dtype t) { return t == DT_Q8_0 || t == DT_Q4_K; }
 bool mm_avx512_u8_type(enum dtype t) { return mm_avx512_int16_type(t) || t == DT_Q5_K || t == DT_Q6_K; }
+bool mm_avx512_bf16_type(enum dtype t) { return t == DT_F16 || t == DT_BF16; }
 
 /* The chunk [kc, kc+len) of the row one tile below `row`, which this thread packs next (tile_worker
    hands each thread a run of tiles): a tile's rows are read a chunk at a time, a stride the
@@ -115,6 +126,19 @@ T512 void mm_avx512_quantize_rows_i8(const float *x, int64_t x_rs, int64_t n0, i
     }
 }
 
+/* 32 floats as 32 bf16 (to nearest even), in order. */
+IBF __m512i bf16x32(const float *v)
+{
+    return (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(v + 16), _mm512_loadu_ps(v));
+}
+
+TBF void mm_avx512_round_bf16(const float *x, int64_t x_rs, int64_t n0, int64_t n1, int64_t K, uint16_t *xb)
+{
+    for (int64_t n = n0; n < n1; n++)
+        for (int64_t k = 0; k < K; k += 32)
+            _mm512_storeu_si512(xb + n * K + k, bf16x32(x + n * x_rs + k));
+}
+
 /* ---- packing -------------------------------------------------------------------------------- */
 
 /* f32 tile: strip s holds [k][16 lanes] for rows 16s..16s+15; missing rows are zero. */
@@ -131,6 +155,33 @@ static void pack_f32(const struct mm_job *j, int64_t m0, int64_t mb, int64_t kc,
             memset(row, 0, (size_t)len * sizeof *row);
         for (int64_t k = 0; k < len; k++)
             dst[16 * k] = row[k];
+    }
+}
+
+/* bf16 tile: strip s holds, per pair p of the chunk, 16 lanes of (w[2p], w[2p+1]) as bf16 — the
+   operand layout of VDPBF16PS. Missing rows are zero. */
+struct bf16_panel {
+    uint32_t q[2][MM512_KC / 2][16];
+};
+
+/* row: MM512_KC floats of scratch (F16 rows are widened there, then rounded) */
+TBF static void pack_bf16(const struct mm_job *j, int64_t m0, int64_t mb, int64_t kc, int64_t len, struct bf16_panel *p,
+                          float *row)
+{
+    uint32_t pairs[MM512_KC / 2] __attribute__((aligned(64)));
+    for (int64_t r = 0; r < MM512_TILE; r++) {
+        const uint8_t *src = j->w + (size_t)(m0 + r) * j->w_rs;
+        if (r >= mb) {
+            memset(pairs, 0, sizeof pairs);
+        } else if (j->type == DT_BF16) {
+            memcpy(pairs, src + (size_t)kc * 2, (size_t)len * 2);
+        } else {
+            mm_x86_dequant(j->type, src + (size_t)kc * 2, row, len);
+            for (int64_t k = 0; k < len; k += 32)
+                _mm512_store_si512(pairs + k / 2, bf16x32(row + k));
+        }
+        for (int64_t i = 0; i < len / 2; i++)
+            p->q[r / 16][i][r % 16] = pairs[i];
     }
 }
 
@@ -464,6 +515,32 @@ I512 void kern_u8(const struct u8_panel *p, const int8_t *const *xq, const float
     }
 }
 
+/* xr[n]: activation row n's chunk as bf16 pairs; np pairs (half the chunk). */
+IBF void kern_bf16(const struct bf16_panel *p, const uint32_t *const *xr, const int nr, int64_t np, float *const *orow,
+                   __mmask16 k0, __mmask16 k1, bool acc)
+{
+    __m512 c0[NR_BF16], c1[NR_BF16];
+    UNROLL
+    for (int n = 0; n < nr; n++) {
+        c0[n] = acc ? _mm512_maskz_loadu_ps(k0, orow[n]) : _mm512_setzero_ps();
+        c1[n] = acc ? _mm512_maskz_loadu_ps(k1, orow[n] + 16) : _mm512_setzero_ps();
+    }
+    for (int64_t k = 0; k < np; k++) {
+        const __m512bh a0 = (__m512bh)_mm512_load_si512(p->q[0][k]), a1 = (__m512bh)_mm512_load_si512(p->q[1][k]);
+        UNROLL
+        for (int n = 0; n < nr; n++) {
+            const __m512bh b = (__m512bh)_mm512_set1_epi32((int)xr[n][k]);
+            c0[n] = _mm512_dpbf16_ps(c0[n], a0, b);
+            c1[n] = _mm512_dpbf16_ps(c1[n], a1, b);
+        }
+    }
+    UNROLL
+    for (int n = 0; n < nr; n++) {
+        _mm512_mask_storeu_ps(orow[n], k0, c0[n]);
+        _mm512_mask_storeu_ps(orow[n] + 16, k1, c1[n]);
+    }
+}
+
 /* Instances for every row count, so each has its accumulators in registers. */
 T512 static void run_f32(const float *panel, const float *const *xr, int nr, int64_t len, float *const *orow,
                          __mmask16 k0, __mmask16 k1, bool acc)
@@ -477,6 +554,21 @@ T512 static void run_f32(const float *panel, const float *const *xr, int nr, int
     case 6: kern_f32(panel, xr, 6, len, orow, k0, k1, acc); break;
     case 7: kern_f32(panel, xr, 7, len, orow, k0, k1, acc); break;
     default: kern_f32(panel, xr, 8, len, orow, k0, k1, acc); break;
+    }
+}
+
+TBF static void run_bf16(const struct bf16_panel *p, const uint32_t *const *xr, int nr, int64_t np,
+                         float *const *orow, __mmask16 k0, __mmask16 k1, bool acc)
+{
+    switch (nr) {
+    case 1: kern_bf16(p, xr, 1, np, orow, k0, k1, acc); break;
+    case 2: kern_bf16(p, xr, 2, np, orow, k0, k1, acc); break;
+    case 3: kern_bf16(p, xr, 3, np, orow, k0, k1, acc); break;
+    case 4: kern_bf16(p, xr, 4, np, orow, k0, k1, acc); break;
+    case 5: kern_bf16(p, xr, 5, np, orow, k0, k1, acc); break;
+    case 6: kern_bf16(p, xr, 6, np, orow, k0, k1, acc); break;
+    case 7: kern_bf16(p, xr, 7, np, orow, k0, k1, acc); break;
+    default: kern_bf16(p, xr, 8, np, orow, k0, k1, acc); break;
     }
 }
 
@@ -524,7 +616,8 @@ T512 static void run_u8(const struct u8_panel *p, const int8_t *const *xq, const
 size_t mm_avx512_scratch_bytes(void)
 {
     const size_t f32 = (size_t)MM512_TILE * MM512_KC * sizeof(float) + MM512_KC * sizeof(float);
-    return (MAX(MAX(f32, sizeof(struct i16_panel)), sizeof(struct u8_panel)) + 63) / 64 * 64;
+    const size_t bf16 = sizeof(struct bf16_panel) + MM512_KC * sizeof(float);
+    return (MAX(MAX(MAX(f32, bf16), sizeof(struct i16_panel)), sizeof(struct u8_panel)) + 63) / 64 * 64;
 }
 
 /* Output columns [m0, m0+mb) for every activation row: per KC chunk, pack the tile, then run the
@@ -535,8 +628,8 @@ T512 void mm_avx512_tile(const struct mm_job *j, int64_t m0, void *scratch)
     const int64_t mb = MIN(MM512_TILE, j->M - m0);
     const __mmask16 k0 = (__mmask16)(mb >= 16 ? 0xFFFF : (1u << mb) - 1);
     const __mmask16 k1 = (__mmask16)(mb >= 32 ? 0xFFFF : mb > 16 ? (1u << (mb - 16)) - 1 : 0);
-    const bool i8 = j->xq8 != NULL, i16 = j->xq != NULL || i8;
-    const int nr_max = i16 ? NR_I16 : NR_F32;
+    const bool i8 = j->xq8 != NULL, i16 = j->xq != NULL || i8, bf = j->xbf != NULL;
+    const int nr_max = i16 ? NR_I16 : bf ? NR_BF16 : NR_F32;
     const int64_t nbk = j->K / 32; /* activation blocks per row (int16 path) */
     const enum u8_mode mode = j->type == DT_Q8_0 ? U8_BIAS : j->type == DT_Q6_K ? U8_HALVES : U8_MIN;
     for (int64_t kc = 0; kc < j->K; kc += MM512_KC) {
@@ -545,6 +638,8 @@ T512 void mm_avx512_tile(const struct mm_job *j, int64_t m0, void *scratch)
             pack_u8(j, m0, mb, kc, len, scratch);
         else if (i16)
             pack_i16(j, m0, mb, kc, len, scratch);
+        else if (bf)
+            pack_bf16(j, m0, mb, kc, len, scratch, (float *)((char *)scratch + sizeof(struct bf16_panel)));
         else
             pack_f32(j, m0, mb, kc, len, scratch, (float *)scratch + MM512_TILE * MM512_KC);
         for (int64_t n0 = 0; n0 < j->N; n0 += nr_max) {
@@ -573,6 +668,11 @@ T512 void mm_avx512_tile(const struct mm_job *j, int64_t m0, void *scratch)
                     xsum[n] = j->xsum + (n0 + n) * nbk + kc / 32;
                 }
                 run_i16(scratch, xq, xs, xsum, nr, len / 32, j->type == DT_Q4_K, orow, k0, k1, kc > 0);
+            } else if (bf) {
+                const uint32_t *xr[NR_BF16];
+                for (int n = 0; n < nr; n++)
+                    xr[n] = (const uint32_t *)(const void *)(j->xbf + (n0 + n) * j->K + kc);
+                run_bf16(scratch, xr, nr, len / 2, orow, k0, k1, kc > 0);
             } else {
                 const float *xr[NR_F32];
                 for (int n = 0; n < nr; n++)

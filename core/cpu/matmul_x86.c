@@ -52,6 +52,21 @@ bool mm_avx512_available(void)
     return s == 2;
 }
 
+bool mm_avx512_bf16_available(void)
+{
+    static atomic_int state; /* 0 unknown, 1 no, 2 yes */
+    int s = atomic_load_explicit(&state, memory_order_relaxed);
+    if (s == 0) {
+        /* AVX512_BF16 is CPUID.(EAX=7,ECX=1):EAX bit 5 (older compilers' __builtin_cpu_supports
+           lack the name) */
+        unsigned a, b, c, d;
+        const bool bf16 = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5));
+        s = bf16 && mm_avx512_available() ? 2 : 1;
+        atomic_store_explicit(&state, s, memory_order_relaxed);
+    }
+    return s == 2;
+}
+
 bool mm_x86_type(enum dtype t)
 {
     return t == DT_F32 || t == DT_F16 || t == DT_BF16 || t == DT_Q8_0 || t == DT_Q4_K;
@@ -66,6 +81,16 @@ INL __m256 ld_bf16(const uint16_t *p)
 {
     const __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
     return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+}
+
+/* f32 lanes rounded to bf16 values (to nearest even; finite inputs): add 0x7fff plus the lowest
+   kept bit, clear the low half */
+INL __m256 round_bf16(__m256 v)
+{
+    const __m256i b = _mm256_castps_si256(v);
+    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(b, 16), _mm256_set1_epi32(1));
+    const __m256i r = _mm256_add_epi32(_mm256_add_epi32(b, _mm256_set1_epi32(0x7fff)), odd);
+    return _mm256_castsi256_ps(_mm256_and_si256(r, _mm256_set1_epi32((int)0xffff0000u)));
 }
 
 INL __m256 ld_i8(const int8_t *p)
@@ -119,8 +144,10 @@ INL float hsum(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
-/* One body per dtype, `nx` a constant after inlining (dot_nx instantiates 1..4). */
-INL void dot_body(enum dtype t, const void *w, const float *const *x, const int nx, int64_t K, float *out)
+/* One body per dtype, `nx` a constant after inlining (dot_nx instantiates 1..4); rb: F16 weights
+   rounded to bf16 (mm_x86_dot's bf16). */
+INL void dot_body(enum dtype t, const bool rb, const void *w, const float *const *x, const int nx, int64_t K,
+                  float *out)
 {
     __m256 acc[MM_X86_MAX_NX][4];
     float tail[MM_X86_MAX_NX] = {0};
@@ -176,12 +203,15 @@ INL void dot_body(enum dtype t, const void *w, const float *const *x, const int 
             __m256 v[4];
             UNROLL
             for (int i = 0; i < 4; i++)
-                v[i] = t == DT_F16 ? ld_f16(h + k + 8 * i) : t == DT_BF16 ? ld_bf16(h + k + 8 * i)
-                                                                           : _mm256_loadu_ps(f + k + 8 * i);
+                v[i] = t == DT_F16 ? (rb ? round_bf16(ld_f16(h + k + 8 * i)) : ld_f16(h + k + 8 * i))
+                       : t == DT_BF16 ? ld_bf16(h + k + 8 * i)
+                                      : _mm256_loadu_ps(f + k + 8 * i);
             fma32(acc, x, nx, k, v);
         }
         for (; k < K; k++) { /* rows that are not a multiple of 32 */
-            const float wv = t == DT_F16 ? f16_to_f32(h[k]) : t == DT_BF16 ? bf16_to_f32(h[k]) : f[k];
+            const float wv = t == DT_F16 ? (rb ? bf16_to_f32(f32_to_bf16(f16_to_f32(h[k]))) : f16_to_f32(h[k]))
+                             : t == DT_BF16 ? bf16_to_f32(h[k])
+                                            : f[k];
             UNROLL
             for (int r = 0; r < nx; r++)
                 tail[r] += wv * x[r][k];
@@ -199,32 +229,46 @@ INL void dot_body(enum dtype t, const void *w, const float *const *x, const int 
 }
 
 /* Instantiations per dtype and row count, so each inner loop is straight-line code. */
-#define DOT_FN(name, T)                                                                                      \
+#define DOT_FN(name, T, RB)                                                                                  \
     TGT static void name(const void *w, const float *const *x, int nx, int64_t K, float *out)               \
     {                                                                                                        \
         switch (nx) {                                                                                        \
-        case 1: dot_body(T, w, x, 1, K, out); break;                                                         \
-        case 2: dot_body(T, w, x, 2, K, out); break;                                                         \
-        case 3: dot_body(T, w, x, 3, K, out); break;                                                         \
-        default: dot_body(T, w, x, 4, K, out); break;                                                        \
+        case 1: dot_body(T, RB, w, x, 1, K, out); break;                                                     \
+        case 2: dot_body(T, RB, w, x, 2, K, out); break;                                                     \
+        case 3: dot_body(T, RB, w, x, 3, K, out); break;                                                     \
+        default: dot_body(T, RB, w, x, 4, K, out); break;                                                    \
         }                                                                                                    \
     }
-DOT_FN(dot_f32, DT_F32)
-DOT_FN(dot_f16, DT_F16)
-DOT_FN(dot_bf16, DT_BF16)
-DOT_FN(dot_q8_0, DT_Q8_0)
-DOT_FN(dot_q4_k, DT_Q4_K)
+DOT_FN(dot_f32, DT_F32, false)
+DOT_FN(dot_f16, DT_F16, false)
+DOT_FN(dot_f16_bf16, DT_F16, true)
+DOT_FN(dot_bf16, DT_BF16, false)
+DOT_FN(dot_q8_0, DT_Q8_0, false)
+DOT_FN(dot_q4_k, DT_Q4_K, false)
 #undef DOT_FN
 
-void mm_x86_dot(enum dtype t, const void *w, const float *const *x, int nx, int64_t K, float *out)
+void mm_x86_dot(enum dtype t, bool bf16, const void *w, const float *const *x, int nx, int64_t K, float *out)
 {
     switch (t) {
     case DT_F32: dot_f32(w, x, nx, K, out); break;
-    case DT_F16: dot_f16(w, x, nx, K, out); break;
+    case DT_F16: (bf16 ? dot_f16_bf16 : dot_f16)(w, x, nx, K, out); break;
     case DT_BF16: dot_bf16(w, x, nx, K, out); break;
     case DT_Q8_0: dot_q8_0(w, x, nx, K, out); break;
     case DT_Q4_K: dot_q4_k(w, x, nx, K, out); break;
     default: break;
+    }
+}
+
+TGT void mm_x86_round_bf16(const float *x, int64_t x_rs, int64_t N, int64_t K, float *dst)
+{
+    for (int64_t n = 0; n < N; n++) {
+        const float *xr = x + n * x_rs;
+        float *d = dst + n * K;
+        int64_t k = 0;
+        for (; k + 8 <= K; k += 8)
+            _mm256_storeu_ps(d + k, round_bf16(_mm256_loadu_ps(xr + k)));
+        for (; k < K; k++)
+            d[k] = bf16_to_f32(f32_to_bf16(xr[k]));
     }
 }
 

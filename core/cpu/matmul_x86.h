@@ -26,8 +26,14 @@ bool mm_x86_available(void);
 bool mm_x86_type(enum dtype t);
 /* out[r] = Σ_k w[k]·x[r][k] for r < nx (1..MM_X86_MAX_NX): w is one row of K elements of type t
    in GGUF layout (K whole blocks), x[r] f32 rows of K. Sums run in f32 lanes over the whole row
-   (each lane adds ≤ K/32 block partials of ≤ 4 products); ≤ 1e-6 relative error at K = 12288. */
-void mm_x86_dot(enum dtype t, const void *w, const float *const *x, int nx, int64_t K, float *out);
+   (each lane adds ≤ K/32 block partials of ≤ 4 products); ≤ 1e-6 relative error at K = 12288.
+   bf16: F16 weights are rounded to bf16 as they are read (to nearest even), so that with x rows
+   rounded by mm_x86_round_bf16 the products are those of the bf16 tiles (matmul_avx512.c) for
+   the rows a prefill would give them: the not-exact path's rule at every row count. */
+void mm_x86_dot(enum dtype t, bool bf16, const void *w, const float *const *x, int nx, int64_t K, float *out);
+/* dst (N rows of K, contiguous) = rows [0,N) of x (stride x_rs) rounded to bf16 values (to nearest
+   even), kept as f32. */
+void mm_x86_round_bf16(const float *x, int64_t x_rs, int64_t N, int64_t K, float *dst);
 /* dst[0..n) = the n elements at src (whole blocks) as f32, the same values dequantize_row gives
    up to one rounding of the Q4_K scale-and-offset (done as one fused multiply-add). */
 void mm_x86_dequant(enum dtype t, const void *src, float *dst, int64_t n);
@@ -63,6 +69,8 @@ struct mm_job {
                            qamx_block; w and w_rs unused), else NULL */
     const tensor *r16;  /* int8 path: Q4_K weights interleaved (TL_Q4_K_R16, read through
                            q4r_block; w and w_rs unused), else NULL */
+    const uint16_t *xbf; /* bf16 path (not exact, F16/BF16 weights): N rows of K activations
+                           rounded to bf16 by mm_avx512_round_bf16 */
     float *out;         /* out[n·M + m], contiguous */
 };
 
@@ -81,6 +89,13 @@ void mm_avx512_quantize_rows(const float *x, int64_t x_rs, int64_t n0, int64_t n
    each 16 in xqsum16 (N×K/16): the not-exact path. */
 void mm_avx512_quantize_rows_i8(const float *x, int64_t x_rs, int64_t n0, int64_t n1, int64_t K, int8_t *xq,
                                 float *xs, float *xsum, int32_t *xqsum, int32_t *xqsum16);
+/* True when the CPU also has AVX512-BF16 (VDPBF16PS; checked once). */
+bool mm_avx512_bf16_available(void);
+/* True for the weight types that take the bf16 path when not exact (F16, BF16). */
+bool mm_avx512_bf16_type(enum dtype t);
+/* Rows [n0,n1) of x (row stride x_rs floats, K a multiple of 32) rounded to bf16 (to nearest
+   even) into xb (N×K): the bf16 path's activations. */
+void mm_avx512_round_bf16(const float *x, int64_t x_rs, int64_t n0, int64_t n1, int64_t K, uint16_t *xb);
 /* Bytes of 64-byte-aligned scratch one mm_avx512_tile call needs (~33 KiB). */
 size_t mm_avx512_scratch_bytes(void);
 /* Output columns [m0, m0 + MM512_TILE) ∩ [0, M) for every activation row. */

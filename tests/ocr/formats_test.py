@@ -235,9 +235,10 @@ def grounded(tmp, common, inputs, pages):
             same = len(got) == len(want) and all(
                 gw == ww and (gb == (0, 0, w, h) if wb is None else all(abs(a - c) <= 1 for a, c in zip(gb, wb)))
                 for (gb, gw), (wb, ww) in zip(got, want))
-            ok(same and any(wb for wb, _ in want) or not want,
-               "%s page %d: %d lines at the answer's boxes mapped onto the %dx%d page, with its words"
-               % (name, k + 1, len(want), w, h), "got  %r\nwant %r" % (got, want))
+            # a random model's answer may hold only zero-area boxes: its lines then carry the page's
+            ok(same, "%s page %d: %d lines (%d boxed) at the answer's boxes mapped onto the %dx%d page, with its "
+               "words" % (name, k + 1, len(want), sum(1 for wb, _ in want if wb), w, h),
+               "got  %r\nwant %r" % (got, want))
 
 
 def main():

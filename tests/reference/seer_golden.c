@@ -2,7 +2,8 @@
    the image/video tests built on it). seer.h exposes neither the logits of every prompt position nor
    the ids a chat renders to, so this program reads them from the library's internals (lm/qwen35.h,
    api/internal.h) after loading the model through the public seer_model_load, as a user's program
-   would (device "cpu", default parameters).
+   would (device "cpu", default parameters but exact: the reference path the comparisons hold to
+   1e-3; the default's bf16 vision tower has its own bound, tests/vision/vit.c).
 
      seer_golden logits MODEL IDS N OUT
          IDS: the prompt, little-endian int32. Writes OUT.prefill.f32 (the logits of every prompt
@@ -226,6 +227,7 @@ int main(int argc, char **argv)
     seer_model_params mp = seer_model_params_default();
     mp.device = "cpu";
     mp.resize = getenv("SEER_GOLDEN_RESIZE");
+    mp.exact = 1;
     seer_model *m = NULL;
     if (seer_model_load(argv[2], &mp, &m))
         return fail_seer("load");

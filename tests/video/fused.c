@@ -157,6 +157,8 @@ static void run_form(const char *model, const char *mmproj, const char *device, 
     /* video_ref.py resizes with Pillow (numpy has no torchvision); transformers' own default resize
        is checked against transformers itself (tests/reference/hf_vision_test.py) */
     mp.resize = "pillow";
+    mp.exact = 1; /* the reference path, held to 1e-4: the default's bf16 tower has its own bound
+                     (tests/vision/vit.c) */
     seer_model *m = NULL;
     int rc = seer_model_load(model, &mp, &m);
     if (rc && !strcmp(device, "vulkan") && !vk_test_required()) {

@@ -2,8 +2,9 @@
    stage — preprocessing (spec §5.2 resize + normalise + patchify) and encoding (the tower and
    merger, spec §4) — and the tower's speed in merged tokens per second.
      seer bench --image 1024x768 [--image WxH …] (-m MMPROJ|HF_DIR | --preset 0.8b [--dtype T])
-                [--device D] [-t N] [--reps N] [--json]
-   The image is random noise of that size (preprocessing costs the same for any content); sizes
+                [--device D] [-t N] [--reps N] [--exact] [--json]
+   The tower runs as seer's commands run it (not exact: bf16 products where the CPU has them)
+   unless --exact. The image is random noise of that size (preprocessing costs the same for any content); sizes
    that smart_resize changes are resized, as a user's photo would be. --preset writes a random
    mmproj of a released tower shape (vision/randmodel.h) to a temporary file first. Each size is
    encoded once to warm up, then --reps times; the median is reported. */
@@ -17,12 +18,14 @@
 
 #include "api/device.h"
 #include "cli/gen.h"
+#include "core/cpu/cpu.h"
 #include "core/error.h"
 #include "core/util.h"
 #include "vision/preprocess.h"
 #include "vision/randmodel.h"
 #include "vision/vit.h"
 #include "tools/bench/bench.h"
+#include "vulkan/vulkan.h"
 
 #define MAX_SIZES 16
 
@@ -30,7 +33,7 @@ struct img_opts {
     const char *model, *preset, *device;
     enum dtype dtype;
     int threads, reps;
-    bool json;
+    bool json, exact;
     int32_t w[MAX_SIZES], h[MAX_SIZES];
     int n_sizes;
 };
@@ -53,7 +56,7 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-enum { BI_IMAGE, BI_MODEL, BI_PRESET, BI_DTYPE, BI_DEVICE, BI_THREADS, BI_REPS, BI_JSON, BI_HELP };
+enum { BI_IMAGE, BI_MODEL, BI_PRESET, BI_DTYPE, BI_DEVICE, BI_THREADS, BI_REPS, BI_EXACT, BI_JSON, BI_HELP };
 static const struct cli_opt image_opts[] = {
     {{"--image"}, "WxH", "an image size to time (1..65536 each; repeat for more, at most 16)", BI_IMAGE},
     {{"-m", "--mmproj"}, "MMPROJ|HF_DIR", "the vision tower: an mmproj GGUF or a Hugging Face directory", BI_MODEL},
@@ -62,6 +65,8 @@ static const struct cli_opt image_opts[] = {
     {{"--device"}, "D", "auto (default; or $SEER_DEVICE), cpu, vulkan or vulkan:N", BI_DEVICE},
     {{"-t"}, "N", "CPU threads (default: all online CPUs)", BI_THREADS},
     {{"--reps"}, "N", "timed encodes per size, the median reported (default 3)", BI_REPS},
+    {{"--exact"}, NULL, "f32 activations in every product, the reference path (default: as seer's commands)",
+     BI_EXACT},
     {{"--json"}, NULL, "one JSON object instead of the table", BI_JSON},
     {{"-h", "--help"}, NULL, "this help", BI_HELP},
 };
@@ -110,11 +115,12 @@ static int parse(int argc, char **argv, struct img_opts *o)
             *(opt->key == BI_THREADS ? &o->threads : &o->reps) = (int)n;
             break;
         }
+        case BI_EXACT: o->exact = true; break;
         case BI_JSON: o->json = true; break;
         default:
             printf("usage: seer bench --image WxH [--image WxH ...] (-m MMPROJ|HF_DIR | --preset 0.8b|2b|4b|9b "
                    "[--dtype f32|f16|bf16|q8_0])\n"
-                   "                  [--device D] [-t N] [--reps N] [--json]\n"
+                   "                  [--device D] [-t N] [--reps N] [--exact] [--json]\n"
                    "  preprocessing and encoding time per image size, and the tower's tokens/s\n");
             cli_opt_help(stdout, image_opts, N_IMAGE_OPTS);
             return CLI_OK;
@@ -172,8 +178,9 @@ static void report(const struct img_opts *o, const vit_model *vm, backend *be, c
 {
     const struct vit_config *vc = vit_model_config(vm);
     if (!o->json) {
-        printf("tower: %lld blocks, width %lld, %lld heads, output %lld; %s\n", (long long)vc->depth,
-               (long long)vc->n_embd, (long long)vc->n_head, (long long)vc->out_dim, be->description);
+        printf("tower: %lld blocks, width %lld, %lld heads, output %lld; %s%s\n", (long long)vc->depth,
+               (long long)vc->n_embd, (long long)vc->n_head, (long long)vc->out_dim, be->description,
+               o->exact ? ", exact" : "");
         printf("%-11s %-11s %8s %7s %12s %10s %12s\n", "image", "resized", "patches", "tokens", "preprocess s",
                "encode s", "tower tok/s");
         for (int k = 0; k < n; k++) {
@@ -192,8 +199,8 @@ static void report(const struct img_opts *o, const vit_model *vm, backend *be, c
                                              "patches", (json_int_t)r[k].patches, "tokens", (json_int_t)r[k].tokens,
                                              "preprocess_seconds", r[k].pre_s, "encode_seconds", r[k].enc_s,
                                              "tower_tokens_per_s", (double)r[k].tokens / r[k].enc_s));
-    json_t *j = json_pack("{s:s, s:I, s:I, s:o}", "device", be->description, "depth", (json_int_t)vc->depth,
-                          "width", (json_int_t)vc->n_embd, "images", arr);
+    json_t *j = json_pack("{s:s, s:b, s:I, s:I, s:o}", "device", be->description, "exact", o->exact, "depth",
+                          (json_int_t)vc->depth, "width", (json_int_t)vc->n_embd, "images", arr);
     char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
     if (s)
         printf("%s\n", s);
@@ -229,8 +236,11 @@ int cli_bench_image(int argc, char **argv)
         snprintf(path, sizeof path, "%s", o.model);
     if (!rc)
         rc = backend_open(o.device, o.threads, &be);
-    if (!rc)
+    if (!rc) {
+        backend_cpu_set_exact(be, o.exact);
+        backend_vulkan_set_exact(be, o.exact);
         rc = vit_load(path, be, &vm);
+    }
     for (int k = 0; k < o.n_sizes && !rc; k++)
         rc = run_size(vm, &o, k, &res[k]);
     if (!rc)
