@@ -7,9 +7,9 @@
    the T×Tk score matrix never exists; a block's scores and its P·V update are small GEMMs over
    a tile of (query, head) rows that share one kv head. Tiles run on the backend's pool.
    A backend that is not exact, on CPUs with AVX512-BF16, runs both products on bf16 operands where
-   the caller accepts it (attn_mask.bf16: the vision tower)
-   (gemm_bf16.h): Q·scale, K, the probabilities and V rounded to bf16, the scores, the softmax and
-   the accumulators in f32 — the precision Hugging Face runs the model in (docs/MODEL.md §9). */
+   the caller accepts it (attn_mask.bf16: the vision tower; gemm_bf16.h): Q·scale, K, the
+   probabilities and V rounded to bf16; the scores, the softmax and the accumulators in f32 — the
+   precision Hugging Face runs the model in (docs/MODEL.md §9). */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdbool.h>

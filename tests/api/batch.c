@@ -163,14 +163,16 @@ static int count_progress(int64_t done, int64_t total, int64_t gen, void *user)
 static void check_prompts_in_steps(seer_model *m, const char *what)
 {
     enum { N = 3 };
-    char text[N][4096];
+    char text[N][8192];
     seer_context *alone[N] = {0}, *ctx[N] = {0};
     seer_result ra[N] = {{0}}, rb[N] = {{0}};
     struct progress pr[N] = {{0}};
     seer_generate_params p[N];
     int rc = SEER_OK;
-    for (int i = 0; i < N; i++) { /* about 300, 200 and 5 tokens */
-        const int words = i == 0 ? 300 : i == 1 ? 200 : 5;
+    /* the first prompt longer than three steps of 512 rows (a step's rows when no reply decodes: the
+       short reply may end at once, seed 30378884), so that it is fed part-way at least twice */
+    for (int i = 0; i < N; i++) {
+        const int words = i == 0 ? 1200 : i == 1 ? 200 : 5;
         size_t at = 0;
         for (int w = 0; w < words; w++)
             at += (size_t)snprintf(text[i] + at, sizeof text[i] - at, "%s%d", w ? " " : "", (w * 7 + i) % 97);
@@ -178,7 +180,7 @@ static void check_prompts_in_steps(seer_model *m, const char *what)
         p[i].on_progress = count_progress;
         p[i].user_data = &pr[i];
     }
-    const seer_context_params cp = {.n_ctx = 1024, .n_batch = 64};
+    const seer_context_params cp = {.n_ctx = 4096, .n_batch = 64};
     for (int i = 0; i < N && !rc; i++)
         if (!(rc = seer_context_create(m, &cp, &alone[i])))
             rc = seer_generate_text(alone[i], text[i], &p[i], &ra[i]);
