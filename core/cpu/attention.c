@@ -115,25 +115,27 @@ struct tile_bufs {
     float *st;   /* {KB×ld}: scores of the block, transposed, then the probabilities */
     float *kb, *vb; /* {KB×hd}: converted K/V rows */
     bool *allow; /* {KB×qt}: mask of the block per query */
-    /* the bf16 path's operands, as pairs (gemm_bf16.h) */
+    /* the bf16 path's operands, as pairs (gemm_bf16.h); empty when the path does not run */
     uint32_t *qp; /* {hd/2×ld}: Q·scale, pairs along hd, a lane per row */
-    uint32_t *kp; /* {KB×hd/2}: the block's keys, pairs along hd */
-    uint32_t *vp; /* {KB/2×hd}: the block's values, pairs of keys */
+    uint32_t *kp; /* {KB×hd/2}: the block's keys, pairs along hd (none when K is rounded once) */
+    uint32_t *vp; /* {KB/2×hd}: the block's values, pairs of keys (likewise) */
     uint32_t *pp; /* {KB/2×ld}: the probabilities, pairs of keys, a lane per row */
 };
 
-/* Lays the buffers out from `base` (NULL: only count); returns the size in floats, 0 on
-   overflow. */
-static size_t tile_layout(float *base, int64_t hd, int64_t R, int64_t ld, int64_t qt, struct tile_bufs *b)
+/* Lays a tile's buffers out from `base` (NULL: only count) for c's shape and paths; returns the
+   size in floats, 0 on overflow. */
+static size_t tile_layout(float *base, const struct attn_ctx *c, struct tile_bufs *b)
 {
+    const int64_t hd = c->hd, R = c->nhp * c->qt, ld = c->ld;
+    const bool bf = c->bf16, tile_pairs = c->bf16 && !c->kp_all;
     size_t n = 0, hR, kh, kq, hl;
-    if (!size_mul((size_t)hd, (size_t)R, &hR) || !size_mul(KB, (size_t)hd, &kh) || !size_mul(KB, (size_t)qt, &kq) ||
-        !size_mul((size_t)(hd / 2), (size_t)ld, &hl))
+    if (!size_mul((size_t)hd, (size_t)R, &hR) || !size_mul(KB, (size_t)hd, &kh) ||
+        !size_mul(KB, (size_t)c->qt, &kq) || !size_mul((size_t)(hd / 2), (size_t)ld, &hl))
         return 0;
     float *qp, *kp, *vp, *pp; /* uint32_t arrays, laid out as floats of the same size */
     float **fp[] = {&b->qt, &b->acc, &b->m, &b->l, &b->corr, &b->st, &b->kb, &b->vb, &qp, &kp, &vp, &pp};
     size_t nf[] = {hR, hR, (size_t)ld, (size_t)ld, (size_t)ld, KB * (size_t)ld, kh, kh,
-                   hl, kh / 2, kh / 2, KB / 2 * (size_t)ld};
+                   bf ? hl : 0, tile_pairs ? kh / 2 : 0, tile_pairs ? kh / 2 : 0, bf ? KB / 2 * (size_t)ld : 0};
     for (size_t i = 0; i < ARRAY_LEN(nf); i++) {
         *fp[i] = base ? base + n : NULL;
         if (!size_add(n, nf[i], &n))
@@ -387,7 +389,7 @@ static void attn_worker(void *p, int ith, int nth)
     (void)nth;
     struct tile_bufs b;
     int64_t n_parts = c->r / c->nhp;
-    tile_layout(c->scratch + (size_t)ith * c->scratch_floats, c->hd, c->nhp * c->qt, c->ld, c->qt, &b);
+    tile_layout(c->scratch + (size_t)ith * c->scratch_floats, c, &b);
     for (;;) {
         long long it = atomic_fetch_add(&c->next, 1);
         if (it >= c->n_items)
@@ -409,7 +411,7 @@ static void pairs_worker(void *p, int ith, int nth)
     struct tile_bufs b;
     const int64_t hd = c->hd, nblk = (c->Tk + KB - 1) / KB;
     long long lo, hi;
-    tile_layout(c->scratch + (size_t)ith * c->scratch_floats, hd, c->nhp * c->qt, c->ld, c->qt, &b);
+    tile_layout(c->scratch + (size_t)ith * c->scratch_floats, c, &b);
     threadpool_range(c->nkv * nblk, ith, nth, &lo, &hi);
     for (long long it = lo; it < hi; it++) {
         const int64_t g = it / nblk, j0 = it % nblk * KB, n = MIN(KB, c->Tk - j0);
@@ -512,20 +514,6 @@ int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, co
             d--;
         c.nhp = d;
     }
-    struct tile_bufs tb;
-    c.ld = (c.nhp * c.qt + 7) / 8 * 8;
-    size_t per = tile_layout(NULL, c.hd, c.nhp * c.qt, c.ld, c.qt, &tb), total;
-    /* each thread's area rounded to 64 bytes so threads do not share cache lines */
-    if (per == 0 || !size_align(per, 16, &c.scratch_floats) ||
-        !size_mul(c.scratch_floats, par ? (size_t)nth : 1, &total) || !size_mul(total, sizeof(float), &total)) {
-        free(ranges);
-        return seer_err(SEER_EINVAL, "op_attention: scratch size overflows (head_dim %lld)", (long long)c.hd);
-    }
-    c.scratch = seer_aligned_alloc(64, total);
-    if (!c.scratch) {
-        free(ranges);
-        return seer_err(SEER_ENOMEM, "op_attention: no memory for %zu bytes of scratch", total);
-    }
     uint32_t *pairs = NULL;
 #ifdef SEER_MM_X86
     size_t pb;
@@ -533,13 +521,26 @@ int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, co
     /* one tile per head (T ≤ TILE_ROWS) has nothing to share; out of memory, the tiles convert */
     if (c.bf16 && c.T > TILE_ROWS && size_mul((size_t)c.Tk, (size_t)(c.hd / 2), &pb) &&
         size_add(pb, (size_t)(c.tk2 * c.hd), &pb) && size_mul(pb, (size_t)c.nkv * sizeof *pairs, &pb) &&
-        pb <= KV_PAIRS_MAX && (pairs = seer_malloc(pb))) {
+        pb <= KV_PAIRS_MAX && (pairs = seer_malloc(pb)))
         c.kp_all = pairs, c.vp_all = pairs + c.nkv * c.Tk * (c.hd / 2);
-        if (par)
-            threadpool_run(pool, pairs_worker, &c);
-        else
-            pairs_worker(&c, 0, 1);
+#endif
+    struct tile_bufs tb;
+    c.ld = (c.nhp * c.qt + 7) / 8 * 8;
+    size_t per = tile_layout(NULL, &c, &tb), total;
+    /* each thread's area rounded to 64 bytes so threads do not share cache lines */
+    if (per == 0 || !size_align(per, 16, &c.scratch_floats) ||
+        !size_mul(c.scratch_floats, par ? (size_t)nth : 1, &total) || !size_mul(total, sizeof(float), &total)) {
+        free(pairs), free(ranges);
+        return seer_err(SEER_EINVAL, "op_attention: scratch size overflows (head_dim %lld)", (long long)c.hd);
     }
+    c.scratch = seer_aligned_alloc(64, total);
+    if (!c.scratch) {
+        free(pairs), free(ranges);
+        return seer_err(SEER_ENOMEM, "op_attention: no memory for %zu bytes of scratch", total);
+    }
+#ifdef SEER_MM_X86
+    if (pairs) /* through the threads' tile buffers (kb, vb) */
+        cpu_run(be, pairs_worker, &c, par);
 #endif
     atomic_init(&c.next, 0);
     if (par)

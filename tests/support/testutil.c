@@ -11,11 +11,22 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/cpu/cpu.h"
 #include "core/util.h"
 #include "seer.h"
 #include "tap.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+bool test_cpu_pair(backend **one, backend **three)
+{
+    *one = *three = NULL;
+    if (backend_cpu_create(1, one) == SEER_OK && backend_cpu_create(3, three) == SEER_OK)
+        return true;
+    ok(0, "CPU backends of 1 and 3 threads: %s", seer_last_error());
+    backend_free(*one);
+    return false;
+}
 
 uint64_t test_seed(void)
 {

@@ -37,6 +37,9 @@ double max_abs_diff(const float *a, const float *b, size_t n);
    test_tensor_free) and fills it from f32 data (converted/quantised), when data != NULL. */
 tensor *test_tensor(backend *be, enum dtype type, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3,
                     const float *data);
+/* A CPU backend of 1 thread and one of 3, for checks that the thread count changes no bit; false
+   (a failed test says why) when either cannot be made. */
+bool test_cpu_pair(backend **one, backend **three);
 /* Reads the tensor back as f32 into a new malloc'ed array (after syncing its backend). */
 float *test_tensor_read(const tensor *t);
 void test_tensor_free(tensor *t);
