@@ -145,7 +145,7 @@ INL float hsum(__m256 v)
 }
 
 /* One body per dtype, `nx` a constant after inlining (dot_nx instantiates 1..4); rb: F16 weights
-   rounded to bf16 (mm_x86_dot's bf16). */
+   rounded to bf16 (mm_x86_dot's bf16, only for K in whole 32-blocks, so the tail loop never has it). */
 INL void dot_body(enum dtype t, const bool rb, const void *w, const float *const *x, const int nx, int64_t K,
                   float *out)
 {
@@ -209,9 +209,7 @@ INL void dot_body(enum dtype t, const bool rb, const void *w, const float *const
             fma32(acc, x, nx, k, v);
         }
         for (; k < K; k++) { /* rows that are not a multiple of 32 */
-            const float wv = t == DT_F16 ? (rb ? bf16_to_f32(f32_to_bf16(f16_to_f32(h[k]))) : f16_to_f32(h[k]))
-                             : t == DT_BF16 ? bf16_to_f32(h[k])
-                                            : f[k];
+            const float wv = t == DT_F16 ? f16_to_f32(h[k]) : t == DT_BF16 ? bf16_to_f32(h[k]) : f[k];
             UNROLL
             for (int r = 0; r < nx; r++)
                 tail[r] += wv * x[r][k];

@@ -27,9 +27,10 @@ bool mm_x86_type(enum dtype t);
 /* out[r] = Σ_k w[k]·x[r][k] for r < nx (1..MM_X86_MAX_NX): w is one row of K elements of type t
    in GGUF layout (K whole blocks), x[r] f32 rows of K. Sums run in f32 lanes over the whole row
    (each lane adds ≤ K/32 block partials of ≤ 4 products); ≤ 1e-6 relative error at K = 12288.
-   bf16: F16 weights are rounded to bf16 as they are read (to nearest even), so that with x rows
-   rounded by mm_x86_round_bf16 the products are those of the bf16 tiles (matmul_avx512.c) for
-   the rows a prefill would give them: the not-exact path's rule at every row count. */
+   bf16 (K a multiple of 32): F16 weights are rounded to bf16 as they are read (to nearest even),
+   so that with x rows rounded by mm_x86_round_bf16 the products are those of the bf16 tiles
+   (matmul_avx512.c) for the rows a prefill would give them: the not-exact path's rule at every row
+   count. */
 void mm_x86_dot(enum dtype t, bool bf16, const void *w, const float *const *x, int nx, int64_t K, float *out);
 /* dst (N rows of K, contiguous) = rows [0,N) of x (stride x_rs) rounded to bf16 values (to nearest
    even), kept as f32. */
