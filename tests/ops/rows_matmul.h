@@ -8,8 +8,9 @@
    {K, N, 2} whose rows are K + 4 apart and planes 4 rows + 7 apart, 8 bytes in; 4 (block types)
    w a view 8 bytes into a parent whose rows are one block longer (rows off every 16-byte
    boundary: Vulkan's wide Q4_K and Q5_K builds must not take them), the parent's values (`val`)
-   then those of the view's rows. Parents: 0 w, 1 x, 2 out. f32 accumulation against double:
-   ~1e-6 even at K = 12288; 1e-4 is the f32 bound.
+   then those of the view's rows. Parents: 0 w, 1 x, 2 out. Errors are measured against
+   Σ|w||x| per output (backend_ops.c's err_of), not the sums, which may cancel: f32 accumulation
+   against double reads up to ~6e-6 of it; 1e-4 is the f32 bound.
    linear — op_linear: case p {K, M, N, parts}, parts a set of LIN_* (bias, GELU tanh or erf,
    residual); the weight dtype in .type; N below and above the CPU's panel threshold (16), M not a
    multiple of its 64-row units, so both the epilogue the prefill kernel applies while copying out
@@ -198,7 +199,7 @@ static const struct op_case matmul_cases[] = {
     MMW(DT_Q4_K, 4096), MMW(DT_Q5_K, 256), MMW(DT_Q5_K, 4096),
 };
 static const struct op_row row_matmul = {"matmul", 0, make_matmul, ref_matmul_row, run_matmul, fill_shifted, OP_L2,
-                                         1e-4, "f32 accumulation in another order: ~1e-6",
+                                         1e-4, "f32 accumulation in another order: up to ~6e-6 of Σ|w||x|",
                                          OP_CASES(matmul_cases), NULL, "K M N layout"};
 
 /* ---- linear ----------------------------------------------------------------------------------- */
