@@ -19,6 +19,7 @@
 #include "core/cpu/qdot.h"
 #include "core/cpu/qdot_amx.h"
 #include "core/cpu/qdot_q4r.h"
+#include "core/cpu/qdot_q8r.h"
 #include "core/error.h"
 #include "core/quant.h"
 #include "core/util.h"
@@ -112,6 +113,21 @@ struct mm_ctx {
     int64_t n_mt, n_nt; /* tiles along M and along N */
 };
 
+/* Values k0..k0+n−1 (whole blocks) of weight row r as f32, in whatever layout the backend gave w. */
+static void dequant_any(const tensor *w, int64_t r, int64_t k0, float *dst, int64_t n)
+{
+    switch (w->layout) {
+    case TL_Q8_0_T16: qamx_dequant(w, r, k0, dst, n); break;
+    case TL_Q4_K_R16: q4r_dequant(w, r, k0, dst, n); break;
+    case TL_Q8_0_R16: q8r_dequant(w, r, k0, dst, n); break;
+    default: {
+        const struct dtype_info *di = dtype_info(w->type);
+        const char *row = (const char *)w->data + (size_t)r * w->nb[1];
+        dequantize_row(w->type, row + (size_t)(k0 / di->block_elems) * (size_t)di->block_bytes, dst, n);
+    }
+    }
+}
+
 /* x row n of the flattened {ne1,ne2,ne3} index; any row strides. */
 static const float *x_row(const tensor *x, int64_t n)
 {
@@ -141,14 +157,8 @@ static void mm_tile(const struct mm_ctx *c, int64_t m0, int64_t m1, int64_t n0, 
             const float *wc;
             if (w->type == DT_F32) {
                 wc = (const float *)(wrow + chunk_off);
-            } else if (w->layout == TL_Q8_0_T16) {
-                qamx_dequant(w, m, kc, wbuf, len);
-                wc = wbuf;
-            } else if (w->layout == TL_Q4_K_R16) {
-                q4r_dequant(w, m, kc, wbuf, len);
-                wc = wbuf;
             } else {
-                dequantize_row(w->type, wrow + chunk_off, wbuf, len);
+                dequant_any(w, m, kc, wbuf, len);
                 wc = wbuf;
             }
             double *a = acc[m - m0];
@@ -408,7 +418,7 @@ static bool matmul_avx512(threadpool *pool, const struct simd_ctx *c, bool exact
     struct mm_job j = {
         .type = c->w->type, .w = c->w->data, .w_rs = c->w->nb[1], .K = c->K, .M = c->M, .N = c->N,
         .x = c->x0, .x_rs = c->x_rs, .out = c->out->data, .t16 = c->w->layout == TL_Q8_0_T16 ? c->w : NULL,
-        .r16 = c->w->layout == TL_Q4_K_R16 ? c->w : NULL,
+        .r16 = c->w->layout == TL_Q4_K_R16 ? c->w : NULL, .q8r = c->w->layout == TL_Q8_0_R16 ? c->w : NULL,
     };
     void *buf = NULL;
     if (bf16_rule(c, exact)) {
@@ -490,7 +500,8 @@ static bool matmul_simd(struct cpu_ctx *cc, tensor *out, const tensor *w, const 
 /* Weight rows per work unit: 16 outputs are one 64-byte line of an output row, so two threads
    never write the same cache line. */
 #define Q_ROWS 16
-_Static_assert(Q_ROWS == QAMX_ROWS && Q_ROWS == Q4R_ROWS, "a work unit is one unit of the AMX and Q4_K layouts");
+_Static_assert(Q_ROWS == QAMX_ROWS && Q_ROWS == Q4R_ROWS && Q_ROWS == Q8R_ROWS && Q4R_MAX_X == Q8R_MAX_X,
+               "a work unit is one unit of the AMX, Q4_K and Q8_0 layouts");
 /* Weight rows ahead of the one being multiplied that q_worker prefetches (below). */
 #define Q_AHEAD_NEAR 1
 #define Q_AHEAD_FAR 4
@@ -534,11 +545,18 @@ static void q_units(const struct q_ctx *c, long long lo, long long hi)
         q_units_amx(c, lo, hi);
         return;
     }
-    if (c->w->layout == TL_Q4_K_R16) { /* a unit is Q_ROWS rows; activation rows 8 at a time */
+    if (c->w->layout == TL_Q4_K_R16 || c->w->layout == TL_Q8_0_R16) { /* a unit is Q_ROWS rows; activation
+                                                                          rows 8 at a time */
         for (long long u = lo; u < hi; u++)
-            for (int64_t n0 = 0; n0 < c->N; n0 += Q4R_MAX_X)
-                q4r_unit(c->w, u, c->xq + (size_t)n0 * c->x_rb, c->x_rb, (int)MIN(Q4R_MAX_X, c->N - n0),
-                         c->out + n0 * c->M + u * Q4R_ROWS, (size_t)c->M);
+            for (int64_t n0 = 0; n0 < c->N; n0 += Q4R_MAX_X) {
+                const char *x = c->xq + (size_t)n0 * c->x_rb;
+                const int nx = (int)MIN(Q4R_MAX_X, c->N - n0);
+                float *out = c->out + n0 * c->M + u * Q4R_ROWS;
+                if (c->w->layout == TL_Q4_K_R16)
+                    q4r_unit(c->w, u, x, c->x_rb, nx, out, (size_t)c->M);
+                else
+                    q8r_unit(c->w, u, x, c->x_rb, nx, out, (size_t)c->M);
+            }
         return;
     }
     const int64_t m1 = MIN(hi * Q_ROWS, c->M);
@@ -601,6 +619,11 @@ static void q_worker(void *ctx, int ith, int nth)
    38, 48 rows 73 vs 68, 63 rows 76 vs 72, 80 rows 69 vs 65, 96 rows 58 vs 77, 128 rows 63 vs 91).
    Sixteen sequences decoding together are such a product: 20.6 → 43.6 tokens/s there. */
 static int64_t qdot_gemm_min_n(void) { return mm_avx512_available() ? GEMM_MIN_N : 80; }
+/* The same for Q8_0 interleaved (qdot_q8r.c), whose kernel needs no packing: 16 sequences decode
+   172 → 190–199 tokens/s on its kernel rather than the tiles; from 64 rows on the two are even
+   (0.8B, 2 threads, Zen 4, pp64–pp256; docs/PERFORMANCE.md). Below it a sequence gets the same bits
+   alone as beside up to 31 others. */
+#define Q8R_GEMM_MIN_N 32
 #endif
 
 /* Whether the 8-bit path takes w with N activation rows. */
@@ -609,7 +632,7 @@ static bool qdot_applies(const struct cpu_ctx *cc, const tensor *w, int64_t N)
     if (cc->exact || !qdot_type(w->type) || w->ne[0] % QDOT_BLOCK)
         return false;
 #ifdef SEER_MM_X86
-    if (N >= qdot_gemm_min_n() && mm_x86_available() &&
+    if (N >= (w->layout == TL_Q8_0_R16 ? Q8R_GEMM_MIN_N : qdot_gemm_min_n()) && mm_x86_available() &&
         (mm_x86_type(w->type) || (mm_avx512_u8_type(w->type) && mm_avx512_available())))
         return false; /* prefill: the blocked SIMD products are faster */
 #endif
@@ -809,16 +832,7 @@ static void gr_worker(void *ctx, int ith, int nth)
     threadpool_range(c->ids->ne[0], ith, nth, &lo, &hi);
     for (long long n = lo; n < hi; n++) {
         float *dst = (float *)((char *)c->out->data + (size_t)n * c->out->nb[1]);
-        if (c->table->layout == TL_Q8_0_T16) {
-            qamx_dequant(c->table, row_id(c->ids, n), 0, dst, c->table->ne[0]);
-            continue;
-        }
-        if (c->table->layout == TL_Q4_K_R16) {
-            q4r_dequant(c->table, row_id(c->ids, n), 0, dst, c->table->ne[0]);
-            continue;
-        }
-        const char *src = (const char *)c->table->data + (size_t)row_id(c->ids, n) * c->table->nb[1];
-        dequantize_row(c->table->type, src, dst, c->table->ne[0]);
+        dequant_any(c->table, row_id(c->ids, n), 0, dst, c->table->ne[0]);
     }
 }
 

@@ -25,6 +25,7 @@
 #include "core/cpu/matmul_x86.h"
 #include "core/cpu/qdot_amx.h"
 #include "core/cpu/qdot_q4r.h"
+#include "core/cpu/qdot_q8r.h"
 
 #ifdef SEER_MM_X86
 #include <immintrin.h>
@@ -453,12 +454,32 @@ I512 void kern_i16(const struct i16_panel *p, const int16_t *const *xq, const fl
     }
 }
 
+/* Where kern_u8 reads a tile's two strips of 16 weight rows: per strip s, block b's quads at
+   q[s] + 512·b (a u8_panel's q[s][b], or a Q8_0 matrix laid out as qdot_q8r.c says, read in place),
+   its scales at d[s] + 16·b as f32 (the panel) or f16 (`half`: the layout), the panel's m likewise. */
+struct u8_src {
+    const uint8_t *q[2];
+    const void *d[2];
+    const float *m[2];
+};
+
+/* Strip s's 16 scales of block b (or its m). */
+I512 __m512 u8_scales(const struct u8_src *src, int s, int64_t b, bool half, bool m)
+{
+    if (m)
+        return _mm512_load_ps(src->m[s] + 16 * b);
+    if (half)
+        return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)src->d[s] + 16 * b)));
+    return _mm512_load_ps((const float *)src->d[s] + 16 * b);
+}
+
 /* The int8 kernel over nb blocks: per block, 8 VPDPBUSD steps per row and strip into int32 lanes
    (|sum| ≤ 32·255·127 < 2^20), then as kern_i16. The sums start from the weights' offset times
    the rounded activations' sum: Q8_0 −128·Σq_x, Q6_K −32·Σq_x per 16 values; Q6_K's two halves
    each take 4 of the steps and their own scale (d for values 0..15, m for 16..31; xqsum holds the
-   16-value sums there), and Q4_K/Q5_K subtract m·Σx after. `mode` is a constant after inlining. */
-I512 void kern_u8(const struct u8_panel *p, const int8_t *const *xq, const float *const *xs,
+   16-value sums there), and Q4_K/Q5_K subtract m·Σx after. `mode` and `half` are constants after
+   inlining. */
+I512 void kern_u8(const struct u8_src *src, const bool half, const int8_t *const *xq, const float *const *xs,
                   const float *const *xsum, const int32_t *const *xqsum, const int nr, int64_t nb,
                   const enum u8_mode mode, float *const *orow, __mmask16 k0, __mmask16 k1, bool acc)
 {
@@ -479,7 +500,8 @@ I512 void kern_u8(const struct u8_panel *p, const int8_t *const *xq, const float
                                                   : _mm512_set1_epi32(-32 * xqsum[n][2 * b + h]);
             UNROLL
             for (int i = steps * h; i < steps * (h + 1); i++) {
-                const __m512i w0 = _mm512_load_si512(p->q[0][b][i]), w1 = _mm512_load_si512(p->q[1][b][i]);
+                const __m512i w0 = _mm512_loadu_si512(src->q[0] + 512 * b + 64 * i);
+                const __m512i w1 = _mm512_loadu_si512(src->q[1] + 512 * b + 64 * i);
                 UNROLL
                 for (int n = 0; n < nr; n++) {
                     int32_t quad;
@@ -489,8 +511,7 @@ I512 void kern_u8(const struct u8_panel *p, const int8_t *const *xq, const float
                     i1[n] = _mm512_dpbusd_epi32(i1[n], w1, xv);
                 }
             }
-            const __m512 d0 = _mm512_load_ps(h ? p->m[0][b] : p->d[0][b]);
-            const __m512 d1 = _mm512_load_ps(h ? p->m[1][b] : p->d[1][b]);
+            const __m512 d0 = u8_scales(src, 0, b, half, h), d1 = u8_scales(src, 1, b, half, h);
             UNROLL
             for (int n = 0; n < nr; n++) {
                 const __m512 s = _mm512_set1_ps(xs[n][b]);
@@ -499,7 +520,7 @@ I512 void kern_u8(const struct u8_panel *p, const int8_t *const *xq, const float
             }
         }
         if (mode == U8_MIN) {
-            const __m512 m0 = _mm512_load_ps(p->m[0][b]), m1 = _mm512_load_ps(p->m[1][b]);
+            const __m512 m0 = u8_scales(src, 0, b, false, true), m1 = u8_scales(src, 1, b, false, true);
             UNROLL
             for (int n = 0; n < nr; n++) {
                 const __m512 sx = _mm512_set1_ps(xsum[n][b]);
@@ -586,27 +607,29 @@ T512 static void run_i16(const struct i16_panel *p, const int16_t *const *xq, co
     }
 }
 
-/* One instance per mode (a constant inside each), as run_i16 has per row count. */
-#define RUN_U8_MODE(mode)                                                                                  \
+/* One instance per mode and scale format (constants inside each), as run_i16 has per row count. */
+#define RUN_U8_MODE(mode, half)                                                                            \
     switch (nr) {                                                                                          \
-    case 1: kern_u8(p, xq, xs, xsum, xqsum, 1, nb, mode, orow, k0, k1, acc); break;                       \
-    case 2: kern_u8(p, xq, xs, xsum, xqsum, 2, nb, mode, orow, k0, k1, acc); break;                       \
-    case 3: kern_u8(p, xq, xs, xsum, xqsum, 3, nb, mode, orow, k0, k1, acc); break;                       \
-    case 4: kern_u8(p, xq, xs, xsum, xqsum, 4, nb, mode, orow, k0, k1, acc); break;                       \
-    case 5: kern_u8(p, xq, xs, xsum, xqsum, 5, nb, mode, orow, k0, k1, acc); break;                       \
-    default: kern_u8(p, xq, xs, xsum, xqsum, 6, nb, mode, orow, k0, k1, acc); break;                      \
+    case 1: kern_u8(src, half, xq, xs, xsum, xqsum, 1, nb, mode, orow, k0, k1, acc); break;               \
+    case 2: kern_u8(src, half, xq, xs, xsum, xqsum, 2, nb, mode, orow, k0, k1, acc); break;               \
+    case 3: kern_u8(src, half, xq, xs, xsum, xqsum, 3, nb, mode, orow, k0, k1, acc); break;               \
+    case 4: kern_u8(src, half, xq, xs, xsum, xqsum, 4, nb, mode, orow, k0, k1, acc); break;               \
+    case 5: kern_u8(src, half, xq, xs, xsum, xqsum, 5, nb, mode, orow, k0, k1, acc); break;               \
+    default: kern_u8(src, half, xq, xs, xsum, xqsum, 6, nb, mode, orow, k0, k1, acc); break;              \
     }
 
-T512 static void run_u8(const struct u8_panel *p, const int8_t *const *xq, const float *const *xs,
+T512 static void run_u8(const struct u8_src *src, bool half, const int8_t *const *xq, const float *const *xs,
                         const float *const *xsum, const int32_t *const *xqsum, int nr, int64_t nb, enum u8_mode m,
                         float *const *orow, __mmask16 k0, __mmask16 k1, bool acc)
 {
-    if (m == U8_BIAS) {
-        RUN_U8_MODE(U8_BIAS)
+    if (m == U8_BIAS && half) {
+        RUN_U8_MODE(U8_BIAS, true)
+    } else if (m == U8_BIAS) {
+        RUN_U8_MODE(U8_BIAS, false)
     } else if (m == U8_MIN) {
-        RUN_U8_MODE(U8_MIN)
+        RUN_U8_MODE(U8_MIN, false)
     } else {
-        RUN_U8_MODE(U8_HALVES)
+        RUN_U8_MODE(U8_HALVES, false)
     }
 }
 #undef RUN_U8_MODE
@@ -634,9 +657,20 @@ T512 void mm_avx512_tile(const struct mm_job *j, int64_t m0, void *scratch)
     const enum u8_mode mode = j->type == DT_Q8_0 ? U8_BIAS : j->type == DT_Q6_K ? U8_HALVES : U8_MIN;
     for (int64_t kc = 0; kc < j->K; kc += MM512_KC) {
         const int64_t len = MIN(MM512_KC, j->K - kc);
-        if (i8)
+        struct u8_src src;
+        if (i8 && j->q8r) { /* read in place: a 16-row tile's second strip is its first, masked off */
+            for (int s = 0; s < 2; s++) {
+                const int64_t u = m0 / 16 + (mb > 16 ? s : 0);
+                src.q[s] = q8r_unit_quads(j->q8r, u) + 512 * (kc / 32);
+                src.d[s] = q8r_unit_scales(j->q8r, u) + 16 * (kc / 32);
+                src.m[s] = NULL;
+            }
+        } else if (i8) {
             pack_u8(j, m0, mb, kc, len, scratch);
-        else if (i16)
+            const struct u8_panel *p = scratch;
+            for (int s = 0; s < 2; s++)
+                src.q[s] = &p->q[s][0][0][0][0], src.d[s] = p->d[s][0], src.m[s] = p->m[s][0];
+        } else if (i16)
             pack_i16(j, m0, mb, kc, len, scratch);
         else if (bf)
             pack_bf16(j, m0, mb, kc, len, scratch, (float *)((char *)scratch + sizeof(struct bf16_panel)));
@@ -658,7 +692,7 @@ T512 void mm_avx512_tile(const struct mm_job *j, int64_t m0, void *scratch)
                     xqsum[n] = mode == U8_HALVES ? j->xqsum16 + (n0 + n) * 2 * nbk + kc / 16
                                                  : j->xqsum + (n0 + n) * nbk + kc / 32;
                 }
-                run_u8(scratch, xq, xs, xsum, xqsum, nr, len / 32, mode, orow, k0, k1, kc > 0);
+                run_u8(&src, j->q8r != NULL, xq, xs, xsum, xqsum, nr, len / 32, mode, orow, k0, k1, kc > 0);
             } else if (i16) {
                 const int16_t *xq[NR_I16];
                 const float *xs[NR_I16], *xsum[NR_I16];

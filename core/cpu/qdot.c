@@ -73,7 +73,7 @@ size_t qdot_act_row_bytes(enum dtype t, int64_t K)
     const size_t nb = (size_t)(K / QDOT_BLOCK);
     if (t == DT_Q4_K)
         return (size_t)(K / 256) * sizeof(block_q8k);
-    return nb * sizeof(block_q8x) + (t == DT_Q8_0 ? nb * (sizeof(float) + 8 * sizeof(int32_t) + QDOT_BLOCK) : 0);
+    return nb * sizeof(block_q8x) + (t == DT_Q8_0 ? nb * (sizeof(float) + 9 * sizeof(int32_t) + QDOT_BLOCK) : 0);
 }
 
 void qdot_quantize_act(enum dtype t, const float *x, void *out, int64_t K)
@@ -86,17 +86,21 @@ void qdot_quantize_act(enum dtype t, const float *x, void *out, int64_t K)
     if (t != DT_Q8_0)
         return;
     /* Q8_0's tail (qdot.h): the steps contiguous; for the VNNI kernel −128·Σq per 4 values and
-       the values again, contiguous */
+       the values again, contiguous; for the interleaved rows' kernel −128·Σq per block */
     const int64_t nb = K / QDOT_BLOCK;
     const block_q8x *q = out;
     float *xd = (float *)(void *)((block_q8x *)out + nb);
     int32_t *xc = (int32_t *)(void *)(xd + nb);
     int8_t *xq = (int8_t *)(void *)(xc + 8 * nb);
+    int32_t *xb = (int32_t *)(void *)(xq + QDOT_BLOCK * nb);
     for (int64_t b = 0; b < nb; b++) {
         xd[b] = q[b].d;
         memcpy(xq + QDOT_BLOCK * b, q[b].qs, QDOT_BLOCK);
-        for (int l = 0; l < 8; l++)
+        xb[b] = 0;
+        for (int l = 0; l < 8; l++) {
             xc[8 * b + l] = -128 * (q[b].qs[4 * l] + q[b].qs[4 * l + 1] + q[b].qs[4 * l + 2] + q[b].qs[4 * l + 3]);
+            xb[b] += xc[8 * b + l];
+        }
     }
 }
 

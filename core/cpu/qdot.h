@@ -76,8 +76,9 @@ void qdot_quantize_q8k(const float *x, block_q8k *out, int64_t n);
    K/256 block_q8k. The others: K/32 block_q8x; for Q8_0 followed by float xd[K/32] (each block's
    d, contiguous so the x86 kernels form weight step × activation step 8 blocks at a time),
    int32_t xc[K/32][8], −128 × the sum of each 4 consecutive qs (the AVX-512 VNNI kernel's lanes
-   start there, reading w + 128), and int8_t xq[K/32][32], the blocks' qs contiguous (that kernel
-   reads two blocks per 512-bit load). */
+   start there, reading w + 128), int8_t xq[K/32][32], the blocks' qs contiguous (that kernel
+   reads two blocks per 512-bit load), and int32_t xb[K/32], −128 × each block's Σq (the
+   interleaved rows' kernel starts there: qdot_q8r.c). */
 size_t qdot_act_row_bytes(enum dtype t, int64_t K);
 void qdot_quantize_act(enum dtype t, const float *x, void *out, int64_t K);
 

@@ -18,7 +18,7 @@
 #include "support/testutil.h"
 #include "tap.h"
 
-#define LAYOUT_NMAX 20 /* activation rows: prefill's kernel takes 16 or more */
+#define LAYOUT_NMAX 40 /* activation rows: prefill's kernel takes 16 or more (Q8_0 interleaved: 32) */
 
 struct layout_case {
     backend *be;        /* not exact */
@@ -28,6 +28,7 @@ struct layout_case {
     const float *x;     /* LAYOUT_NMAX rows of K activations */
     const char *layout; /* "the tile layout", "the interleaved rows" */
     int nt;             /* the backend's threads */
+    int own_max;        /* the most activation rows the layout's own kernel takes */
 };
 
 static inline bool layout_same_bits(const float *a, const float *b, size_t n)
@@ -47,13 +48,14 @@ static inline float *layout_product(const struct layout_case *c, const tensor *w
 }
 
 /* Each activation row's results computed alone (N = 1), into alone[LAYOUT_NMAX] (the caller frees
-   them), then 3, 8 and 13 rows at once: each row's results must be its own alone, bit for bit. */
+   them), then 3, 8, 13 and own_max rows at once: each row's results must be its own alone, bit for
+   bit. */
 static inline void layout_check_batch(const struct layout_case *c, float **alone)
 {
     const int64_t K = c->w->ne[0], M = c->w->ne[1];
     for (int n = 0; n < LAYOUT_NMAX; n++)
         alone[n] = layout_product(c, c->w, c->x + n * K, 1);
-    static const int Ns[] = {3, 8, 13};
+    const int Ns[] = {3, 8, 13, c->own_max};
     for (size_t i = 0; i < ARRAY_LEN(Ns); i++) {
         const int N = Ns[i];
         float *got = layout_product(c, c->w, c->x, N);
@@ -163,6 +165,7 @@ struct layout_test {
     enum tensor_layout want;
     const char *prepared, *layout;
     float (*ref)(const void *w_row, const void *xq);
+    int own_max; /* layout_case's */
 };
 
 static inline void layout_test_backend(const struct layout_test *lt, int nt)
@@ -181,7 +184,7 @@ static inline void layout_test_backend(const struct layout_test *lt, int nt)
        lt->prepared);
     float *x = malloc((size_t)(LAYOUT_NMAX * lt->K) * sizeof *x);
     test_fill_normal(x, (size_t)(LAYOUT_NMAX * lt->K), 1.0f);
-    const struct layout_case lc = {be, w, wb, lt->row_bytes, x, lt->layout, nt};
+    const struct layout_case lc = {be, w, wb, lt->row_bytes, x, lt->layout, nt, lt->own_max};
     layout_check_all(&lc, lt->t, lt->ref);
     free(x);
     free(wb);

@@ -6,7 +6,7 @@
    products and fmaf in the stated order), and that arithmetic is the product (against double
    sums); op_matmul on a matrix the backend interleaved gives every activation row the same bits
    whatever the number of rows beside it (3, 8, 13 against 1: groups of 8 and a tail) on 1 and 2
-   threads, a prefill-sized product (20 rows: the AVX-512 int8 tiles) gives the bits it gives on
+   threads, a prefill-sized product (40 rows: the AVX-512 int8 tiles) gives the bits it gives on
    the file's layout, op_get_rows reads the file's rows, and the f32 path still reads it (exact
    set after loading, within the f32 tolerance). Weights are random block bytes (every nibble and
    6-bit scale), K = 1280 (5 superblocks), M = 48 (3 units). */
@@ -150,7 +150,7 @@ static void test_kernel(void)
 }
 
 /* Through the backend, as a loaded model meets it. */
-static const struct layout_test backend_case = {DT_Q4_K, K, M, ROW_BYTES, rand_matrix, TL_Q4_K_R16, "interleaves a copied Q4_K matrix", "the interleaved rows", ref_canonical_row};
+static const struct layout_test backend_case = {DT_Q4_K, K, M, ROW_BYTES, rand_matrix, TL_Q4_K_R16, "interleaves a copied Q4_K matrix", "the interleaved rows", ref_canonical_row, 15};
 
 int main(void)
 {

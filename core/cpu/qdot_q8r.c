@@ -1,0 +1,191 @@
+/* qdot_q8r.c — Q8_0 products with the weight rows as vector lanes (see qdot_q8r.h).
+
+   Why. Sixteen sequences decoding together make every product a 16-row one, which prefill's int8
+   tiles (matmul_avx512.c) take; they copied each 32-row tile of the file's rows into a panel of
+   quads with the rows as lanes before multiplying, and with 16 activation rows the copy was not
+   paid back: 0.8B Q8_0, 2 threads, 16 sequences, perf: 38 % of the step in the packing, 26 % in
+   the kernel (docs/PERFORMANCE.md). Laid out once, when the backend copies the matrix, as the
+   panel holds it, the tiles read the weights where they are, and fewer rows (1 to 15 sequences)
+   get the kernel below, which sums 16 rows per VPDPBUSD as qdot_q4r.c does for Q4_K. CPUs with
+   AMX tiles take qdot_amx.c's layout instead.
+
+   Layout (TL_Q8_0_R16). Per unit of 16 rows, nb = K/32 blocks, nb·544 bytes = the 16 rows' bytes,
+   units one after another (each thread's units are one sequential stream, the matrix keeps its
+   size):
+     quads[nb][8][64]   block j, chunk c: bytes 4r .. 4r+3 = row r's qs[4c .. 4c+3] + 128 (the
+                        signed byte with its top bit flipped: VPDPBUSD's unsigned operand)
+     d[nb][16]          row r's f16 scale of block j
+   With nb even (q8r_layout_fits) every unit starts on a 64-byte line, and so does every chunk.
+
+   Arithmetic, per row r, activation row x (Q8_0 form: steps xd_j, values, xb_j = −128·Σ_j q) and
+   block j in order:
+     isum_j = xb_j + Σ_c Σ_{k<4} (q_k + 128)·x_k      (int32, exact: Σ q·x over the block)
+     acc = fma((float)isum_j, d_j·xd_j, acc)         (d_j·xd_j one f32 product)
+   acc starts at 0 and is the result. Every step is per lane, so a row's result does not depend on
+   the rows beside it or on how many activation rows pass (tests/core/cpu/qdot_q8r.c checks this
+   against the same steps in scalar C). It differs from the file layout's kernels (and llama.cpp's)
+   in f32 rounding only. */
+#include "core/cpu/qdot_q8r.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cpu/qdot.h"
+#include "core/fp16.h"
+#include "core/quant.h"
+
+#define UNIT_BLOCK_BYTES (Q8R_ROWS * sizeof(block_q8_0)) /* 544: one block of the unit's 16 rows */
+#define QUAD_BYTES 512                                  /* a block's quads: 8 chunks of 64 bytes */
+
+static int64_t n_blocks(const tensor *w) { return w->ne[0] / QK8_0; }
+
+static const char *unit_at(const tensor *w, int64_t u)
+{
+    return (const char *)w->data + (size_t)u * (size_t)n_blocks(w) * UNIT_BLOCK_BYTES;
+}
+
+const uint8_t *q8r_unit_quads(const tensor *w, int64_t u) { return (const uint8_t *)unit_at(w, u); }
+
+const uint16_t *q8r_unit_scales(const tensor *w, int64_t u)
+{
+    return (const uint16_t *)(const void *)(unit_at(w, u) + (size_t)n_blocks(w) * QUAD_BYTES);
+}
+
+bool q8r_layout_fits(const tensor *w)
+{
+    return w->type == DT_Q8_0 && w->layout == TL_ROWS && tensor_is_contiguous(w) && w->ne[2] == 1 &&
+           w->ne[3] == 1 && w->ne[1] % Q8R_ROWS == 0 && w->ne[0] % (2 * QK8_0) == 0;
+}
+
+bool q8r_layout(tensor *w)
+{
+    const int64_t nb = n_blocks(w);
+    const size_t rb = w->nb[1], unit = (size_t)Q8R_ROWS * rb;
+    char *scratch = malloc(unit);
+    if (!scratch)
+        return false;
+    for (int64_t u = 0; u < w->ne[1] / Q8R_ROWS; u++) {
+        uint8_t *quads = (uint8_t *)w->data + (size_t)u * unit; /* the same bytes */
+        uint16_t *d = (uint16_t *)(void *)(quads + (size_t)nb * QUAD_BYTES);
+        memcpy(scratch, quads, unit);
+        for (int r = 0; r < Q8R_ROWS; r++)
+            for (int64_t j = 0; j < nb; j++) {
+                const block_q8_0 *b = (const block_q8_0 *)(const void *)(scratch + (size_t)r * rb) + j;
+                d[Q8R_ROWS * j + r] = b->d;
+                for (int c = 0; c < 8; c++)
+                    for (int k = 0; k < 4; k++)
+                        quads[(size_t)j * QUAD_BYTES + 64 * c + 4 * r + k] = (uint8_t)(b->qs[4 * c + k] ^ 0x80);
+            }
+    }
+    free(scratch);
+    w->layout = TL_Q8_0_R16;
+    return true;
+}
+
+void q8r_dequant(const tensor *w, int64_t r, int64_t k0, float *dst, int64_t n)
+{
+    const uint8_t *quads = q8r_unit_quads(w, r / Q8R_ROWS);
+    const uint16_t *d = q8r_unit_scales(w, r / Q8R_ROWS);
+    const int lane = (int)(r % Q8R_ROWS);
+    for (int64_t k = 0; k < n; k += QK8_0) {
+        const int64_t j = (k0 + k) / QK8_0;
+        block_q8_0 b = {.d = d[Q8R_ROWS * j + lane]};
+        for (int c = 0; c < 8; c++)
+            for (int i = 0; i < 4; i++)
+                b.qs[4 * c + i] = (int8_t)(quads[(size_t)j * QUAD_BYTES + 64 * c + 4 * lane + i] ^ 0x80);
+        dequantize_row(DT_Q8_0, &b, dst + k, QK8_0);
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#include "core/cpu/matmul_x86.h"
+
+bool q8r_ready(void)
+{
+    const char *off = getenv("SEER_NO_Q8_0_R16");
+    return (!off || !*off) && mm_avx512_available();
+}
+
+#define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+#define UNROLL _Pragma("GCC unroll 8")
+
+/* The header's arithmetic for nx activation rows (a constant after inlining, so the accumulators
+   stay in registers and the rows' VPDPBUSD chains interleave). Activation row n's parts (qdot.h's
+   Q8_0 form): steps at xd, values at xq, −128·Σq at xb. */
+T512 __attribute__((always_inline)) static inline void unit_n(const tensor *w, int64_t u, const char *x, size_t x_rb,
+                                                              float *out, size_t out_stride, const int nx)
+{
+    const int64_t nb = n_blocks(w);
+    const uint8_t *quads = q8r_unit_quads(w, u);
+    const uint16_t *d = q8r_unit_scales(w, u);
+    const float *xd[Q8R_MAX_X];
+    const int8_t *xq[Q8R_MAX_X];
+    const int32_t *xb[Q8R_MAX_X];
+    __m512 acc[Q8R_MAX_X];
+    UNROLL
+    for (int n = 0; n < nx; n++) {
+        xd[n] = (const float *)(const void *)((const block_q8x *)(const void *)(x + (size_t)n * x_rb) + nb);
+        xq[n] = (const int8_t *)(const void *)(xd[n] + 9 * nb); /* after xd[nb] and xc[nb][8] */
+        xb[n] = (const int32_t *)(const void *)(xq[n] + QK8_0 * nb);
+        acc[n] = _mm512_setzero_ps();
+    }
+    for (int64_t j = 0; j < nb; j++) {
+        const uint8_t *q = quads + (size_t)j * QUAD_BYTES;
+        /* Blocks ahead into L2 (the stream is sequential, but the hardware prefetcher stops at
+           every 4 KiB page), and the scales, a second stream: one sequence, 0.8B, 1 thread,
+           tokens/s against 24.1–24.6 on the file's layout: no hints 21.3–21.5; the next two
+           blocks into L1 22.0–23.1; L2 hints 1 and 4 ahead 23.4, 2 and 8 24.6, 4 and 16 25.2,
+           8 and 24 25.1 (a scale's miss stalled the first versions). */
+        for (int l = 0; l < QUAD_BYTES; l += 64) {
+            _mm_prefetch((const char *)q + 4 * QUAD_BYTES + l, _MM_HINT_T2);
+            _mm_prefetch((const char *)q + 16 * QUAD_BYTES + l, _MM_HINT_T2);
+        }
+        _mm_prefetch((const char *)(d + Q8R_ROWS * (j + 16)), _MM_HINT_T2);
+        __m512i a[Q8R_MAX_X];
+        UNROLL
+        for (int n = 0; n < nx; n++)
+            a[n] = _mm512_set1_epi32(xb[n][j]);
+        UNROLL
+        for (int c = 0; c < 8; c++) {
+            const __m512i v = _mm512_loadu_si512(q + 64 * c);
+            UNROLL
+            for (int n = 0; n < nx; n++) {
+                int32_t quad;
+                memcpy(&quad, xq[n] + QK8_0 * j + 4 * c, 4);
+                a[n] = _mm512_dpbusd_epi32(a[n], v, _mm512_set1_epi32(quad));
+            }
+        }
+        const __m512 wd = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(d + Q8R_ROWS * j)));
+        UNROLL
+        for (int n = 0; n < nx; n++)
+            acc[n] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a[n]), _mm512_mul_ps(wd, _mm512_set1_ps(xd[n][j])), acc[n]);
+    }
+    UNROLL
+    for (int n = 0; n < nx; n++)
+        _mm512_storeu_ps(out + (size_t)n * out_stride, acc[n]);
+}
+
+T512 void q8r_unit(const tensor *w, int64_t u, const void *x, size_t x_rb, int nx, float *out, size_t out_stride)
+{
+    const char *xc = x;
+    switch (nx) {
+    case 1: unit_n(w, u, xc, x_rb, out, out_stride, 1); break;
+    case 2: unit_n(w, u, xc, x_rb, out, out_stride, 2); break;
+    case 3: unit_n(w, u, xc, x_rb, out, out_stride, 3); break;
+    case 4: unit_n(w, u, xc, x_rb, out, out_stride, 4); break;
+    case 5: unit_n(w, u, xc, x_rb, out, out_stride, 5); break;
+    case 6: unit_n(w, u, xc, x_rb, out, out_stride, 6); break;
+    case 7: unit_n(w, u, xc, x_rb, out, out_stride, 7); break;
+    default: unit_n(w, u, xc, x_rb, out, out_stride, 8); break;
+    }
+}
+#else
+bool q8r_ready(void) { return false; }
+/* unreachable: no matrix takes the layout where q8r_ready() is false */
+void q8r_unit(const tensor *w, int64_t u, const void *x, size_t x_rb, int nx, float *out, size_t out_stride)
+{
+    (void)w, (void)u, (void)x, (void)x_rb, (void)nx, (void)out, (void)out_stride;
+}
+#endif
