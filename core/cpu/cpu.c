@@ -10,6 +10,7 @@
 #include "core/cpu/cpu_internal.h"
 #include "core/cpu/qdot_amx.h"
 #include "core/cpu/qdot_q4r.h"
+#include "core/cpu/qdot_q6r.h"
 #include "core/cpu/qdot_q8r.h"
 #include "core/error.h"
 #include "core/io.h"
@@ -202,8 +203,8 @@ static void cpu_free(backend *be)
 }
 
 /* Matrices in memory of the backend's own (copied, not the mapped file), where the products round
-   activations: Q8_0 to the AMX tiles' layout where the CPU has them (qdot_amx.c), else Q8_0 and
-   Q4_K to 16 rows interleaved where it has AVX-512 VNNI (qdot_q8r.c, qdot_q4r.c). The exact path
+   activations: Q8_0 to the AMX tiles' layout where the CPU has them (qdot_amx.c), else Q8_0, Q4_K
+   and Q6_K to 16 rows interleaved where it has AVX-512 VNNI (qdot_q8r.c, qdot_q4r.c, qdot_q6r.c). The exact path
    still reads them (the portable kernels, through their dequant functions), slowly: set exact
    before loading. */
 static int cpu_weight_prepare(backend *be, tensor *t)
@@ -217,6 +218,8 @@ static int cpu_weight_prepare(backend *be, tensor *t)
         q8r_layout(t);
     else if (q4r_layout_fits(t) && q4r_ready())
         q4r_layout(t);
+    else if (q6r_layout_fits(t) && q6r_ready())
+        q6r_layout(t);
     return SEER_OK;
 }
 

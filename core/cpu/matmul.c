@@ -19,6 +19,7 @@
 #include "core/cpu/qdot.h"
 #include "core/cpu/qdot_amx.h"
 #include "core/cpu/qdot_q4r.h"
+#include "core/cpu/qdot_q6r.h"
 #include "core/cpu/qdot_q8r.h"
 #include "core/error.h"
 #include "core/quant.h"
@@ -120,6 +121,7 @@ static void dequant_any(const tensor *w, int64_t r, int64_t k0, float *dst, int6
     case TL_Q8_0_T16: qamx_dequant(w, r, k0, dst, n); break;
     case TL_Q4_K_R16: q4r_dequant(w, r, k0, dst, n); break;
     case TL_Q8_0_R16: q8r_dequant(w, r, k0, dst, n); break;
+    case TL_Q6_K_R16: q6r_dequant(w, r, k0, dst, n); break;
     default: {
         const struct dtype_info *di = dtype_info(w->type);
         const char *row = (const char *)w->data + (size_t)r * w->nb[1];
@@ -419,6 +421,7 @@ static bool matmul_avx512(threadpool *pool, const struct simd_ctx *c, bool exact
         .type = c->w->type, .w = c->w->data, .w_rs = c->w->nb[1], .K = c->K, .M = c->M, .N = c->N,
         .x = c->x0, .x_rs = c->x_rs, .out = c->out->data, .t16 = c->w->layout == TL_Q8_0_T16 ? c->w : NULL,
         .r16 = c->w->layout == TL_Q4_K_R16 ? c->w : NULL, .q8r = c->w->layout == TL_Q8_0_R16 ? c->w : NULL,
+        .q6r = c->w->layout == TL_Q6_K_R16 ? c->w : NULL,
     };
     void *buf = NULL;
     if (bf16_rule(c, exact)) {
@@ -500,8 +503,13 @@ static bool matmul_simd(struct cpu_ctx *cc, tensor *out, const tensor *w, const 
 /* Weight rows per work unit: 16 outputs are one 64-byte line of an output row, so two threads
    never write the same cache line. */
 #define Q_ROWS 16
-_Static_assert(Q_ROWS == QAMX_ROWS && Q_ROWS == Q4R_ROWS && Q_ROWS == Q8R_ROWS && Q4R_MAX_X == Q8R_MAX_X,
-               "a work unit is one unit of the AMX, Q4_K and Q8_0 layouts");
+_Static_assert(Q_ROWS == QAMX_ROWS && Q_ROWS == Q4R_ROWS && Q_ROWS == Q8R_ROWS && Q_ROWS == Q6R_ROWS &&
+                   Q4R_MAX_X == Q8R_MAX_X,
+               "a work unit is one unit of the AMX, Q4_K, Q8_0 and Q6_K layouts");
+
+/* The dtype whose rounded-activation form w's kernels read (qdot_act_row_bytes): its own, but
+   Q8_K (Q4_K's) for interleaved Q6_K, whose kernel takes the per-16 sums Q8_K carries. */
+static enum dtype act_type(const tensor *w) { return w->layout == TL_Q6_K_R16 ? DT_Q4_K : w->type; }
 /* Weight rows ahead of the one being multiplied that q_worker prefetches (below). */
 #define Q_AHEAD_NEAR 1
 #define Q_AHEAD_FAR 4
@@ -557,6 +565,13 @@ static void q_units(const struct q_ctx *c, long long lo, long long hi)
                 else
                     q8r_unit(c->w, u, x, c->x_rb, nx, out, (size_t)c->M);
             }
+        return;
+    }
+    if (c->w->layout == TL_Q6_K_R16) { /* activation rows 4 at a time */
+        for (long long u = lo; u < hi; u++)
+            for (int64_t n0 = 0; n0 < c->N; n0 += Q6R_MAX_X)
+                q6r_unit(c->w, u, c->xq + (size_t)n0 * c->x_rb, c->x_rb, (int)MIN(Q6R_MAX_X, c->N - n0),
+                         c->out + n0 * c->M + u * Q6R_ROWS, (size_t)c->M);
         return;
     }
     const int64_t m1 = MIN(hi * Q_ROWS, c->M);
@@ -619,11 +634,11 @@ static void q_worker(void *ctx, int ith, int nth)
    38, 48 rows 73 vs 68, 63 rows 76 vs 72, 80 rows 69 vs 65, 96 rows 58 vs 77, 128 rows 63 vs 91).
    Sixteen sequences decoding together are such a product: 20.6 → 43.6 tokens/s there. */
 static int64_t qdot_gemm_min_n(void) { return mm_avx512_available() ? GEMM_MIN_N : 80; }
-/* The same for Q8_0 interleaved (qdot_q8r.c), whose kernel needs no packing: 16 sequences decode
-   172 → 190–199 tokens/s on its kernel rather than the tiles; from 64 rows on the two are even
-   (0.8B, 2 threads, Zen 4, pp64–pp256; docs/PERFORMANCE.md). Below it a sequence gets the same bits
-   alone as beside up to 31 others. */
-#define Q8R_GEMM_MIN_N 32
+/* The same for Q8_0 and Q6_K interleaved (qdot_q8r.c, qdot_q6r.c), whose kernels need no packing:
+   16 sequences decode 172 → 190–199 tokens/s (Q8_0) on the kernel rather than the tiles, Q4_K_M
+   even; from 64 rows on the two are even (0.8B, 2 threads, Zen 4, pp64–pp256; docs/PERFORMANCE.md).
+   Below it a sequence gets the same bits alone as beside up to 31 others. */
+#define R16_GEMM_MIN_N 32
 #endif
 
 /* Whether the 8-bit path takes w with N activation rows. */
@@ -632,7 +647,7 @@ static bool qdot_applies(const struct cpu_ctx *cc, const tensor *w, int64_t N)
     if (cc->exact || !qdot_type(w->type) || w->ne[0] % QDOT_BLOCK)
         return false;
 #ifdef SEER_MM_X86
-    if (N >= (w->layout == TL_Q8_0_R16 ? Q8R_GEMM_MIN_N : qdot_gemm_min_n()) && mm_x86_available() &&
+    if (N >= (w->layout == TL_Q8_0_R16 || w->layout == TL_Q6_K_R16 ? R16_GEMM_MIN_N : qdot_gemm_min_n()) && mm_x86_available() &&
         (mm_x86_type(w->type) || (mm_avx512_u8_type(w->type) && mm_avx512_available())))
         return false; /* prefill: the blocked SIMD products are faster */
 #endif
@@ -646,7 +661,7 @@ static bool q_act_bytes(const tensor *w, int64_t N, size_t *bytes)
 {
     const int64_t K = w->ne[0], np = qamx_np(N);
     size_t rows, packs;
-    if (!size_mul((size_t)N, qdot_act_row_bytes(w->type, K), &rows))
+    if (!size_mul((size_t)N, qdot_act_row_bytes(act_type(w), K), &rows))
         return false;
     rows = (rows + 63) / 64 * 64;
     if (w->layout != TL_Q8_0_T16 || N == 1)
@@ -660,11 +675,11 @@ static bool q_act_bytes(const tensor *w, int64_t N, size_t *bytes)
 static struct q_ctx q_setup(const tensor *out, const tensor *w, const tensor *x, char *xq, bool rounded)
 {
     const int64_t K = w->ne[0], N = x->ne[1] * x->ne[2] * x->ne[3], nb = K / QDOT_BLOCK;
-    const size_t x_rb = qdot_act_row_bytes(w->type, K);
+    const size_t x_rb = qdot_act_row_bytes(act_type(w), K);
     struct q_ctx c = {qdot_kernel(w->type), qdot_rows_kernel(w->type), w, xq, x_rb, nb, w->ne[1], N, out->data,
                       NULL, qamx_np(N)};
     for (int64_t n = 0; n < N && !rounded; n++)
-        qdot_quantize_act(w->type, x_row(x, n), xq + (size_t)n * x_rb, K);
+        qdot_quantize_act(act_type(w), x_row(x, n), xq + (size_t)n * x_rb, K);
     if (w->layout == TL_Q8_0_T16 && N > 1) {
         char *pack = xq + ((size_t)N * x_rb + 63) / 64 * 64;
         for (int64_t n0 = 0; n0 < N && !rounded; n0 += c.np)

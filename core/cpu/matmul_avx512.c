@@ -25,6 +25,7 @@
 #include "core/cpu/matmul_x86.h"
 #include "core/cpu/qdot_amx.h"
 #include "core/cpu/qdot_q4r.h"
+#include "core/cpu/qdot_q6r.h"
 #include "core/cpu/qdot_q8r.h"
 
 #ifdef SEER_MM_X86
@@ -341,6 +342,15 @@ T512 static void pack_u8(const struct mm_job *j, int64_t m0, int64_t mb, int64_t
     }
     if (j->r16) {
         pack_u8_r16(j, m0, mb, kc, nb, p);
+        return;
+    }
+    if (j->q6r) { /* a chunk is one superblock (MM512_KC == QK_K): each row's, as the file holds it */
+        for (int64_t r = 0; r < mb; r++) {
+            block_q6_K blk;
+            q6r_block(j->q6r, m0 + r, kc / QK_K, &blk);
+            for (int64_t b = 0; b < nb; b++)
+                put_q6_K_sub(p, (int)(r / 16), b, (int)(r % 16), &blk, (int)b);
+        }
         return;
     }
     for (int64_t r = 0; r < mb; r++) {

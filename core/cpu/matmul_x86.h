@@ -72,6 +72,8 @@ struct mm_job {
                            q4r_block; w and w_rs unused), else NULL */
     const tensor *q8r;  /* int8 path: Q8_0 weights interleaved (TL_Q8_0_R16, read in place
                            without packing; w and w_rs unused), else NULL */
+    const tensor *q6r;  /* int8 path: Q6_K weights interleaved (TL_Q6_K_R16, read through
+                           q6r_block; w and w_rs unused), else NULL */
     const uint16_t *xbf; /* bf16 path (not exact, F16/BF16 weights): N rows of K activations
                            rounded to bf16 by mm_avx512_round_bf16 */
     float *out;         /* out[n·M + m], contiguous */

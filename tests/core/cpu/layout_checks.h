@@ -166,6 +166,7 @@ struct layout_test {
     const char *prepared, *layout;
     float (*ref)(const void *w_row, const void *xq);
     int own_max; /* layout_case's */
+    enum dtype act; /* the activations' rounding: the qdot_quantize_act type the kernels read */
 };
 
 static inline void layout_test_backend(const struct layout_test *lt, int nt)
@@ -185,7 +186,7 @@ static inline void layout_test_backend(const struct layout_test *lt, int nt)
     float *x = malloc((size_t)(LAYOUT_NMAX * lt->K) * sizeof *x);
     test_fill_normal(x, (size_t)(LAYOUT_NMAX * lt->K), 1.0f);
     const struct layout_case lc = {be, w, wb, lt->row_bytes, x, lt->layout, nt, lt->own_max};
-    layout_check_all(&lc, lt->t, lt->ref);
+    layout_check_all(&lc, lt->act, lt->ref);
     free(x);
     free(wb);
     test_tensor_free(w);

@@ -135,7 +135,7 @@ static void test_kernels(void)
 }
 
 /* Through the backend, as a loaded model meets it. */
-static const struct layout_test backend_case = {DT_Q8_0, K, M, ROW_BYTES, rand_matrix, TL_Q8_0_T16, "lays a copied Q8_0 matrix out for the tiles", "the tile layout", ref_canonical_row, 15};
+static const struct layout_test backend_case = {DT_Q8_0, K, M, ROW_BYTES, rand_matrix, TL_Q8_0_T16, "lays a copied Q8_0 matrix out for the tiles", "the tile layout", ref_canonical_row, 15, DT_Q8_0};
 
 int main(void)
 {

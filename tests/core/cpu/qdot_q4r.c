@@ -150,7 +150,7 @@ static void test_kernel(void)
 }
 
 /* Through the backend, as a loaded model meets it. */
-static const struct layout_test backend_case = {DT_Q4_K, K, M, ROW_BYTES, rand_matrix, TL_Q4_K_R16, "interleaves a copied Q4_K matrix", "the interleaved rows", ref_canonical_row, 15};
+static const struct layout_test backend_case = {DT_Q4_K, K, M, ROW_BYTES, rand_matrix, TL_Q4_K_R16, "interleaves a copied Q4_K matrix", "the interleaved rows", ref_canonical_row, 15, DT_Q4_K};
 
 int main(void)
 {

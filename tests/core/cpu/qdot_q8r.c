@@ -135,7 +135,7 @@ static void test_kernel(void)
 /* Through the backend, as a loaded model meets it. */
 static const struct layout_test backend_case = {DT_Q8_0, K, M, ROW_BYTES, rand_matrix, TL_Q8_0_R16,
                                                 "interleaves a copied Q8_0 matrix", "the interleaved rows",
-                                                ref_canonical_row, 31};
+                                                ref_canonical_row, 31, DT_Q8_0};
 
 int main(void)
 {
