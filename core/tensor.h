@@ -48,9 +48,9 @@ struct backend_buffer;
    Vulkan's matmul and get_rows read it. TL_Q4_K_R16: a Q4_K weight matrix the CPU backend
    interleaved 16 rows at a time when it copied it (core/cpu/qdot_q4r.c): same size, rows no longer
    addressable by nb[1]; only the CPU's matmul and get_rows read it. TL_Q8_0_R16: the same for a
-   Q8_0 matrix on CPUs with AVX-512 VNNI but no AMX (core/cpu/qdot_q8r.c), and TL_Q6_K_R16 for a
-   Q6_K matrix (core/cpu/qdot_q6r.c). */
-enum tensor_layout { TL_ROWS, TL_Q8_0_T16, TL_Q8_0_SPLIT, TL_Q4_K_R16, TL_Q8_0_R16, TL_Q6_K_R16 };
+   Q8_0 matrix on CPUs with AVX-512 VNNI but no AMX (core/cpu/qdot_q8r.c), TL_Q6_K_R16 for a Q6_K
+   matrix (core/cpu/qdot_q6r.c) and TL_Q5_K_R16 for a Q5_K one (core/cpu/qdot_q4r.c, with Q4_K). */
+enum tensor_layout { TL_ROWS, TL_Q8_0_T16, TL_Q8_0_SPLIT, TL_Q4_K_R16, TL_Q8_0_R16, TL_Q6_K_R16, TL_Q5_K_R16 };
 
 typedef struct tensor {
     enum dtype type;

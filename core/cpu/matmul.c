@@ -119,7 +119,7 @@ static void dequant_any(const tensor *w, int64_t r, int64_t k0, float *dst, int6
 {
     switch (w->layout) {
     case TL_Q8_0_T16: qamx_dequant(w, r, k0, dst, n); break;
-    case TL_Q4_K_R16: q4r_dequant(w, r, k0, dst, n); break;
+    case TL_Q4_K_R16: case TL_Q5_K_R16: q4r_dequant(w, r, k0, dst, n); break;
     case TL_Q8_0_R16: q8r_dequant(w, r, k0, dst, n); break;
     case TL_Q6_K_R16: q6r_dequant(w, r, k0, dst, n); break;
     default: {
@@ -420,7 +420,7 @@ static bool matmul_avx512(threadpool *pool, const struct simd_ctx *c, bool exact
     struct mm_job j = {
         .type = c->w->type, .w = c->w->data, .w_rs = c->w->nb[1], .K = c->K, .M = c->M, .N = c->N,
         .x = c->x0, .x_rs = c->x_rs, .out = c->out->data, .t16 = c->w->layout == TL_Q8_0_T16 ? c->w : NULL,
-        .r16 = c->w->layout == TL_Q4_K_R16 ? c->w : NULL, .q8r = c->w->layout == TL_Q8_0_R16 ? c->w : NULL,
+        .r16 = c->w->layout == TL_Q4_K_R16 || c->w->layout == TL_Q5_K_R16 ? c->w : NULL, .q8r = c->w->layout == TL_Q8_0_R16 ? c->w : NULL,
         .q6r = c->w->layout == TL_Q6_K_R16 ? c->w : NULL,
     };
     void *buf = NULL;
@@ -508,8 +508,11 @@ _Static_assert(Q_ROWS == QAMX_ROWS && Q_ROWS == Q4R_ROWS && Q_ROWS == Q8R_ROWS &
                "a work unit is one unit of the AMX, Q4_K, Q8_0 and Q6_K layouts");
 
 /* The dtype whose rounded-activation form w's kernels read (qdot_act_row_bytes): its own, but
-   Q8_K (Q4_K's) for interleaved Q6_K, whose kernel takes the per-16 sums Q8_K carries. */
-static enum dtype act_type(const tensor *w) { return w->layout == TL_Q6_K_R16 ? DT_Q4_K : w->type; }
+   Q8_K (Q4_K's) for interleaved Q6_K and Q5_K, whose kernels take the per-16 sums Q8_K carries. */
+static enum dtype act_type(const tensor *w)
+{
+    return w->layout == TL_Q6_K_R16 || w->layout == TL_Q5_K_R16 ? DT_Q4_K : w->type;
+}
 /* Weight rows ahead of the one being multiplied that q_worker prefetches (below). */
 #define Q_AHEAD_NEAR 1
 #define Q_AHEAD_FAR 4
@@ -553,14 +556,14 @@ static void q_units(const struct q_ctx *c, long long lo, long long hi)
         q_units_amx(c, lo, hi);
         return;
     }
-    if (c->w->layout == TL_Q4_K_R16 || c->w->layout == TL_Q8_0_R16) { /* a unit is Q_ROWS rows; activation
-                                                                          rows 8 at a time */
+    /* a unit is Q_ROWS rows; activation rows 8 at a time */
+    if (c->w->layout == TL_Q4_K_R16 || c->w->layout == TL_Q5_K_R16 || c->w->layout == TL_Q8_0_R16) {
         for (long long u = lo; u < hi; u++)
             for (int64_t n0 = 0; n0 < c->N; n0 += Q4R_MAX_X) {
                 const char *x = c->xq + (size_t)n0 * c->x_rb;
                 const int nx = (int)MIN(Q4R_MAX_X, c->N - n0);
                 float *out = c->out + n0 * c->M + u * Q4R_ROWS;
-                if (c->w->layout == TL_Q4_K_R16)
+                if (c->w->layout != TL_Q8_0_R16)
                     q4r_unit(c->w, u, x, c->x_rb, nx, out, (size_t)c->M);
                 else
                     q8r_unit(c->w, u, x, c->x_rb, nx, out, (size_t)c->M);

@@ -68,8 +68,8 @@ struct mm_job {
     const int32_t *xqsum16; /* int8 path, Q6_K: N × K/16 sums of xq8 per 16 values (its offset term) */
     const tensor *t16;  /* int8 path: Q8_0 weights in the AMX layout (TL_Q8_0_T16, read through
                            qamx_block; w and w_rs unused), else NULL */
-    const tensor *r16;  /* int8 path: Q4_K weights interleaved (TL_Q4_K_R16, read through
-                           q4r_block; w and w_rs unused), else NULL */
+    const tensor *r16;  /* int8 path: Q4_K or Q5_K weights interleaved (TL_Q4_K_R16, TL_Q5_K_R16,
+                           read through q4r_panel_sub; w and w_rs unused), else NULL */
     const tensor *q8r;  /* int8 path: Q8_0 weights interleaved (TL_Q8_0_R16, read in place
                            without packing; w and w_rs unused), else NULL */
     const tensor *q6r;  /* int8 path: Q6_K weights interleaved (TL_Q6_K_R16, read through

@@ -1,4 +1,4 @@
-/* qdot_q4r.c — Q4_K decode products with the weight rows as vector lanes (see qdot_q4r.h).
+/* qdot_q4r.c — Q4_K and Q5_K decode products with the weight rows as vector lanes (see qdot_q4r.h).
 
    Why. The file's Q4_K kernels put the 256 values of a superblock along the vector lanes: per
    weight row and activation row they unpack and scale the sub-blocks, then reduce lanes to one
@@ -17,6 +17,12 @@
      qs[32][64]        chunk 8g + t, bytes 4r .. 4r+3: row r's qs[32g + 4t .. 32g + 4t + 3], whose
                        low nibbles are values 64g + 4t + b and high nibbles values 64g + 32 + 4t + b
    A chunk's low nibbles meet the activations of sub-block 2g, its high nibbles those of 2g + 1.
+   Q5_K (TL_Q5_K_R16; 2816 bytes = 16 × 176) has the same fields and, between planes and qs,
+     qh[8][64]         chunk c, bytes 4r .. 4r+3: row r's qh[4c .. 4c+3], whose bit j is the fifth
+                       bit of value 4c + b of sub-block j
+   so a value is its nibble plus 16 × that bit, and the arithmetic below is the same (q_k 0..31).
+   Q5_K took 18 % of a one-sequence Q4_K_M step on its file kernel (llama.cpp's mix keeps the GDN
+   layers' attn_qkv in it; 0.8B, 1 thread, perf; docs/PERFORMANCE.md).
 
    Arithmetic, per row r, activation row x (Q8_K: d_x, qs, bsums) and superblock:
      isum_j = Σ_{k in sub-block j} q_k·x_k  (int32, exact)
@@ -34,70 +40,98 @@
 
 #include "core/cpu/qdot.h"
 
+/* A unit's superblock: Q4_K's 2304 bytes, or Q5_K's 2816 with qh between the planes and qs. */
+#define HEAD_BYTES (4 * Q4R_ROWS + K_SCALE_SIZE * Q4R_ROWS)
+#define QH_BYTES (8 * 64)
+_Static_assert(HEAD_BYTES + 32 * 64 == Q4R_ROWS * sizeof(block_q4_K) &&
+                   HEAD_BYTES + QH_BYTES + 32 * 64 == Q4R_ROWS * sizeof(block_q5_K),
+               "a unit is 16 superblocks' bytes");
+
+/* Pointers into one unit's superblock (qh NULL for Q4_K). */
 typedef struct {
-    uint16_t d[Q4R_ROWS], dmin[Q4R_ROWS];
-    uint8_t planes[K_SCALE_SIZE][Q4R_ROWS];
-    uint8_t qs[32][64];
-} q4r_unit16;
-_Static_assert(sizeof(q4r_unit16) == Q4R_ROWS * sizeof(block_q4_K), "a unit is 16 superblocks' bytes");
+    uint16_t *d, *dmin;
+    uint8_t (*planes)[Q4R_ROWS];
+    uint8_t (*qh)[64];
+    uint8_t (*qs)[64];
+} r16_view;
 
 static int64_t n_super(const tensor *w) { return w->ne[0] / QK_K; }
 
-static const q4r_unit16 *unit_at(const tensor *w, int64_t u, int64_t i)
+static r16_view view_of(char *b, bool q5)
 {
-    return (const q4r_unit16 *)(const void *)((const char *)w->data + ((size_t)u * (size_t)n_super(w) + (size_t)i) *
-                                                                          sizeof(q4r_unit16));
+    r16_view v = {(uint16_t *)(void *)b, (uint16_t *)(void *)(b + 2 * Q4R_ROWS),
+                  (uint8_t(*)[Q4R_ROWS])(void *)(b + 4 * Q4R_ROWS), NULL, NULL};
+    if (q5)
+        v.qh = (uint8_t(*)[64])(void *)(b + HEAD_BYTES);
+    v.qs = (uint8_t(*)[64])(void *)(b + HEAD_BYTES + (q5 ? QH_BYTES : 0));
+    return v;
+}
+
+static r16_view unit_at(const tensor *w, int64_t u, int64_t i)
+{
+    const size_t bytes = (size_t)Q4R_ROWS * dtype_info(w->type)->block_bytes;
+    return view_of((char *)w->data + ((size_t)u * (size_t)n_super(w) + (size_t)i) * bytes, w->type == DT_Q5_K);
 }
 
 bool q4r_layout_fits(const tensor *w)
 {
-    return w->type == DT_Q4_K && w->layout == TL_ROWS && tensor_is_contiguous(w) && w->ne[2] == 1 && w->ne[3] == 1 &&
-           w->ne[1] % Q4R_ROWS == 0;
+    return (w->type == DT_Q4_K || w->type == DT_Q5_K) && w->layout == TL_ROWS && tensor_is_contiguous(w) &&
+           w->ne[2] == 1 && w->ne[3] == 1 && w->ne[1] % Q4R_ROWS == 0;
 }
 
 bool q4r_layout(tensor *w)
 {
     const int64_t nsb = n_super(w);
-    const size_t rb = w->nb[1], unit = (size_t)Q4R_ROWS * rb;
+    const bool q5 = w->type == DT_Q5_K;
+    const size_t rb = w->nb[1], unit = (size_t)Q4R_ROWS * rb, sb = (size_t)dtype_info(w->type)->block_bytes;
     char *scratch = malloc(unit);
     if (!scratch)
         return false;
     for (int64_t u = 0; u < w->ne[1] / Q4R_ROWS; u++) {
-        q4r_unit16 *dst = (q4r_unit16 *)(void *)((char *)w->data + (size_t)u * unit); /* the same bytes */
+        char *dst = (char *)w->data + (size_t)u * unit; /* the same bytes */
         memcpy(scratch, dst, unit);
         for (int r = 0; r < Q4R_ROWS; r++)
             for (int64_t i = 0; i < nsb; i++) {
-                const block_q4_K *b = (const block_q4_K *)(const void *)(scratch + (size_t)r * rb) + i;
-                q4r_unit16 *o = dst + i;
-                o->d[r] = b->d, o->dmin[r] = b->dmin;
+                /* Q5_K is Q4_K's fields with qh before qs */
+                const char *b = scratch + (size_t)r * rb + (size_t)i * sb;
+                const block_q4_K *b4 = (const block_q4_K *)(const void *)b;
+                const block_q5_K *b5 = (const block_q5_K *)(const void *)b;
+                const r16_view o = view_of(dst + (size_t)i * Q4R_ROWS * sb, q5);
+                o.d[r] = b4->d, o.dmin[r] = b4->dmin;
                 for (int p = 0; p < K_SCALE_SIZE; p++)
-                    o->planes[p][r] = b->scales[p];
-                for (int c = 0; c < 32; c++)
-                    memcpy(&o->qs[c][4 * r], b->qs + 4 * c, 4); /* chunk 8g + t holds qs[32g + 4t ..] */
+                    o.planes[p][r] = b4->scales[p];
+                for (int c = 0; c < 32; c++) /* chunk 8g + t holds qs[32g + 4t ..] */
+                    memcpy(&o.qs[c][4 * r], (q5 ? b5->qs : b4->qs) + 4 * c, 4);
+                for (int c = 0; c < 8 && q5; c++)
+                    memcpy(&o.qh[c][4 * r], b5->qh + 4 * c, 4);
             }
     }
     free(scratch);
-    w->layout = TL_Q4_K_R16;
+    w->layout = q5 ? TL_Q5_K_R16 : TL_Q4_K_R16;
     return true;
 }
 
-void q4r_block(const tensor *w, int64_t r, int64_t i, block_q4_K *out)
+void q4r_block(const tensor *w, int64_t r, int64_t i, void *out)
 {
-    const q4r_unit16 *s = unit_at(w, r / Q4R_ROWS, i);
+    const r16_view s = unit_at(w, r / Q4R_ROWS, i);
     const int lane = (int)(r % Q4R_ROWS);
-    out->d = s->d[lane], out->dmin = s->dmin[lane];
+    block_q4_K *b4 = out;
+    block_q5_K *b5 = out;
+    b4->d = s.d[lane], b4->dmin = s.dmin[lane];
     for (int p = 0; p < K_SCALE_SIZE; p++)
-        out->scales[p] = s->planes[p][lane];
+        b4->scales[p] = s.planes[p][lane];
     for (int c = 0; c < 32; c++)
-        memcpy(out->qs + 4 * c, &s->qs[c][4 * lane], 4);
+        memcpy((s.qh ? b5->qs : b4->qs) + 4 * c, &s.qs[c][4 * lane], 4);
+    for (int c = 0; c < 8 && s.qh; c++)
+        memcpy(b5->qh + 4 * c, &s.qh[c][4 * lane], 4);
 }
 
 void q4r_dequant(const tensor *w, int64_t r, int64_t k0, float *dst, int64_t n)
 {
     for (int64_t k = 0; k < n; k += QK_K) {
-        block_q4_K b;
+        block_q5_K b; /* the larger of the two */
         q4r_block(w, r, (k0 + k) / QK_K, &b);
-        dequantize_row(DT_Q4_K, &b, dst + k, QK_K);
+        dequantize_row(w->type, &b, dst + k, QK_K);
     }
 }
 
@@ -116,7 +150,7 @@ bool q4r_ready(void)
 #define UNROLL _Pragma("GCC unroll 8")
 
 /* The 16 rows' d·sc_j and dmin·m_j as f32 lanes, from the planes (get_scale_min_k4 on 16 rows). */
-T512 __attribute__((always_inline)) static inline void sub_scales(const q4r_unit16 *s, int j, __m512 *dsc, __m512 *dmn)
+T512 __attribute__((always_inline)) static inline void sub_scales(const r16_view *s, int j, __m512 *dsc, __m512 *dmn)
 {
     const __m128i m63 = _mm_set1_epi8(63), m15 = _mm_set1_epi8(15), m3 = _mm_set1_epi8(3);
 #define PLANE(k) _mm_loadu_si128((const __m128i *)(const void *)s->planes[k])
@@ -137,16 +171,25 @@ T512 __attribute__((always_inline)) static inline void sub_scales(const q4r_unit
                          _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(mn)));
 }
 
+/* Chunk c of sub-block j's values (its nibbles of qs chunk 8(j/2) + c, and for Q5_K bit j of the
+   qh chunk c as the fifth bit). */
+T512 __attribute__((always_inline)) static inline __m512i sub_values(const r16_view *s, int j, int c, const bool q5)
+{
+    const __m512i v = _mm512_loadu_si512(s->qs[8 * (j / 2) + c]);
+    const __m512i lo = _mm512_and_si512(_mm512_srli_epi16(v, 4 * (j % 2)), _mm512_set1_epi8(0x0F));
+    if (!q5)
+        return lo;
+    const __m512i h = _mm512_slli_epi16(_mm512_srli_epi16(_mm512_loadu_si512(s->qh[c]), j), 4);
+    return _mm512_or_si512(lo, _mm512_and_si512(h, _mm512_set1_epi8(0x10)));
+}
+
 T512 void q4r_panel_sub(const tensor *w, int64_t u, int64_t i, int j, uint8_t q[8][Q4R_ROWS][4], float *d, float *m)
 {
-    const q4r_unit16 *s = unit_at(w, u, i);
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
-    for (int c = 0; c < 8; c++) { /* chunk 8(j/2) + c: the low nibbles are sub-block j's for even j */
-        const __m512i v = _mm512_loadu_si512(s->qs[8 * (j / 2) + c]);
-        _mm512_storeu_si512(q[c], _mm512_and_si512(_mm512_srli_epi16(v, 4 * (j % 2)), m4));
-    }
+    const r16_view s = unit_at(w, u, i);
+    for (int c = 0; c < 8; c++)
+        _mm512_storeu_si512(q[c], sub_values(&s, j, c, s.qh != NULL));
     __m512 dsc, dmn;
-    sub_scales(s, j, &dsc, &dmn);
+    sub_scales(&s, j, &dsc, &dmn);
     _mm512_storeu_ps(d, dsc);
     _mm512_storeu_ps(m, dmn);
 }
@@ -154,24 +197,24 @@ T512 void q4r_panel_sub(const tensor *w, int64_t u, int64_t i, int j, uint8_t q[
 /* The header's arithmetic for nx activation rows (a constant after inlining, so the accumulators
    stay in registers and the rows' VPDPBUSD chains interleave). */
 T512 __attribute__((always_inline)) static inline void unit_n(const tensor *w, int64_t u, const char *x, size_t x_rb,
-                                                              float *out, size_t out_stride, const int nx)
+                                                              float *out, size_t out_stride, const int nx, const bool q5)
 {
     const int64_t nsb = n_super(w);
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const size_t unit_bytes = (size_t)Q4R_ROWS * (q5 ? sizeof(block_q5_K) : sizeof(block_q4_K));
     __m512 acc[Q4R_MAX_X];
     UNROLL
     for (int n = 0; n < nx; n++)
         acc[n] = _mm512_setzero_ps();
     for (int64_t i = 0; i < nsb; i++) {
-        const q4r_unit16 *s = unit_at(w, u, i);
+        const r16_view s = unit_at(w, u, i);
         /* the unit two ahead into L1 (the stream is sequential; the hardware prefetcher stops at
            every 4 KiB page): 10.1 → 10.6 GB/s for one row, 7.9 → 8.3–9.3 for four, in isolation */
-        for (int l = 0; l < (int)sizeof(q4r_unit16); l += 64)
-            _mm_prefetch((const char *)(s + 2) + l, _MM_HINT_T0);
+        for (size_t l = 0; l < unit_bytes; l += 64)
+            _mm_prefetch((const char *)s.d + 2 * unit_bytes + l, _MM_HINT_T0);
         __m512 dsc[8], dmn[8], t[Q4R_MAX_X];
         UNROLL
         for (int j = 0; j < 8; j++)
-            sub_scales(s, j, &dsc[j], &dmn[j]);
+            sub_scales(&s, j, &dsc[j], &dmn[j]);
         UNROLL
         for (int n = 0; n < nx; n++)
             t[n] = _mm512_setzero_ps();
@@ -182,8 +225,7 @@ T512 __attribute__((always_inline)) static inline void unit_n(const tensor *w, i
                 a0[n] = a1[n] = _mm512_setzero_si512();
             UNROLL
             for (int c = 0; c < 8; c++) {
-                const __m512i v = _mm512_loadu_si512(s->qs[8 * g + c]);
-                const __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+                const __m512i lo = sub_values(&s, 2 * g, c, q5), hi = sub_values(&s, 2 * g + 1, c, q5);
                 UNROLL
                 for (int n = 0; n < nx; n++) {
                     const block_q8k *xb = (const block_q8k *)(const void *)(x + (size_t)n * x_rb) + i;
@@ -213,20 +255,28 @@ T512 __attribute__((always_inline)) static inline void unit_n(const tensor *w, i
         _mm512_storeu_ps(out + (size_t)n * out_stride, acc[n]);
 }
 
+#define Q4R_CASES(q5)                                                                                      \
+    switch (nx) {                                                                                          \
+    case 1: unit_n(w, u, xc, x_rb, out, out_stride, 1, q5); break;                                        \
+    case 2: unit_n(w, u, xc, x_rb, out, out_stride, 2, q5); break;                                        \
+    case 3: unit_n(w, u, xc, x_rb, out, out_stride, 3, q5); break;                                        \
+    case 4: unit_n(w, u, xc, x_rb, out, out_stride, 4, q5); break;                                        \
+    case 5: unit_n(w, u, xc, x_rb, out, out_stride, 5, q5); break;                                        \
+    case 6: unit_n(w, u, xc, x_rb, out, out_stride, 6, q5); break;                                        \
+    case 7: unit_n(w, u, xc, x_rb, out, out_stride, 7, q5); break;                                        \
+    default: unit_n(w, u, xc, x_rb, out, out_stride, 8, q5); break;                                       \
+    }
+
 T512 void q4r_unit(const tensor *w, int64_t u, const void *x, size_t x_rb, int nx, float *out, size_t out_stride)
 {
     const char *xc = x;
-    switch (nx) {
-    case 1: unit_n(w, u, xc, x_rb, out, out_stride, 1); break;
-    case 2: unit_n(w, u, xc, x_rb, out, out_stride, 2); break;
-    case 3: unit_n(w, u, xc, x_rb, out, out_stride, 3); break;
-    case 4: unit_n(w, u, xc, x_rb, out, out_stride, 4); break;
-    case 5: unit_n(w, u, xc, x_rb, out, out_stride, 5); break;
-    case 6: unit_n(w, u, xc, x_rb, out, out_stride, 6); break;
-    case 7: unit_n(w, u, xc, x_rb, out, out_stride, 7); break;
-    default: unit_n(w, u, xc, x_rb, out, out_stride, 8); break;
+    if (w->type == DT_Q5_K) {
+        Q4R_CASES(true)
+    } else {
+        Q4R_CASES(false)
     }
 }
+#undef Q4R_CASES
 #else
 bool q4r_ready(void) { return false; }
 void q4r_panel_sub(const tensor *w, int64_t u, int64_t i, int j, uint8_t q[8][Q4R_ROWS][4], float *d, float *m)

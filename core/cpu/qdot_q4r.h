@@ -1,6 +1,7 @@
-/* qdot_q4r.h — Q4_K decode products with the weight rows as vector lanes: the 8-bit matmul path
-   of core/cpu/matmul.c for Q4_K matrices that the CPU backend interleaved 16 rows at a time when
-   it copied them (TL_Q4_K_R16, core/tensor.h). Why and how: qdot_q4r.c. */
+/* qdot_q4r.h — Q4_K and Q5_K decode products with the weight rows as vector lanes: the 8-bit
+   matmul path of core/cpu/matmul.c for Q4_K and Q5_K matrices that the CPU backend interleaved 16
+   rows at a time when it copied them (TL_Q4_K_R16, TL_Q5_K_R16, core/tensor.h). Why and how:
+   qdot_q4r.c. */
 #ifndef SEER_CORE_CPU_QDOT_Q4R_H
 #define SEER_CORE_CPU_QDOT_Q4R_H
 
@@ -18,14 +19,14 @@
 /* The CPU has AVX-512 F/BW/VL/VNNI and F16C, and SEER_NO_Q4K_R16 is unset or empty (set, it keeps
    the file's layout and its kernels, e.g. to compare the two). */
 bool q4r_ready(void);
-/* Whether a Q4_K matrix can take the layout: contiguous, 2-D, rows a multiple of Q4R_ROWS. */
+/* Whether a Q4_K or Q5_K matrix can take the layout: contiguous, 2-D, rows a multiple of Q4R_ROWS. */
 bool q4r_layout_fits(const tensor *w);
 /* Rearranges w's bytes in place (q4r_layout_fits(w) must hold) and sets w->layout; false when
    the scratch of one unit cannot be allocated (w is then unchanged). */
 bool q4r_layout(tensor *w);
-/* Superblock i of row r of an interleaved matrix, as the file holds it (get_rows and the f32 path
-   read it this way, through q4r_dequant). */
-void q4r_block(const tensor *w, int64_t r, int64_t i, block_q4_K *out);
+/* Superblock i of row r of an interleaved matrix, as the file holds it (a block_q4_K or block_q5_K
+   by w's type; get_rows and the f32 path read it this way, through q4r_dequant). */
+void q4r_block(const tensor *w, int64_t r, int64_t i, void *out);
 /* Values k0..k0+n−1 (whole superblocks) of row r as f32, equal to dequantize_row on the file's
    layout. */
 void q4r_dequant(const tensor *w, int64_t r, int64_t k0, float *dst, int64_t n);
