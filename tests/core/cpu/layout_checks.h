@@ -7,6 +7,7 @@
 #ifndef SEER_TESTS_CORE_CPU_LAYOUT_CHECKS_H
 #define SEER_TESTS_CORE_CPU_LAYOUT_CHECKS_H
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,64 @@ static inline bool layout_same_bits(const float *a, const float *b, size_t n)
 {
     return a && b && memcmp(a, b, n * sizeof *a) == 0;
 }
+
+/* ---- the kernels on a matrix laid out in plain memory ---- */
+
+/* A layout's several-row kernel (q4r_unit, q6r_unit, q8r_unit). */
+typedef void (*layout_unit_fn)(const tensor *w, int64_t u, const void *x, size_t x_rb, int nx, float *out,
+                               size_t out_stride);
+
+/* Value k of a row of activations rounded by qdot_quantize_act(act, ...): Q8_K blocks for DT_Q4_K,
+   else 32-value block_q8x (read from the blocks, not the tails the kernels read). */
+static inline double layout_act_value(enum dtype act, const char *xq, int64_t k)
+{
+    if (act == DT_Q4_K) {
+        const block_q8k *b = (const block_q8k *)(const void *)xq + k / 256;
+        return (double)b->d * b->qs[k % 256];
+    }
+    const block_q8x *b = (const block_q8x *)(const void *)xq + k / QDOT_BLOCK;
+    return (double)b->d * b->qs[k % QDOT_BLOCK];
+}
+
+/* Relative L2 of ref (nx rows of M results, the stated arithmetic) against double sums of the
+   file's values (dequantize_row of wb's rows, row_bytes apart) times the rounded activations. */
+static inline double layout_err_vs_double(enum dtype t, const uint8_t *wb, size_t row_bytes, int64_t K, int64_t M,
+                                          enum dtype act, const char *xq, size_t xrb, int nx, const float *ref)
+{
+    float *wf = malloc((size_t)K * sizeof *wf);
+    double num = 0, den = 0;
+    for (int64_t m = 0; m < M && wf; m++) {
+        dequantize_row(t, wb + (size_t)m * row_bytes, wf, K);
+        for (int n = 0; n < nx; n++) {
+            double s = 0;
+            for (int64_t k = 0; k < K; k++)
+                s += (double)wf[k] * layout_act_value(act, xq + (size_t)n * xrb, k);
+            num += (ref[n * M + m] - s) * (ref[n * M + m] - s);
+            den += s * s;
+        }
+    }
+    free(wf);
+    return wf ? sqrt(num / den) : INFINITY;
+}
+
+/* The kernel over every unit of w (units of 16 rows) for 1..nx_max activation rows (xq, xrb bytes
+   apart) gives ref (nx_max rows of M) bit for bit. */
+static inline void layout_check_units(const char *what, layout_unit_fn fn, const tensor *w, const char *xq, size_t xrb,
+                                      int nx_max, const float *ref)
+{
+    const int64_t M = w->ne[1];
+    float *got = malloc((size_t)(nx_max * M) * sizeof *got);
+    for (int nx = 1; nx <= nx_max && got; nx++) {
+        memset(got, 0, (size_t)(nx_max * M) * sizeof *got);
+        for (int64_t u = 0; u < M / 16; u++)
+            fn(w, u, xq, xrb, nx, got + u * 16, (size_t)M);
+        ok(layout_same_bits(got, ref, (size_t)(nx * M)), "%skernel, %d activation row(s): the stated arithmetic bit for bit",
+           what, nx);
+    }
+    free(got);
+}
+
+/* ---- through the backend ---- */
 
 /* out = x[0..n) · wᵀ on the case's backend, read back (NULL when the op failed). */
 static inline float *layout_product(const struct layout_case *c, const tensor *w, const float *x, int n)

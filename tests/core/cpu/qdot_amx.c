@@ -57,7 +57,6 @@ static void rand_matrix(uint8_t *wb)
             ((block_q8_0 *)(void *)(wb + m * ROW_BYTES))[j].d = f32_to_f16(test_randf(-0.02f, 0.02f));
 }
 
-static bool same_bits(const float *a, const float *b, size_t n) { return memcmp(a, b, n * sizeof *a) == 0; }
 
 /* The kernels on a matrix laid out in plain memory. */
 static void test_kernels(void)
@@ -77,9 +76,9 @@ static void test_kernels(void)
     for (int m = 0; m < M && same; m++) {
         dequantize_row(DT_Q8_0, orig + m * ROW_BYTES, a, K);
         qamx_dequant(&w, m, 0, b, K);
-        same = same_bits(a, b, K);
+        same = layout_same_bits(a, b, K);
         qamx_dequant(&w, m, 64 * 3 + 32, b, 96); /* an odd block start, across a pair */
-        same = same && same_bits(a + 64 * 3 + 32, b, 96);
+        same = same && layout_same_bits(a + 64 * 3 + 32, b, 96);
     }
     ok(same, "qamx_dequant gives dequantize_row's values of every row, bit for bit");
 
@@ -112,7 +111,7 @@ static void test_kernels(void)
     for (int n = 0; n < NX; n++)
         for (int u = 0; u < M / QAMX_ROWS; u++)
             qamx_unit1(&w, u, xq + n * xrb, got[n] + u * QAMX_ROWS);
-    ok(same_bits(&got[0][0], &ref[0][0], NX * M), "one-row AVX-512 kernel: the stated arithmetic bit for bit (8 rows)");
+    ok(layout_same_bits(&got[0][0], &ref[0][0], NX * M), "one-row AVX-512 kernel: the stated arithmetic bit for bit (8 rows)");
 
     static const int groups[][2] = {{1, 1}, {2, 2}, {3, 4}, {4, 4}, {5, 8}, {8, 8}}; /* nx, np */
     for (size_t g = 0; g < ARRAY_LEN(groups); g++) {
@@ -124,7 +123,7 @@ static void test_kernels(void)
         for (int u = 0; u < M / QAMX_ROWS; u++)
             qamx_unit(&w, u, pack, nx, np, &got[0][0] + u * QAMX_ROWS, M);
         qamx_end();
-        ok(same_bits(&got[0][0], &ref[0][0], (size_t)nx * M), "tiles, %d row(s) in a group of %d: bit for bit", nx,
+        ok(layout_same_bits(&got[0][0], &ref[0][0], (size_t)nx * M), "tiles, %d row(s) in a group of %d: bit for bit", nx,
            np);
     }
     free(wb);

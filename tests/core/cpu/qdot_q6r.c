@@ -74,7 +74,6 @@ static void rand_matrix(uint8_t *wb)
         }
 }
 
-static bool same_bits(const float *a, const float *b, size_t n) { return memcmp(a, b, n * sizeof *a) == 0; }
 
 /* The kernel on a matrix laid out in plain memory. */
 static void test_kernel(void)
@@ -98,16 +97,16 @@ static void test_kernel(void)
         }
         dequantize_row(DT_Q6_K, orig + m * ROW_BYTES, a, K);
         q6r_dequant(&w, m, 0, b, K);
-        same_f = same_f && same_bits(a, b, K);
+        same_f = same_f && layout_same_bits(a, b, K);
         q6r_dequant(&w, m, 2 * QK_K, b, 2 * QK_K); /* from the middle */
-        same_f = same_f && same_bits(a + 2 * QK_K, b, 2 * QK_K);
+        same_f = same_f && layout_same_bits(a + 2 * QK_K, b, 2 * QK_K);
     }
     ok(same, "q6r_block gives back every superblock's bytes");
     ok(same_f, "q6r_dequant gives dequantize_row's values of every row, bit for bit");
 
     const size_t xrb = qdot_act_row_bytes(DT_Q4_K, K);
     char *xq = malloc(NX * xrb);
-    float *x = malloc(NX * K * sizeof *x), ref[NX][M], got[NX][M];
+    float *x = malloc(NX * K * sizeof *x), ref[NX][M];
     test_fill_normal(x, NX * K, 1.0f);
     for (int n = 0; n < NX; n++) {
         qdot_quantize_act(DT_Q4_K, x + n * K, xq + n * xrb, K);
@@ -115,30 +114,11 @@ static void test_kernel(void)
             ref[n][m] = ref_canonical((const block_q6_K *)(const void *)(orig + m * ROW_BYTES),
                                       (const block_q8k *)(const void *)(xq + n * xrb));
     }
-    /* meaning, not only bits: against the double product of the file's values (dequantize_row)
-       and the rounded activations */
-    double num = 0, den = 0;
-    for (int m = 0; m < M; m++) {
-        dequantize_row(DT_Q6_K, orig + m * ROW_BYTES, a, K);
-        for (int n = 0; n < NX; n++) {
-            const block_q8k *xr = (const block_q8k *)(const void *)(xq + n * xrb);
-            double s = 0;
-            for (int k = 0; k < K; k++)
-                s += (double)a[k] * xr[k / QK_K].d * xr[k / QK_K].qs[k % QK_K];
-            num += (ref[n][m] - s) * (ref[n][m] - s);
-            den += s * s;
-        }
-    }
-    const double e = sqrt(num / den);
+    /* meaning, not only bits: against double sums of the file's values and the rounded activations */
+    const double e = layout_err_vs_double(DT_Q6_K, orig, ROW_BYTES, K, M, DT_Q4_K, xq, xrb, NX, &ref[0][0]);
     ok(e <= 1e-5, "the stated arithmetic is the product: rel-L2 %.2e ≤ 1e-5 against double sums (f32 roundings only)", e);
 
-    for (int nx = 1; nx <= NX; nx++) {
-        memset(got, 0, sizeof got);
-        for (int u = 0; u < M / Q6R_ROWS; u++)
-            q6r_unit(&w, u, xq, xrb, nx, &got[0][0] + u * Q6R_ROWS, M);
-        ok(same_bits(&got[0][0], &ref[0][0], (size_t)nx * M), "kernel, %d activation row(s): the stated arithmetic bit for bit",
-           nx);
-    }
+    layout_check_units("", q6r_unit, &w, xq, xrb, NX, &ref[0][0]);
     free(wb);
     free(orig);
     free(xq);

@@ -65,7 +65,6 @@ static void rand_matrix(uint8_t *wb)
         }
 }
 
-static bool same_bits(const float *a, const float *b, size_t n) { return memcmp(a, b, n * sizeof *a) == 0; }
 
 /* The kernel on a matrix laid out in plain memory. */
 static void test_kernel(void)
@@ -87,45 +86,26 @@ static void test_kernel(void)
     for (int m = 0; m < M; m++) {
         dequantize_row(DT_Q8_0, orig + m * ROW_BYTES, a, K);
         q8r_dequant(&w, m, 0, b, K);
-        same_f = same_f && same_bits(a, b, K);
+        same_f = same_f && layout_same_bits(a, b, K);
         q8r_dequant(&w, m, 5 * QK8_0, b, 3 * QK8_0); /* from the middle */
-        same_f = same_f && same_bits(a + 5 * QK8_0, b, 3 * QK8_0);
+        same_f = same_f && layout_same_bits(a + 5 * QK8_0, b, 3 * QK8_0);
     }
     ok(same_f, "q8r_dequant gives dequantize_row's values of every row, bit for bit");
 
     const size_t xrb = qdot_act_row_bytes(DT_Q8_0, K);
     char *xq = malloc(NX * xrb);
-    float *x = malloc(NX * K * sizeof *x), ref[NX][M], got[NX][M];
+    float *x = malloc(NX * K * sizeof *x), ref[NX][M];
     test_fill_normal(x, NX * K, 1.0f);
     for (int n = 0; n < NX; n++) {
         qdot_quantize_act(DT_Q8_0, x + n * K, xq + n * xrb, K);
         for (int m = 0; m < M; m++)
             ref[n][m] = ref_canonical((const block_q8_0 *)(const void *)(orig + m * ROW_BYTES), xq + n * xrb);
     }
-    /* meaning, not only bits: against the double product of the same integers and factors */
-    double num = 0, den = 0;
-    for (int n = 0; n < NX; n++)
-        for (int m = 0; m < M; m++) {
-            const block_q8_0 *wr = (const block_q8_0 *)(const void *)(orig + m * ROW_BYTES);
-            const float *xd = act_steps(xq + n * xrb);
-            const int8_t *xv = act_values(xq + n * xrb);
-            double s = 0;
-            for (int j = 0; j < NB; j++)
-                for (int l = 0; l < QK8_0; l++)
-                    s += (double)f16_to_f32(wr[j].d) * wr[j].qs[l] * xd[j] * xv[QK8_0 * j + l];
-            num += (ref[n][m] - s) * (ref[n][m] - s);
-            den += s * s;
-        }
-    const double e = sqrt(num / den);
+    /* meaning, not only bits: against double sums of the file's values and the rounded activations */
+    const double e = layout_err_vs_double(DT_Q8_0, orig, ROW_BYTES, K, M, DT_Q8_0, xq, xrb, NX, &ref[0][0]);
     ok(e <= 1e-5, "the stated arithmetic is the product: rel-L2 %.2e ≤ 1e-5 against double sums (f32 roundings only)", e);
 
-    for (int nx = 1; nx <= NX; nx++) {
-        memset(got, 0, sizeof got);
-        for (int u = 0; u < M / Q8R_ROWS; u++)
-            q8r_unit(&w, u, xq, xrb, nx, &got[0][0] + u * Q8R_ROWS, M);
-        ok(same_bits(&got[0][0], &ref[0][0], (size_t)nx * M), "kernel, %d activation row(s): the stated arithmetic bit for bit",
-           nx);
-    }
+    layout_check_units("", q8r_unit, &w, xq, xrb, NX, &ref[0][0]);
     free(wb);
     free(orig);
     free(xq);
