@@ -18,8 +18,9 @@
 struct cpu_ctx {
     threadpool *pool;
     bool exact;        /* matmul keeps f32 activations (backend_cpu_set_exact) */
-    void *qbuf;        /* matmul's rounded activations (qdot.h), grown on demand and kept, so
-                          decode allocates nothing per token */
+    void *qbuf;        /* matmul's rounded activations (qdot.h; the AVX-512 tiles' int8, int16
+                          or bf16 rows), grown on demand and kept, so decode allocates nothing per
+                          token and a prompt's or image's products touch no fresh pages */
     size_t qbuf_bytes;
     enum cpu_weights weights; /* backend_cpu_set_weights */
     bool budget_known;        /* AUTO: copy_budget has been read from the available memory */
