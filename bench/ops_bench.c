@@ -4,8 +4,10 @@
    (default 3072: a 1024x768 image), in GFLOP/s, the best of --reps after one warm-up. A change to
    core/cpu/ is measured by building this before and after and running the two alternately (the
    shared machine's load moves every figure by 10-30 %). The backend is not exact, as seer's commands
-   run it, unless --exact. Built on request: cmake --build build --target ops_bench.
-     ops_bench [-t THREADS] [-n PATCHES] [--reps R] [--exact] */
+   run it, unless --exact. --vulkan runs the same ops on the Vulkan backend (the auto device; each
+   timed op ends with backend_sync), to see where a device's tower time goes. Built on request:
+   cmake --build build --target ops_bench.
+     ops_bench [-t THREADS] [-n PATCHES] [--reps R] [--exact] [--vulkan] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,9 @@
 #include "core/tensor.h"
 #include "core/util.h"
 #include "seer.h"
+#if SEER_HAVE_VULKAN
+#include "vulkan/vulkan.h"
+#endif
 
 /* xorshift: fixed inputs, so runs compare */
 static uint32_t rng = 2463534242u;
@@ -34,25 +39,37 @@ static int alloc(backend *be, tensor *t, enum dtype type, int64_t ne0, int64_t n
     return backend_tensor_alloc(be, t, buf);
 }
 
-static void fill(tensor *t)
+/* random values, through backend_tensor_set (a device's memory may not be mapped) */
+static int fill(tensor *t)
 {
     const int64_t n = tensor_nelements(t);
+    const size_t bytes = tensor_nbytes(t);
+    void *h = malloc(bytes);
+    if (!h)
+        return SEER_ENOMEM;
     if (t->type == DT_F16)
         for (int64_t i = 0; i < n; i++)
-            ((uint16_t *)t->data)[i] = f32_to_f16(0.1f * frand());
+            ((uint16_t *)h)[i] = f32_to_f16(0.1f * frand());
+    else if (t->type == DT_I32)
+        memset(h, 0, bytes); /* segment ids: one image, every patch sees every patch */
     else
         for (int64_t i = 0; i < n; i++)
-            ((float *)t->data)[i] = frand();
+            ((float *)h)[i] = frand();
+    const int rc = backend_tensor_set(t, h, 0, bytes);
+    free(h);
+    return rc;
 }
 
 int main(int argc, char **argv)
 {
     int threads = 2, reps = 3;
-    bool exact = false;
+    bool exact = false, vulkan = false;
     int64_t N = 3072;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--exact"))
             exact = true;
+        else if (!strcmp(argv[i], "--vulkan"))
+            vulkan = true;
         else if (i + 1 == argc)
             break;
         else if (!strcmp(argv[i], "-t"))
@@ -66,33 +83,40 @@ int main(int argc, char **argv)
         i++; /* the option's value */
     }
     if (threads < 1 || reps < 1 || N < 1) {
-        fprintf(stderr, "usage: ops_bench [-t THREADS] [-n PATCHES] [--reps R] [--exact]\n");
+        fprintf(stderr, "usage: ops_bench [-t THREADS] [-n PATCHES] [--reps R] [--exact] [--vulkan]\n");
         return 2;
     }
     backend *be;
-    if (backend_cpu_create(threads, &be) != SEER_OK) {
+#if SEER_HAVE_VULKAN
+    const int made = vulkan ? backend_vulkan_create(NULL, &be) : backend_cpu_create(threads, &be);
+#else
+    const int made = vulkan ? seer_err(SEER_EUNSUPPORTED, "built without Vulkan") : backend_cpu_create(threads, &be);
+#endif
+    if (made != SEER_OK) {
         fprintf(stderr, "ops_bench: %s\n", seer_last_error());
         return 1;
     }
     backend_cpu_set_exact(be, exact);
+    backend_vulkan_set_exact(be, exact);
     static const struct { const char *name; int64_t K, M; } mm[] = {
         {"qkv", 768, 2304}, {"proj", 768, 768}, {"fc1", 768, 3072}, {"fc2", 3072, 768},
     };
-    printf("op\tshape\tthreads %d%s\tseconds (best of %d)\tGFLOP/s\n", threads, exact ? " exact" : "", reps);
+    printf("op\tshape\t%s %d%s\tseconds (best of %d)\tGFLOP/s\n", vulkan ? backend_name(be) : "threads", threads,
+           exact ? " exact" : "", reps);
     double all_s = 0, all_gf = 0;
     for (size_t s = 0; s < sizeof mm / sizeof mm[0]; s++) {
         tensor w, x, o;
         backend_buffer *b[3];
         if (alloc(be, &w, DT_F16, mm[s].K, mm[s].M, 1, &b[0]) || alloc(be, &x, DT_F32, mm[s].K, N, 1, &b[1]) ||
-            alloc(be, &o, DT_F32, mm[s].M, N, 1, &b[2])) {
+            alloc(be, &o, DT_F32, mm[s].M, N, 1, &b[2]) || fill(&w) || fill(&x)) {
             fprintf(stderr, "ops_bench: %s\n", seer_last_error());
             return 1;
         }
-        fill(&w), fill(&x);
         double best = 1e30;
         for (int r = 0; r <= reps; r++) {
             const double t0 = seer_time_now();
             op_linear(be, &o, &w, &x, &(struct linear_epilogue){.bf16 = true}); /* as vision/vit.c calls it */
+            backend_sync(be);
             if (r > 0) /* the first is the warm-up */
                 best = MIN(best, seer_time_now() - t0);
         }
@@ -110,17 +134,16 @@ int main(int argc, char **argv)
     backend_buffer *b[5];
     if (alloc(be, &q, DT_F32, hd, nh, N, &b[0]) || alloc(be, &k, DT_F32, hd, nh, N, &b[1]) ||
         alloc(be, &v, DT_F32, hd, nh, N, &b[2]) || alloc(be, &o, DT_F32, hd, nh, N, &b[3]) ||
-        alloc(be, &seg, DT_I32, N, 1, 1, &b[4])) {
+        alloc(be, &seg, DT_I32, N, 1, 1, &b[4]) || fill(&q) || fill(&k) || fill(&v) || fill(&seg)) {
         fprintf(stderr, "ops_bench: %s\n", seer_last_error());
         return 1;
     }
-    fill(&q), fill(&k), fill(&v);
-    memset(seg.data, 0, (size_t)N * sizeof(int32_t)); /* one image: every patch sees every patch */
     const struct attn_mask mask = {.kind = ATTN_SEGMENTS, .seg = &seg, .bf16 = true};
     double best = 1e30;
     for (int r = 0; r <= reps; r++) {
         const double t0 = seer_time_now();
         op_attention(be, &o, &q, &k, &v, 0.125f, &mask);
+        backend_sync(be);
         if (r > 0)
             best = MIN(best, seer_time_now() - t0);
     }

@@ -19,13 +19,19 @@
 # text GGUF (Q4_K, the smallest; the native driver loads only its vocabulary and sizes). With MTMD=node
 # MTMD_CHECK=1 bench/tower_mtmd.mjs also times each image completion minus a text completion of as many
 # tokens, a cross-check from outside (printed as a second libmtmd column).
+# MTMD=vulkan compares the Vulkan builds (issue 22 item 1: on lavapipe here, on a GPU where there is one): seer
+# with --device vulkan against the same libmtmd source run on llama.cpp's Vulkan backend, that is the native
+# build's libmtmd loaded against the prebuilt Vulkan ggml and libllama of npm @node-llama-cpp/linux-x64-vulkan
+# 3.22.1 (bench/llama_vk.sh: the release whose source the bundle holds; this machine's glslc cannot build its
+# shaders), and bench/tower_mtmd.c with use_gpu on and the Vulkan backend loaded. Both see
+# GGML_VK_VISIBLE_DEVICES=0 / the auto device; a CPU Vulkan device (lavapipe) counts as the GPU then.
 # seer runs as its commands do (not exact: on CPUs with AVX512-BF16 the tower's products and attention in
 # bf16, docs/ARCHITECTURE.md "Exact and not exact").
 # Environment: SEER (default build/seer), SEER_BASE (an older seer, run in the same rounds: its own
 # columns), SEER_BASE_ARGS (options for SEER_BASE's `seer bench`, e.g. --exact: the f32 path of the same
 # binary in the same rounds), ROUNDS (3), BENCH_DIR (/tmp/seer-tower-bench; the two model
 # files are kept there and reused), RAW (a file to append every single measurement to, with `uptime`),
-# MTMD (native, the default, or node), LLAMA_BIN (the directory holding the native libmtmd; default:
+# MTMD (native, the default, vulkan, or node), LLAMA_BIN (the directory holding the native libmtmd; default:
 # bench/llama_native.sh's build), CC (for bench/tower_mtmd.c).
 # Needs `npm install --ignore-scripts --omit=optional` in tests/oracle (the llama.cpp source bundle, or
 # the addon), cmake and a C++ compiler (the native build), and python3 (the table; MTMD=node: the PNGs).
@@ -39,18 +45,44 @@ seer=$(realpath "${SEER:-build/seer}")
 raw=${RAW:-$dir/raw.tsv}
 mtmd=${MTMD:-native}
 case $mtmd in
-  native) bin=${LLAMA_BIN:-$(bench/llama_native.sh "llama-mtmd-cli" | tail -1)} ;;
+  native|vulkan) bin=${LLAMA_BIN:-$(bench/llama_native.sh "llama-mtmd-cli" | tail -1)} ;;
   node) [ -d tests/oracle/node_modules/@fugood/llama.node ] ||
           { echo "tower_vs_mtmd.sh: npm install in tests/oracle first" >&2; exit 1; } ;;
-  *) echo "tower_vs_mtmd.sh: MTMD=$mtmd: native or node" >&2; exit 2 ;;
+  *) echo "tower_vs_mtmd.sh: MTMD=$mtmd: native, vulkan or node" >&2; exit 2 ;;
 esac
 mkdir -p "$dir/img"
+# the clone is the directory above build-seer-native/bin
+[ "$mtmd" = node ] || src=$(dirname "$(dirname "$bin")")
 if [ "$mtmd" = native ]; then
-  # bench/tower_mtmd.c against the native build: the clone is the directory above build-seer-native/bin
-  src=$(dirname "$(dirname "$bin")")
+  # bench/tower_mtmd.c against the native build
   ${CC:-cc} -O2 -o "$dir/tower_mtmd" bench/tower_mtmd.c -I"$src/include" -I"$src/ggml/include" -I"$src/tools/mtmd" \
     -L"$bin" -lmtmd -lllama -lggml -lggml-base -Wl,-rpath,"$bin" ||
     { echo "tower_vs_mtmd.sh: could not build bench/tower_mtmd.c against $bin" >&2; exit 1; }
+fi
+seer_dev=""
+if [ "$mtmd" = vulkan ]; then
+  # shellcheck source=bench/llama_vk.sh
+  . bench/llama_vk.sh
+  llama_vk "$PWD" "$dir/llama-vk" || exit 1
+  # the native libmtmd, its libllama and libggml names resolved to the Vulkan build's (same release, same
+  # API; LD_LIBRARY_PATH comes before the native library's RUNPATH)
+  libs=$dir/llama-vk/mtmd-libs
+  mkdir -p "$libs"
+  ln -sf "$llama_vk_bins/libggml.vulkan.v0.5.0.so" "$libs/libggml.so.0"
+  ln -sf "$llama_vk_bins/libggml-base.so" "$libs/libggml-base.so.0"
+  ln -sf "$llama_vk_bins/libllama.vulkan.v0.5.0.so" "$libs/libllama.so.0"
+  ln -sf "$bin/libmtmd.so.0" "$libs/libmtmd.so.0"
+  sed -e 's/cp\.use_gpu = false/cp.use_gpu = true/' \
+      -e "s|llama_backend_init();|llama_backend_init(); ggml_backend_load_all_from_path(\"$llama_vk_bins\");|" \
+      bench/tower_mtmd.c >"$dir/tower_mtmd_vk.c"
+  grep -q 'use_gpu = true' "$dir/tower_mtmd_vk.c" && grep -q ggml_backend_load_all_from_path "$dir/tower_mtmd_vk.c" ||
+    { echo "tower_vs_mtmd.sh: bench/tower_mtmd.c no longer sets use_gpu = false after llama_backend_init()" >&2; exit 1; }
+  ${CC:-cc} -O2 -o "$dir/tower_mtmd" "$dir/tower_mtmd_vk.c" -I"$src/include" -I"$src/ggml/include" \
+    -I"$src/tools/mtmd" -L"$libs" -L"$llama_vk_bins" -l:libmtmd.so.0 -l:libllama.vulkan.v0.5.0.so \
+    -l:libggml.vulkan.v0.5.0.so -l:libggml-base.so ||
+    { echo "tower_vs_mtmd.sh: could not build bench/tower_mtmd.c against the Vulkan build" >&2; exit 1; }
+  export LD_LIBRARY_PATH="$libs:$llama_vk_bins" GGML_VK_VISIBLE_DEVICES=${GGML_VK_VISIBLE_DEVICES:-0}
+  seer_dev="--device vulkan"
 fi
 text=$dir/text-0.8b-q4_k.gguf mmproj=$dir/mmproj-0.8b-f16.gguf
 
@@ -74,7 +106,7 @@ done
 
 load() { uptime | sed 's/.*load average: //; s/,.*//'; }
 seer_round() { # threads round [binary engine-name extra-args]
-  args="${5:-}"; for s in $sizes; do args="$args --image $s"; done
+  args="${5:-} $seer_dev"; for s in $sizes; do args="$args --image $s"; done
   l=$(load)
   # shellcheck disable=SC2086
   "${3:-$seer}" bench -m "$mmproj" $args -t "$1" --reps 1 --json 2>/dev/null | python3 -c '
@@ -85,7 +117,7 @@ for im in json.load(sys.stdin)["images"]:
 }
 mtmd_round() { # threads round
   l=$(load)
-  if [ "$mtmd" = native ]; then
+  if [ "$mtmd" != node ]; then
     # shellcheck disable=SC2086
     "$dir/tower_mtmd" "$text" "$mmproj" "$1" $sizes >"$dir/mtmd.log" 2>&1 || { tail -5 "$dir/mtmd.log" >&2; exit 1; }
     awk -v t="$1" -v r="$2" -v l="$l" '{ printf "libmtmd\t%s\t%s\t%s\t%s\t%s\t%s\n", t, $1, r, $2, $3, l }' \

@@ -28,11 +28,17 @@ int vk_attention(backend *be, tensor *out, const tensor *q, const tensor *k, con
     const bool causal = mask->kind == ATTN_CAUSAL;
     /* the shader indexes K/V in elements (f32, f16) or bytes (q8_0's 34-byte blocks) */
     const size_t kv_unit = k->type == DT_F32 ? 4 : k->type == DT_F16 ? 2 : 1;
-    const enum vk_kernel kern = k->type == DT_F32 ? VK_K_ATTN_F32 : k->type == DT_F16 ? VK_K_ATTN_F16 : VK_K_ATTN_Q8_0;
     if (hd > VK_ATTN_HEAD_DIM_MAX)
         return seer_err(SEER_EUNSUPPORTED, "vulkan: %s: head dim %lld exceeds %d", op, (long long)hd,
                         VK_ATTN_HEAD_DIM_MAX);
     const uint32_t variant = hd <= 64 ? 0 : hd <= 128 ? 1 : 2; /* head dims up to 64 << variant */
+    /* Many query rows per kv head (the tower, prefill): attention_tiled.comp where its tile fits
+       the device; decode's few rows: attention.comp, whose row tiles waste less on them. */
+    uint32_t tbr, tbk;
+    const bool tiled = T * r >= 16 && vk_attn_tiled_tile(&vk->caps, variant, &tbr, &tbk);
+    const enum vk_kernel kern = k->type == DT_F32   ? (tiled ? VK_K_ATTN_TILED_F32 : VK_K_ATTN_F32)
+                                : k->type == DT_F16 ? (tiled ? VK_K_ATTN_TILED_F16 : VK_K_ATTN_F16)
+                                                    : (tiled ? VK_K_ATTN_TILED_Q8_0 : VK_K_ATTN_Q8_0);
 
     struct vk_rows qr = vk_rows_of(q), kr = vk_rows_of(k), vr = vk_rows_of(v), orow = vk_rows_of(out);
     int rc = vk_rows_check(be, &qr, 4, op);

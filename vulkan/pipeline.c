@@ -191,6 +191,40 @@ static bool supports_attention(const struct vk_caps *c)
     return true;
 }
 
+/* attention_tiled.comp: per head-dim class, the first (BR, BK) whose shared arrays fit the device
+   (at most 48 KiB, as above). Its invocations hold BR/8 × HDM/16 outputs and BR/16 × BK/8 scores
+   (≤ 4 × 16 and ≤ 4 × 4, the shader's register arrays). Head dim 64 in 16 × 16 is 14.9 KiB, within
+   the 16 KiB every device has: the vision towers' 64 (0.8B, 2B) always run tiled. The larger
+   classes need 27.4 KiB (128) and 35.9 KiB (256); on smaller devices they keep attention.comp. */
+static uint32_t attn_tiled_bytes(uint32_t hdm, uint32_t br, uint32_t bk)
+{
+    return 4 * (hdm * (br + 1) + hdm * (bk + 1) + bk * hdm + br * (bk + 1) + 2 * 8 * br + 4 * br + bk + 2);
+}
+
+static const uint32_t attn_tiled_tiles[3][2][2] = {{{32, 32}, {16, 16}}, {{32, 16}, {16, 16}}, {{16, 8}, {16, 8}}};
+
+bool vk_attn_tiled_tile(const struct vk_caps *c, uint32_t variant, uint32_t *br, uint32_t *bk)
+{
+    const uint32_t hdm = 64u << variant, budget = MIN(c->shared_bytes, 48u << 10);
+    for (uint32_t k = 0; variant < 3 && k < 2; k++)
+        if (attn_tiled_bytes(hdm, attn_tiled_tiles[variant][k][0], attn_tiled_tiles[variant][k][1]) <= budget) {
+            *br = attn_tiled_tiles[variant][k][0], *bk = attn_tiled_tiles[variant][k][1];
+            return true;
+        }
+    return false;
+}
+
+static uint32_t spec_attention_tiled(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
+{
+    uint32_t br = 16, bk = 8; /* never used: op_attention asks only for classes that fit */
+    vk_attn_tiled_tile(c, variant, &br, &bk);
+    spec[VK_SPEC_WG] = 128;
+    spec[VK_SPEC_ATTN_HDM] = 64u << variant;
+    spec[VK_SPEC_ATTN_BR] = br;
+    spec[VK_SPEC_ATTN_BK] = bk;
+    return 4;
+}
+
 /* ---- the table --------------------------------------------------------------------------- */
 
 struct vk_kernel_desc {
@@ -250,6 +284,9 @@ static const struct vk_kernel_desc kernels[VK_KERNEL_COUNT] = {
     [VK_K_ATTN_F32] = {"attention_f32", spv_attention, &spv_attention_size, 6, sizeof(struct vk_push_attn), 3, spec_attention, supports_attention},
     [VK_K_ATTN_F16] = {"attention_f16", spv_attention_f16, &spv_attention_f16_size, 6, sizeof(struct vk_push_attn), 3, spec_attention, supports_attention},
     [VK_K_ATTN_Q8_0] = {"attention_q8_0", spv_attention_q8_0, &spv_attention_q8_0_size, 6, sizeof(struct vk_push_attn), 3, spec_attention, supports_attention},
+    [VK_K_ATTN_TILED_F32] = {"attention_tiled_f32", spv_attention_tiled, &spv_attention_tiled_size, 6, sizeof(struct vk_push_attn), 3, spec_attention_tiled, NULL},
+    [VK_K_ATTN_TILED_F16] = {"attention_tiled_f16", spv_attention_tiled_f16, &spv_attention_tiled_f16_size, 6, sizeof(struct vk_push_attn), 3, spec_attention_tiled, NULL},
+    [VK_K_ATTN_TILED_Q8_0] = {"attention_tiled_q8_0", spv_attention_tiled_q8_0, &spv_attention_tiled_q8_0_size, 6, sizeof(struct vk_push_attn), 3, spec_attention_tiled, NULL},
     [VK_K_ATTN_COMBINE] = {"attention_combine", spv_attention_combine, &spv_attention_combine_size, 2, sizeof(struct vk_push_attn_combine), 1, spec_wg64, NULL},
     [VK_K_QUANTIZE_ACT] = {"quantize_act", spv_quantize_act, &spv_quantize_act_size, 2, sizeof(struct vk_push_matmul), 1, spec_wg64, supports_int_dot},
     [VK_K_MV_DOT_Q8_0] = {"matvec_dot_q8_0", spv_matvec_dot, &spv_matvec_dot_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},

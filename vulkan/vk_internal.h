@@ -100,7 +100,8 @@ enum vk_kernel {
     VK_K_BINARY,
     VK_K_CONV,                                   /* op_conv.c */
     VK_K_GDN_RECURRENT, VK_K_GDN_PREP, VK_K_GDN_STATE, /* op_gdn.c */
-    VK_K_ATTN_F32, VK_K_ATTN_F16, VK_K_ATTN_Q8_0, VK_K_ATTN_COMBINE, /* op_attention.c */
+    VK_K_ATTN_F32, VK_K_ATTN_F16, VK_K_ATTN_Q8_0, VK_K_ATTN_COMBINE, /* op_attention.c: decode, */
+    VK_K_ATTN_TILED_F32, VK_K_ATTN_TILED_F16, VK_K_ATTN_TILED_Q8_0, /*   and many query rows */
     VK_K_QUANTIZE_ACT, VK_K_QUANTIZE_ACT_Q8K,    /* op_matmul.c, not exact: activations to int8 */
     VK_K_MV_DOT_Q8_0, VK_K_MV_DOT_Q4_0, VK_K_MV_DOT_Q4_K, VK_K_MV_DOT_Q5_K, VK_K_MV_DOT_Q6_K, /* int dot */
     VK_K_MV_DOT_Q4_K_WIDE, VK_K_MV_DOT_Q5_K_WIDE, /*   read in 16-byte pieces (GPUs) */
@@ -246,6 +247,9 @@ static inline uint32_t vk_stride(size_t nb, size_t unit) { return (uint32_t)(nb 
 /* The pipeline of kernel k, specialisation `variant`, created on first use. SEER_EUNSUPPORTED
    when the kernel's supports() rejects the device. */
 int vk_pipeline_get(struct vk_ctx *vk, enum vk_kernel k, uint32_t variant, const struct vk_pipeline **out);
+/* attention_tiled.comp's tile for head-dim class `variant` (head dims up to 64 << variant): false when
+   none fits the device's shared memory, and op_attention keeps attention.comp for that class. */
+bool vk_attn_tiled_tile(const struct vk_caps *c, uint32_t variant, uint32_t *br, uint32_t *bk);
 /* Creates the pipeline cache, seeded from vk->pipeline_cache_path when that file matches. */
 int vk_pipelines_init(struct vk_ctx *vk);
 /* Writes the cache back (when a path is set), then destroys every pipeline and layout. */

@@ -49,4 +49,6 @@ set(seer_shader_variants
   "matvec_fp16_q4_0|matvec_fp16.comp|W_Q4_0"
   "attention_f16|attention.comp|KV_F16"
   "attention_q8_0|attention.comp|KV_Q8_0"
+  "attention_tiled_f16|attention_tiled.comp|KV_F16"
+  "attention_tiled_q8_0|attention_tiled.comp|KV_Q8_0"
 )
