@@ -7,7 +7,11 @@
 #   bench/ocr_vs_mtmd.sh [N]
 # Environment: SEER (default build/seer), BENCH_DIR (default /tmp/seer-serve-bench: the models of
 # bench/serve_vs_llama.sh, made the same way when missing), THREADS (2), N_PREDICT (64), ROUNDS (1;
-# even rounds run llama.cpp first), PAGE (1024x1280), PARALLEL (seer ocr --parallel, default its own).
+# even rounds run llama.cpp first), PAGE (1024x1280), PARALLEL (seer ocr --parallel, default its own),
+# MTMD=vulkan: both on Vulkan (issue 22 item 1; lavapipe here: try PAGE=512x640 N_PREDICT=16 and few
+# pages, lavapipe takes minutes a page): seer with --device vulkan, and the native llama-mtmd-cli with
+# every layer and the projector offloaded, its libllama and libggml resolved to llama.cpp's Vulkan build of
+# the same release (bench/tower_vs_mtmd.sh says how; the backends load from the current directory).
 set -eu
 cd "$(dirname "$0")/.."
 n=${1:-20}
@@ -20,6 +24,23 @@ page=${PAGE:-1024x1280}
 . bench/random_inputs.sh
 bin=$(bench/llama_native.sh | tail -1)
 mtmd_models "$seer" "$dir" "$bin"
+template=$(realpath "$template")
+seer_dev="" llama_env="LD_LIBRARY_PATH=$bin" llama_dev="" llama_cwd=$PWD
+if [ "${MTMD:-native}" = vulkan ]; then
+  # shellcheck source=bench/llama_vk.sh
+  . bench/llama_vk.sh
+  llama_vk "$PWD" "$dir/llama-vk" || exit 1
+  libs=$dir/llama-vk/mtmd-libs
+  mkdir -p "$libs"
+  ln -sf "$llama_vk_bins/libggml.vulkan.v0.5.0.so" "$libs/libggml.so.0"
+  ln -sf "$llama_vk_bins/libggml-base.so" "$libs/libggml-base.so.0"
+  ln -sf "$llama_vk_bins/libllama.vulkan.v0.5.0.so" "$libs/libllama.so.0"
+  seer_dev="--device vulkan"
+  llama_env="LD_LIBRARY_PATH=$libs:$bin GGML_VK_VISIBLE_DEVICES=${GGML_VK_VISIBLE_DEVICES:-0}"
+  # -c 4096: with the model's own context (262,144) this build aborts on lavapipe as it sets up the
+  # cache ("pre-allocated tensor (cache_k_l3) in a buffer (Vulkan0) that cannot run the operation")
+  llama_dev="-ngl 999 -c 4096" llama_cwd=$llama_vk_bins
+fi
 
 # The seer ocr default prompt (cli/ocr.c prompt_text), given to both
 prompt="Read all the text on this page in natural reading order. Write it exactly as printed, keeping the line and paragraph breaks. Output only the text, with no description or commentary."
@@ -44,7 +65,7 @@ run_seer() {
   [ -n "${PARALLEL:-}" ] && par="--parallel $PARALLEL"
   t0=$(date +%s.%N)
   # shellcheck disable=SC2086
-  "$seer" ocr -m "$model" --mmproj "$mmproj" -t "$threads" -n "$n_predict" $par -p "$prompt" "$pages"/*.png \
+  "$seer" ocr -m "$model" --mmproj "$mmproj" -t "$threads" -n "$n_predict" $par $seer_dev -p "$prompt" "$pages"/*.png \
     >"$dir/ocr-seer.txt" 2>"$dir/ocr-seer.log"
   t1=$(date +%s.%N)
   echo "$t0 $t1"
@@ -53,8 +74,10 @@ run_seer() {
 run_llama() {
   t0=$(date +%s.%N)
   for f in "$pages"/*.png; do
-    LD_LIBRARY_PATH=$bin "$bin/llama-mtmd-cli" -m "$model" --mmproj "$mmproj" --image "$f" -p "$prompt" \
-      -n "$n_predict" -t "$threads" --temp 0 --no-warmup --jinja --chat-template "$(cat "$template")" >>"$dir/ocr-llama.txt" 2>>"$dir/ocr-llama.log"
+    # shellcheck disable=SC2086 # llama_env: assignments; llama_dev: options
+    (cd "$llama_cwd" && env $llama_env "$bin/llama-mtmd-cli" -m "$model" --mmproj "$mmproj" --image "$f" -p "$prompt" \
+      -n "$n_predict" -t "$threads" $llama_dev --temp 0 --no-warmup --jinja --chat-template "$(cat "$template")") \
+      >>"$dir/ocr-llama.txt" 2>>"$dir/ocr-llama.log"
   done
   t1=$(date +%s.%N)
   echo "$t0 $t1"

@@ -5,9 +5,10 @@
    core/cpu/ is measured by building this before and after and running the two alternately (the
    shared machine's load moves every figure by 10-30 %). The backend is not exact, as seer's commands
    run it, unless --exact. --vulkan runs the same ops on the Vulkan backend (the auto device; each
-   timed op ends with backend_sync), to see where a device's tower time goes. Built on request:
-   cmake --build build --target ops_bench.
-     ops_bench [-t THREADS] [-n PATCHES] [--reps R] [--exact] [--vulkan] */
+   timed op ends with backend_sync), to see where a device's tower time goes; --plain is --vulkan
+   with vk_backend_params.plain_kernels (the tiled product where a CPU device takes the
+   matrix-vector kernel). Built on request: cmake --build build --target ops_bench.
+     ops_bench [-t THREADS] [-n PATCHES] [--reps R] [--exact] [--vulkan | --plain] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,32 +64,33 @@ static int fill(tensor *t)
 int main(int argc, char **argv)
 {
     int threads = 2, reps = 3;
-    bool exact = false, vulkan = false;
+    bool exact = false, vulkan = false, plain = false, bad = false;
     int64_t N = 3072;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--exact"))
             exact = true;
         else if (!strcmp(argv[i], "--vulkan"))
             vulkan = true;
-        else if (i + 1 == argc)
-            break;
-        else if (!strcmp(argv[i], "-t"))
-            threads = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "-n"))
-            N = atoll(argv[i + 1]);
-        else if (!strcmp(argv[i], "--reps"))
-            reps = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--plain"))
+            vulkan = plain = true;
+        else if (i + 1 < argc && !strcmp(argv[i], "-t"))
+            threads = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "-n"))
+            N = atoll(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--reps"))
+            reps = atoi(argv[++i]);
         else
-            continue;
-        i++; /* the option's value */
+            bad = true;
     }
-    if (threads < 1 || reps < 1 || N < 1) {
-        fprintf(stderr, "usage: ops_bench [-t THREADS] [-n PATCHES] [--reps R] [--exact] [--vulkan]\n");
+    if (bad || threads < 1 || reps < 1 || N < 1) {
+        fprintf(stderr, "usage: ops_bench [-t THREADS] [-n PATCHES] [--reps R] [--exact] [--vulkan | --plain]\n");
         return 2;
     }
     backend *be;
 #if SEER_HAVE_VULKAN
-    const int made = vulkan ? backend_vulkan_create(NULL, &be) : backend_cpu_create(threads, &be);
+    struct vk_backend_params vp = vk_backend_params_default();
+    vp.plain_kernels = plain;
+    const int made = vulkan ? backend_vulkan_create(&vp, &be) : backend_cpu_create(threads, &be);
 #else
     const int made = vulkan ? seer_err(SEER_EUNSUPPORTED, "built without Vulkan") : backend_cpu_create(threads, &be);
 #endif

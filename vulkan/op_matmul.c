@@ -185,19 +185,26 @@ int vk_weight_prepare(backend *be, tensor *t)
 /* Both kernels take the same push constants and bindings; they differ in what a workgroup
    covers: matvec NR weight rows × NX (<= 8) x rows (grid z: consecutive groups of NX rows),
    matmul a BM×BN tile. Prefill uses matmul, except where caps.matvec_prefill says the matvec
-   kernel in groups of 8 x rows is faster (CPU implementations: vk_caps). */
-int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
+   kernel in groups of 8 x rows is faster (CPU implementations: vk_caps). With an epilogue (op_linear),
+   matvec.comp and matmul.comp apply it as they store (*fused set); the other kernels leave it to
+   the caller. */
+static int matmul_run(backend *be, tensor *out, const tensor *w, const tensor *x, const struct linear_epilogue *ep,
+                      bool *fused)
 {
     struct vk_ctx *vk = vk_ctx_of(be);
     struct weight_kind wk;
+    *fused = false;
     if (!weight_kind(w->type, &wk))
         return seer_err(SEER_EUNSUPPORTED, "vulkan: op_matmul: weight dtype %s has no Vulkan kernel", dtype_name(w->type));
     struct vk_rows wr = vk_rows_of(w), xr = vk_rows_of(x), outr = vk_rows_of(out);
+    struct vk_rows resr = ep && ep->res ? vk_rows_of(ep->res) : outr;
     int rc = vk_rows_check(be, &wr, wk.unit, "op_matmul");
     if (rc == SEER_OK)
         rc = vk_rows_check(be, &xr, 4, "op_matmul");
     if (rc == SEER_OK)
         rc = vk_rows_check(be, &outr, 4, "op_matmul");
+    if (rc == SEER_OK && ep && ep->res)
+        rc = vk_rows_check(be, &resr, 4, "op_linear");
     const int64_t M = w->ne[1], N = tensor_nrows(x), G = VK_MATVEC_MAX_N;
     const bool split = w->layout == TL_Q8_0_SPLIT; /* read by no plain matvec: matmul.comp instead */
     const enum mv_path path = mv_path(vk, w, N);
@@ -212,21 +219,35 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
     const struct vk_pipeline *pl;
     if (rc == SEER_OK)
         rc = vk_pipeline_get(vk, mv ? mvk : wk.matmul, 0, &pl);
+    /* the epilogue rides on the kernels built from matvec.comp and matmul.comp */
+    const bool epi = ep && (ep->bias || ep->act || ep->res) &&
+                     (mv ? (mvk == wk.matvec || mvk == wk.matvec_sg) : !split);
+    struct vk_binding bbias = {0};
+    if (rc == SEER_OK && epi && ep->bias) {
+        struct vk_rows br = vk_rows_of(ep->bias);
+        rc = vk_rows_check(be, &br, 4, "op_linear");
+        if (rc == SEER_OK)
+            rc = vk_bind_whole(vk, &br, 4, "op_linear", &bbias);
+    }
     if (rc)
         return rc;
+    const uint32_t ep_bits = !epi ? 0 : (ep->bias ? VK_EP_BIAS : 0) | (ep->act ? VK_EP_ACT : 0) | (ep->res ? VK_EP_RES : 0);
     /* rows of w per workgroup along grid x (matvec: x and y), rows of x along grid y (matvec: z) */
     const uint32_t BM = mv ? pl->spec[VK_SPEC_MV_NR] : pl->spec[VK_SPEC_MM_BM];
     const uint32_t BN = mv ? (uint32_t)G : pl->spec[VK_SPEC_MM_BN];
     const int64_t max_m = mv ? (int64_t)vk_grid_max(vk) * BM : (int64_t)vk->caps.max_wg_count[0] * BM;
     const int64_t max_n = (int64_t)vk->caps.max_wg_count[mv ? 2 : 1] * BN;
-    const struct vk_rows x_and_out[2] = {xr, outr}; /* they share the row index */
+    const struct vk_rows x_out_res[3] = {xr, outr, resr}; /* they share the row index */
     const uint32_t w_stride = vk_stride(w->nb[1], wk.unit);
-    struct vk_binding b[3];
+    struct vk_binding b[5];
     for (int64_t r0 = 0, r1; r0 < N; r0 = r1) {
-        if ((rc = vk_split(vk, x_and_out, 2, r0, N, max_n, &r1, "op_matmul")))
+        if ((rc = vk_split(vk, x_out_res, ep_bits & VK_EP_RES ? 3 : 2, r0, N, max_n, &r1, "op_matmul")))
             return rc;
         b[1] = vk_bind(vk, &xr, r0, r1, 4, false);
         b[2] = vk_bind(vk, &outr, r0, r1, 4, true);
+        /* without an epilogue, any readable binding stands in for bias and residual */
+        b[3] = ep_bits & VK_EP_BIAS ? bbias : b[1];
+        b[4] = ep_bits & VK_EP_RES ? vk_bind(vk, &resr, r0, r1, 4, false) : b[1];
         const bool k256 = w->type == DT_Q4_K;
         if (dot && vk->qx.reuse && vk->qx.have && vk->qx.k256 == k256 && vk->qx.r0 == r0 &&
             vk->qx.r1 == r1) {
@@ -261,6 +282,10 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
                 /* out is contiguous {M, N…}: element (r0, m0) */
                 .out_base = b[2].base + (uint32_t)r0 * (uint32_t)M + (uint32_t)m0,
                 .out_stride = (uint32_t)M,
+                .ep = ep_bits,
+                .ep_act = ep_bits & VK_EP_ACT ? (uint32_t)ep->unary : 0,
+                .b_base = b[3].base + (uint32_t)m0,
+                .r_base = b[4].base + (uint32_t)r0 * (uint32_t)M + (uint32_t)m0,
             };
             uint32_t gx, gy;
             uint64_t m_groups = (uint64_t)(m1 - m0 + BM - 1) / BM;
@@ -291,12 +316,20 @@ int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
                 if (dot) /* quantize_x's words per row: 9 per 32 values, 65 per 256 for Q4_K */
                     pc.x_base = b[1].base + (uint32_t)(n0 - r0) * (uint32_t)(k256 ? w->ne[0] / 256 * 65 : w->ne[0] / 32 * 9);
                 pc.out_base = b[2].base + (uint32_t)n0 * (uint32_t)M + (uint32_t)m0;
+                pc.r_base = b[4].base + (uint32_t)n0 * (uint32_t)M + (uint32_t)m0;
                 if ((rc = vk_cmd_dispatch(vk, pl, b, &pc, gx, gy, groups ? (uint32_t)groups : 1)))
                     return rc;
             }
         }
     }
+    *fused = ep_bits != 0;
     return SEER_OK;
+}
+
+int vk_matmul(backend *be, tensor *out, const tensor *w, const tensor *x)
+{
+    bool fused;
+    return matmul_run(be, out, w, x, NULL, &fused);
 }
 
 /* The products one after another in the command buffer: each is its own dispatch, and the device
@@ -313,13 +346,17 @@ int vk_matmul_n(backend *be, int n, tensor *const *outs, const tensor *const *ws
     return rc;
 }
 
-/* The product, then its epilogue as the ops it stands for, in place on out (ordered by the
-   barriers between dispatches). Fusing it into the matmul kernels' stores would save the three
-   passes over out on a GPU as it does on the CPU; not done yet (docs/PERFORMANCE.md). */
+/* The product with its epilogue applied at the stores where the kernel has it (matvec.comp,
+   matmul.comp: the vision tower's F16 products), which saves three passes over out; else the
+   epilogue as the ops it stands for, in place on out (ordered by the barriers between dispatches).
+   Both give the same floats (tests/ops/op_checks.h check_linear_ops). */
 int vk_linear(backend *be, tensor *out, const tensor *w, const tensor *x, const struct linear_epilogue *ep)
 {
-    int rc = vk_matmul(be, out, w, x);
-    if (rc == SEER_OK && ep->bias)
+    bool fused;
+    int rc = matmul_run(be, out, w, x, ep, &fused);
+    if (rc || fused)
+        return rc;
+    if (ep->bias)
         rc = vk_binary(be, BINARY_ADD, out, out, ep->bias);
     if (rc == SEER_OK && ep->act)
         rc = vk_unary(be, ep->unary, out, out);

@@ -238,12 +238,13 @@ struct vk_kernel_desc {
     bool (*supports)(const struct vk_caps *c); /* (optional) NULL: every Vulkan 1.1 device */
 };
 
-/* Weight kernels: one row per family; the blob comes from weight_blobs below. */
+/* Weight kernels: one row per family; the blob comes from weight_blobs below. matvec.comp and
+   matmul.comp have five bindings: the last two are op_linear's bias and residual (epilogue.glsl). */
 static const struct vk_kernel_desc families[VK_FAM_COUNT] = {
-    [VK_FAM_MATVEC] = {"matvec", NULL, NULL, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, NULL},
-    [VK_FAM_MATVEC_SG] = {"matvec_sg", NULL, NULL, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec,
+    [VK_FAM_MATVEC] = {"matvec", NULL, NULL, 5, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, NULL},
+    [VK_FAM_MATVEC_SG] = {"matvec_sg", NULL, NULL, 5, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec,
                           supports_subgroup_arith},
-    [VK_FAM_MATMUL] = {"matmul", NULL, NULL, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
+    [VK_FAM_MATMUL] = {"matmul", NULL, NULL, 5, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
     [VK_FAM_GET_ROWS] = {"get_rows", NULL, NULL, 3, sizeof(struct vk_push_get_rows), 1, spec_wg64, NULL},
 };
 
@@ -301,7 +302,7 @@ static const struct vk_kernel_desc kernels[VK_KERNEL_COUNT] = {
     [VK_K_MV_F16_Q4_0] = {"matvec_fp16_q4_0", spv_matvec_fp16_q4_0, &spv_matvec_fp16_q4_0_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_fp16},
     [VK_K_Q8_SPLIT] = {"q8_split", spv_q8_split, &spv_q8_split_size, 1, sizeof(struct vk_push_matmul), 1, spec_wg64, NULL},
     [VK_K_MV_DOT_Q8_0_WIDE] = {"matvec_dot_q8_0_wide", spv_matvec_dot_q8_0_wide, &spv_matvec_dot_q8_0_wide_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
-    [VK_K_MATMUL_Q8_0_SPLIT] = {"matmul_q8_0_split", spv_matmul_q8_0_split, &spv_matmul_q8_0_split_size, 3, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
+    [VK_K_MATMUL_Q8_0_SPLIT] = {"matmul_q8_0_split", spv_matmul_q8_0_split, &spv_matmul_q8_0_split_size, 5, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
     [VK_K_GET_ROWS_Q8_0_SPLIT] = {"get_rows_q8_0_split", spv_get_rows_q8_0_split, &spv_get_rows_q8_0_split_size, 3, sizeof(struct vk_push_get_rows), 1, spec_wg64, NULL},
 };
 

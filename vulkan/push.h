@@ -17,8 +17,13 @@ struct vk_push_matmul {
     uint32_t w_base, w_stride;
     uint32_t x_base, x_s1, x_s2, x_s3, x_ne1, x_ne2, r0;
     uint32_t out_base, out_stride; /* out[n][m] at out_base + n·out_stride + m (n local) */
+    /* op_linear's epilogue in matvec.comp and matmul.comp (shaders/common/epilogue.glsl; the
+       other kernels taking these push constants ignore it): VK_EP_* bits, the unary op, the
+       bias's element of m = 0 (binding 3) and the residual's of out_base (binding 4) */
+    uint32_t ep, ep_act, b_base, r_base;
 };
-_Static_assert(sizeof(struct vk_push_matmul) == 56, "mirror of MatmulPush in push.glsl");
+_Static_assert(sizeof(struct vk_push_matmul) == 72, "mirror of MatmulPush in push.glsl");
+enum { VK_EP_BIAS = 1, VK_EP_ACT = 2, VK_EP_RES = 4 };
 
 /* norm.comp: a norm over rows r0 .. r0+n_rows-1, row r = (i1, i2, i3) by ne1, ne2. `a` is the
    third input: z (strided like x) for gated RMSNorm, b (strides 0) for LayerNorm. */

@@ -3,7 +3,8 @@
 // each workgroup computes a BM×BN block of out through BK-deep slices of w and x staged in
 // shared memory; each invocation owns a TM×TN register tile. f32 accumulate.
 // Bindings: 0 w (weights.glsl: f32/f16/bf16 elements, or GGUF blocks dequantised per 8-element
-// chunk as the tile is loaded), 1 x f32 (rows by x_s1..3 strides), 2 out f32 contiguous.
+// chunk as the tile is loaded), 1 x f32 (rows by x_s1..3 strides), 2 out f32 contiguous, 3 and 4
+// the epilogue's bias and residual (common/epilogue.glsl, applied as each output is stored).
 // Push: MatmulPush. Grid: x = M tiles, y = N tiles (the host keeps both within the limits).
 // Assumes: WG (spec 0) == (BM/TM)·(BN/TN) with BM % TM == 0, BN % TN == 0 (spec 1, 2; the host
 //   derives WG from them); BK (spec 3) a multiple of 8 dividing WG, with BM·BK and BN·BK
@@ -29,6 +30,7 @@ layout(constant_id = 3) const uint BK = 16;
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 2) writeonly buffer O { float o[]; };
 layout(push_constant) uniform PC { MatmulPush p; };
+#include "common/epilogue.glsl"
 
 // k-major, so the invocations of a row of the thread grid read consecutive words
 shared float sw[BK * BM];
@@ -100,7 +102,7 @@ void main()
         for (uint j = 0u; j < TN; j++) {
             uint n = n_tile + tn + j * TY;
             if (m < p.M && n < p.N)
-                o[p.out_base + n * p.out_stride + m] = acc[i * TN + j];
+                o[p.out_base + n * p.out_stride + m] = ep_apply(acc[i * TN + j], m, n);
         }
     }
 }

@@ -3,7 +3,8 @@
 // N <= 8: decode and short prompts; on CPU devices also prefill, in groups of NX x rows along
 // grid z), f32 accumulate, weights of any dtype read in place (weights.glsl; quantised ones in
 // their GGUF blocks, dequantised bit-exactly per element).
-// Bindings: 0 w, 1 x f32 (rows by x_s1..3 strides), 2 out f32. Push: MatmulPush (N = NX).
+// Bindings: 0 w, 1 x f32 (rows by x_s1..3 strides), 2 out f32, 3 and 4 the epilogue's bias and
+// residual (common/epilogue.glsl, applied as each output is stored). Push: MatmulPush (N = NX).
 // Each workgroup owns NR weight rows: its invocations walk the rows' 8-element chunks in
 // strides of WG (consecutive invocations, consecutive memory; Q4_K/Q5_K: whole 32-element
 // sub-blocks, whose scales are decoded once), dequantise each chunk once and use it for all N
@@ -34,6 +35,7 @@ layout(constant_id = 2) const uint NX = 1; // x rows, = p.N (the host keeps one 
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 2) writeonly buffer O { float o[]; };
 layout(push_constant) uniform PC { MatmulPush p; };
+#include "common/epilogue.glsl"
 
 shared float red[NR * NX * WG];
 
@@ -119,7 +121,7 @@ void main()
             float s = 0.0;
             for (uint g = 0u; g < gl_NumSubgroups; g++)
                 s += red[i * WG + g];
-            o[p.out_base + (z0 + n) * p.out_stride + m0 + r] = s;
+            o[p.out_base + (z0 + n) * p.out_stride + m0 + r] = ep_apply(s, m0 + r, z0 + n);
         }
     }
 #else
@@ -135,7 +137,7 @@ void main()
     for (uint i = tid; i < NR * NX; i += WG) {
         const uint r = i / NX, n = i % NX;
         if (r < n_rows)
-            o[p.out_base + (z0 + n) * p.out_stride + m0 + r] = red[i * WG];
+            o[p.out_base + (z0 + n) * p.out_stride + m0 + r] = ep_apply(red[i * WG], m0 + r, z0 + n);
     }
 #endif
 }

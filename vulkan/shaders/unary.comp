@@ -1,9 +1,7 @@
 #version 450
 // unary.comp — out = f(x) elementwise (core/ops.h op_unary, op_scale): OP (spec 1) is an enum
-// unary_op (0 silu, 1 gelu tanh, 2 gelu erf, 3 sigmoid, 4 softplus, 5 exp) or 6 for scale by p.s.
-// The forms follow core/cpu/elementwise.c's safe ones: the sigmoid never divides by an
-// overflowed e^x, gelu tanh is x·σ(2u) (no 1 + tanh cancellation), gelu erf is 0.5x·erfc(−x/√2),
-// softplus is x above 20 (spec §2.5 step 4) and max(x,0) + log1p(e^−|x|) below.
+// unary_op (0 silu, 1 gelu tanh, 2 gelu erf, 3 sigmoid, 4 softplus, 5 exp) or 6 for scale by p.s,
+// in common/math.glsl's m_unary (the forms core/cpu/elementwise.c uses).
 // Bindings: 0 x f32, 1 out f32. Push: RowsPush (s: the scale factor).
 // Assumes: WG (spec 0) any size. One invocation per element, 2-D grid; the host keeps
 //   n_rows·ne0 below 2^31. out may alias x: each element is read and written by one invocation.
@@ -20,23 +18,6 @@ layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) writeonly buffer O { float o[]; };
 layout(push_constant) uniform PC { RowsPush p; };
 
-float f(float v)
-{
-    if (OP == 0u) // silu
-        return v * m_sigmoid(v);
-    if (OP == 1u) // gelu tanh: 0.5v(1 + tanh u) = v·σ(2u), u = sqrt(2/pi)(v + 0.044715v³)
-        return v * m_sigmoid(1.5957691216057308 * (v + 0.044715 * v * v * v));
-    if (OP == 2u) // gelu erf
-        return 0.5 * v * m_erfc(-v * 0.7071067811865476);
-    if (OP == 3u)
-        return m_sigmoid(v);
-    if (OP == 4u) // softplus with PyTorch's threshold 20 (spec §2.5 step 4)
-        return v > 20.0 ? v : max(v, 0.0) + m_log1p01(m_exp(-abs(v)));
-    if (OP == 5u)
-        return m_exp(v);
-    return v * p.s; // 6: scale
-}
-
 void main()
 {
     const uint e = linear_group_id() * WG + gl_LocalInvocationID.x;
@@ -44,5 +25,5 @@ void main()
         return;
     const uint r = p.r0 + e / p.ne0, i0 = e % p.ne0;
     const float v = x[row_offset(r, p.ne1, p.ne2, p.x_base, p.x_s1, p.x_s2, p.x_s3) + i0];
-    o[row_offset(r, p.ne1, p.ne2, p.o_base, p.o_s1, p.o_s2, p.o_s3) + i0] = f(v);
+    o[row_offset(r, p.ne1, p.ne2, p.o_base, p.o_s1, p.o_s2, p.o_s3) + i0] = m_unary(OP, v, p.s);
 }

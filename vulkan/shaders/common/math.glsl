@@ -10,6 +10,8 @@
 //                    pi/2 with integer arithmetic on the bits of 2/pi (Payne–Hanek), so rope
 //                    angles of large positions come out as the CPU's double-precision cos/sin
 //   f32_to_f16_bits / f32_to_bf16_bits: round to nearest even, as core/fp16.h (bit for bit)
+//   m_unary(op, v, s) enum unary_op `op` of v (0 silu, 1 gelu tanh, 2 gelu erf, 3 sigmoid,
+//                    4 softplus, 5 exp), or 6: v·s (unary.comp, and the products' epilogue)
 
 float m_exp(float x)
 {
@@ -178,4 +180,24 @@ uint f32_to_bf16_bits(float f)
     if ((w & 0x7fffffffu) > 0x7f800000u)
         return (w >> 16) | 0x40u; // NaN stays a quiet NaN
     return (w + 0x7fffu + ((w >> 16) & 1u)) >> 16;
+}
+
+// The forms follow core/cpu/elementwise.c's safe ones: the sigmoid never divides by an overflowed
+// e^x, gelu tanh is v·σ(2u) (no 1 + tanh cancellation), gelu erf is 0.5v·erfc(−v/√2), softplus is
+// v above 20 (spec §2.5 step 4) and max(v,0) + log1p(e^−|v|) below.
+float m_unary(uint op, float v, float s)
+{
+    if (op == 0u) // silu
+        return v * m_sigmoid(v);
+    if (op == 1u) // gelu tanh: 0.5v(1 + tanh u) = v·σ(2u), u = sqrt(2/pi)(v + 0.044715v³)
+        return v * m_sigmoid(1.5957691216057308 * (v + 0.044715 * v * v * v));
+    if (op == 2u) // gelu erf
+        return 0.5 * v * m_erfc(-v * 0.7071067811865476);
+    if (op == 3u)
+        return m_sigmoid(v);
+    if (op == 4u) // softplus with PyTorch's threshold 20 (spec §2.5 step 4)
+        return v > 20.0 ? v : max(v, 0.0) + m_log1p01(m_exp(-abs(v)));
+    if (op == 5u)
+        return m_exp(v);
+    return v * s; // 6: scale
 }

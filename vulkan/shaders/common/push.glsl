@@ -8,6 +8,7 @@ struct MatmulPush {
     uint w_base, w_stride;
     uint x_base, x_s1, x_s2, x_s3, x_ne1, x_ne2, r0;
     uint out_base, out_stride;
+    uint ep, ep_act, b_base, r_base; // epilogue.glsl (matvec.comp, matmul.comp): 0 = none
 };
 
 struct NormPush {
