@@ -32,3 +32,45 @@ llama_vk() {
        -l:libllama.vulkan.v0.5.0.so -l:libggml.vulkan.v0.5.0.so -l:libggml-base.so -lm -Wl,-rpath,"$llama_vk_bins"
   fi
 }
+
+# llama_vk_mtmd ROOT OUT: after llama_vk, libmtmd built from the bundle's source (tools/mtmd, the same
+# release as the prebuilt libraries: node-llama-cpp ships none) against those libraries, for a machine of
+# any x86-64 CPU (no -march: the GPU check runs elsewhere), and bench/tower_mtmd.c against it with the
+# projector on the GPU: OUT/tower_mtmd_vk, which loads llama.cpp's backends from $LLAMA_BACKEND_DIR (else
+# its own directory and the current one). Sets llama_vk_mtmd_lib and llama_vk_tower_exe. Built once (a few
+# minutes on 2 cores), again when bench/tower_mtmd.c is newer.
+llama_vk_mtmd() {
+  mkdir -p "$2" && _o=$(cd "$2" && pwd) # absolute: the compiler runs in the clone
+  llama_vk_mtmd_lib="$_o/libmtmd.so.0"
+  llama_vk_tower_exe="$_o/tower_mtmd_vk"
+  _src="$_o/llama-src"
+  if [ ! -f "$llama_vk_mtmd_lib" ]; then
+    [ -d "$_src/tools/mtmd" ] || git clone -q "$1/tests/oracle/node_modules/node-llama-cpp/llama/gitRelease.bundle" "$_src" ||
+      { echo "llama_vk_mtmd: cloning the llama.cpp bundle failed" >&2; return 1; }
+    mkdir -p "$_o/mtmd-obj"
+    # the sources tools/mtmd/CMakeLists.txt lists for the library, and vendor/hash's, which it links (sha1.c
+    # as C++, as vendor/hash/CMakeLists.txt compiles it)
+    (cd "$_src" && ls tools/mtmd/mtmd.cpp tools/mtmd/mtmd-audio.cpp tools/mtmd/mtmd-image.cpp tools/mtmd/mtmd-helper.cpp \
+        tools/mtmd/mtmd-helper-gen.cpp tools/mtmd/clip.cpp tools/mtmd/models/*.cpp vendor/hash/hash.cpp \
+        vendor/hash/sha1/sha1.c vendor/hash/sha256/sha256.c vendor/hash/xxhash/xxhash.c |
+      xargs -P "${JOBS:-2}" -I{} sh -c 'case {} in *.cpp) c="c++ -std=c++17" ;; */sha1.c) c="c++ -x c++ -w" ;; *) c="cc -w" ;; esac
+        $c -O2 -fPIC -DLLAMA_SHARED -DLLAMA_BUILD -Itools/mtmd -Iinclude -Iggml/include -Ivendor -Ivendor/hash \
+          -c {} -o "$0/$(echo {} | tr / _).o"' "$_o/mtmd-obj") ||
+      { echo "llama_vk_mtmd: compiling libmtmd failed" >&2; return 1; }
+    c++ -shared -o "$llama_vk_mtmd_lib" -Wl,-soname,libmtmd.so.0 "$_o"/mtmd-obj/*.o -L"$llama_vk_bins" \
+      -l:libllama.vulkan.v0.5.0.so -l:libggml.vulkan.v0.5.0.so -l:libggml-base.so -lpthread -Wl,-rpath,"$llama_vk_bins" ||
+      { echo "llama_vk_mtmd: linking libmtmd failed" >&2; return 1; }
+  fi
+  # shellcheck disable=SC3013 # -nt: as llama_vk above
+  if [ ! -x "$llama_vk_tower_exe" ] || [ "$1/bench/tower_mtmd.c" -nt "$llama_vk_tower_exe" ]; then
+    sed -e 's/cp\.use_gpu = false/cp.use_gpu = true/' \
+        -e 's|llama_backend_init();|llama_backend_init(); ggml_backend_load_all_from_path(getenv("LLAMA_BACKEND_DIR"));|' \
+        "$1/bench/tower_mtmd.c" >"$_o/tower_mtmd_vk.c"
+    grep -q 'use_gpu = true' "$_o/tower_mtmd_vk.c" && grep -q ggml_backend_load_all_from_path "$_o/tower_mtmd_vk.c" ||
+      { echo "llama_vk_mtmd: bench/tower_mtmd.c no longer sets use_gpu = false after llama_backend_init()" >&2; return 1; }
+    cc -O2 -o "$llama_vk_tower_exe" "$_o/tower_mtmd_vk.c" -I"$_o/include" -I"$_src/tools/mtmd" -L"$_o" \
+      -L"$llama_vk_bins" -l:libmtmd.so.0 -l:libllama.vulkan.v0.5.0.so -l:libggml.vulkan.v0.5.0.so -l:libggml-base.so \
+      -Wl,-rpath,"$_o:$llama_vk_bins" ||
+      { echo "llama_vk_mtmd: building bench/tower_mtmd.c against libmtmd failed" >&2; return 1; }
+  fi
+}

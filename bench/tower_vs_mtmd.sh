@@ -20,11 +20,11 @@
 # MTMD_CHECK=1 bench/tower_mtmd.mjs also times each image completion minus a text completion of as many
 # tokens, a cross-check from outside (printed as a second libmtmd column).
 # MTMD=vulkan compares the Vulkan builds (issue 22 item 1: on lavapipe here, on a GPU where there is one): seer
-# with --device vulkan against the same libmtmd source run on llama.cpp's Vulkan backend, that is the native
-# build's libmtmd loaded against the prebuilt Vulkan ggml and libllama of npm @node-llama-cpp/linux-x64-vulkan
-# 3.22.1 (bench/llama_vk.sh: the release whose source the bundle holds; this machine's glslc cannot build its
-# shaders), and bench/tower_mtmd.c with use_gpu on and the Vulkan backend loaded. Both see
-# GGML_VK_VISIBLE_DEVICES=0 / the auto device; a CPU Vulkan device (lavapipe) counts as the GPU then.
+# with --device vulkan against libmtmd on llama.cpp's Vulkan backend, that is libmtmd built from the bundle's
+# source against the prebuilt Vulkan ggml and libllama of npm @node-llama-cpp/linux-x64-vulkan 3.22.1, the
+# same release (bench/llama_vk.sh llama_vk_mtmd; this machine's glslc cannot build its shaders), driving
+# bench/tower_mtmd.c with the projector on the GPU. Both see GGML_VK_VISIBLE_DEVICES=0 / the auto device; a
+# CPU Vulkan device (lavapipe) counts as the GPU then.
 # seer runs as its commands do (not exact: on CPUs with AVX512-BF16 the tower's products and attention in
 # bf16, docs/ARCHITECTURE.md "Exact and not exact").
 # Environment: SEER (default build/seer), SEER_BASE (an older seer, run in the same rounds: its own
@@ -45,16 +45,16 @@ seer=$(realpath "${SEER:-build/seer}")
 raw=${RAW:-$dir/raw.tsv}
 mtmd=${MTMD:-native}
 case $mtmd in
-  native|vulkan) bin=${LLAMA_BIN:-$(bench/llama_native.sh "llama-mtmd-cli" | tail -1)} ;;
+  native) bin=${LLAMA_BIN:-$(bench/llama_native.sh "llama-mtmd-cli" | tail -1)} ;;
+  vulkan) ;;
   node) [ -d tests/oracle/node_modules/@fugood/llama.node ] ||
           { echo "tower_vs_mtmd.sh: npm install in tests/oracle first" >&2; exit 1; } ;;
   *) echo "tower_vs_mtmd.sh: MTMD=$mtmd: native, vulkan or node" >&2; exit 2 ;;
 esac
 mkdir -p "$dir/img"
-# the clone is the directory above build-seer-native/bin
-[ "$mtmd" = node ] || src=$(dirname "$(dirname "$bin")")
 if [ "$mtmd" = native ]; then
-  # bench/tower_mtmd.c against the native build
+  # bench/tower_mtmd.c against the native build: the clone is the directory above build-seer-native/bin
+  src=$(dirname "$(dirname "$bin")")
   ${CC:-cc} -O2 -o "$dir/tower_mtmd" bench/tower_mtmd.c -I"$src/include" -I"$src/ggml/include" -I"$src/tools/mtmd" \
     -L"$bin" -lmtmd -lllama -lggml -lggml-base -Wl,-rpath,"$bin" ||
     { echo "tower_vs_mtmd.sh: could not build bench/tower_mtmd.c against $bin" >&2; exit 1; }
@@ -63,25 +63,9 @@ seer_dev=""
 if [ "$mtmd" = vulkan ]; then
   # shellcheck source=bench/llama_vk.sh
   . bench/llama_vk.sh
-  llama_vk "$PWD" "$dir/llama-vk" || exit 1
-  # the native libmtmd, its libllama and libggml names resolved to the Vulkan build's (same release, same
-  # API; LD_LIBRARY_PATH comes before the native library's RUNPATH)
-  libs=$dir/llama-vk/mtmd-libs
-  mkdir -p "$libs"
-  ln -sf "$llama_vk_bins/libggml.vulkan.v0.5.0.so" "$libs/libggml.so.0"
-  ln -sf "$llama_vk_bins/libggml-base.so" "$libs/libggml-base.so.0"
-  ln -sf "$llama_vk_bins/libllama.vulkan.v0.5.0.so" "$libs/libllama.so.0"
-  ln -sf "$bin/libmtmd.so.0" "$libs/libmtmd.so.0"
-  sed -e 's/cp\.use_gpu = false/cp.use_gpu = true/' \
-      -e "s|llama_backend_init();|llama_backend_init(); ggml_backend_load_all_from_path(\"$llama_vk_bins\");|" \
-      bench/tower_mtmd.c >"$dir/tower_mtmd_vk.c"
-  grep -q 'use_gpu = true' "$dir/tower_mtmd_vk.c" && grep -q ggml_backend_load_all_from_path "$dir/tower_mtmd_vk.c" ||
-    { echo "tower_vs_mtmd.sh: bench/tower_mtmd.c no longer sets use_gpu = false after llama_backend_init()" >&2; exit 1; }
-  ${CC:-cc} -O2 -o "$dir/tower_mtmd" "$dir/tower_mtmd_vk.c" -I"$src/include" -I"$src/ggml/include" \
-    -I"$src/tools/mtmd" -L"$libs" -L"$llama_vk_bins" -l:libmtmd.so.0 -l:libllama.vulkan.v0.5.0.so \
-    -l:libggml.vulkan.v0.5.0.so -l:libggml-base.so ||
-    { echo "tower_vs_mtmd.sh: could not build bench/tower_mtmd.c against the Vulkan build" >&2; exit 1; }
-  export LD_LIBRARY_PATH="$libs:$llama_vk_bins" GGML_VK_VISIBLE_DEVICES=${GGML_VK_VISIBLE_DEVICES:-0}
+  llama_vk "$PWD" "$dir/llama-vk" && llama_vk_mtmd "$PWD" "$dir/llama-vk" || exit 1
+  cp "$llama_vk_tower_exe" "$dir/tower_mtmd"
+  export LLAMA_BACKEND_DIR="$llama_vk_bins" GGML_VK_VISIBLE_DEVICES=${GGML_VK_VISIBLE_DEVICES:-0}
   seer_dev="--device vulkan"
 fi
 text=$dir/text-0.8b-q4_k.gguf mmproj=$dir/mmproj-0.8b-f16.gguf

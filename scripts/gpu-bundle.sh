@@ -5,7 +5,9 @@
 #   bin/     seer (Release, Vulkan; built without FFmpeg, PDF and cairo: the check needs none of them and
 #            FFmpeg alone would bring a hundred more shared libraries), and the peer: llama.cpp's Vulkan
 #            build of the release npm node-llama-cpp 3.22.1 ships (bench/llama_vk.sh: its prebuilt
-#            libraries, every CPU variant, and bench/llama_bench.c built against them, llama_bench_vk)
+#            libraries, every CPU variant, and bench/llama_bench.c built against them, llama_bench_vk;
+#            libmtmd built here from the same release's source, and bench/tower_mtmd.c against it,
+#            tower_mtmd_vk: the tower's peer)
 #   lib/     every shared library those need, except glibc's own, libstdc++ and libgcc_s (every Linux
 #            has them; a copy older than the machine's would shadow it): the Vulkan loader libvulkan.so.1
 #            among them, since such a machine may lack it, and glvnd's libGLdispatch.so.0, which NVIDIA's
@@ -60,6 +62,7 @@ if [ "$llama" = 1 ]; then
   # shellcheck source=bench/llama_vk.sh
   . bench/llama_vk.sh
   llama_vk "$root" "$build/llama-vk" || die "llama.cpp's Vulkan build (bench/llama_vk.sh) failed"
+  llama_vk_mtmd "$root" "$build/llama-vk" || die "libmtmd against llama.cpp's Vulkan build (bench/llama_vk.sh) failed"
 fi
 
 rm -rf "$dir" "$dir.tar.gz"
@@ -70,7 +73,8 @@ for f in $pyref; do cp "tests/reference/$f" "$dir/src/tests/reference/"; done
 cp bench/random_inputs.sh "$dir/src/bench/"
 cp scripts/gpu-check.sh "$dir/"
 if [ "$llama" = 1 ]; then
-  cp "$llama_vk_exe" "$dir/bin/"
+  cp "$llama_vk_exe" "$llama_vk_tower_exe" "$dir/bin/"
+  cp "$llama_vk_mtmd_lib" "$dir/lib/"
   # its libraries first, so that lib/ resolves them for ldd below; the Vulkan and CPU backends are loaded
   # by name from the directory llama_bench_vk is given (lib/), so ldd of the program does not list them
   cp "$llama_vk_bins"/libggml*.so "$llama_vk_bins"/libllama.vulkan.*.so "$dir/lib/"

@@ -7,8 +7,9 @@
 #   3. random-weight GGUFs of the released 0.8B and 9B shapes in Q4_K_M and their F16 mmproj, written there
 #      by `seer bench --preset` (no model travels), then seer vs llama.cpp's Vulkan build on the same files,
 #      the engines alternating, round by round: prefill 2048 and decode 128 (seer bench / llama_bench_vk,
-#      bench/llama_vk.sh); seer alone (the prebuilt peer has no batched or multimodal tool): four sequences
-#      decoding together (seer bench --parallel 4, tokens/s of all four) and the tower at 1024x768
+#      bench/llama_vk.sh), and the tower at 1024x768 (seer bench --image / tower_mtmd_vk: libmtmd on the same
+#      Vulkan build); seer alone (the prebuilt peer has no batched tool): four sequences decoding together
+#      (seer bench --parallel 4, tokens/s of all four)
 # Every step runs under its own timeout, cut to what is left of the budget, so one hang costs one step.
 # The report goes to $OUT (the device tool brings back what is written there; 3 files): gpu-check.md (the
 # machine and the table), gpu-check.log (every step's command and output), tests.tap (the tests' output).
@@ -190,6 +191,10 @@ for p in $presets; do
       --json &&
     sed -n 's/.*"encode_seconds": *\([0-9.e+-]*\).*/\1/p' "$logs/seer_tower_$p.log" | head -1 |
       awk -v s="$tower" '{ print "tower" s, $1 }' | record seer "$p"
+  # libmtmd: one warm-up encode, then one timed ("WxH TOKENS SECONDS"); its text model gives the vocabulary
+  [ "$llama" = 1 ] && step "llama_tower_$p" "$tower_limit" env LLAMA_BACKEND_DIR="$here/lib" \
+      "$here/bin/tower_mtmd_vk" "$m" "$mm" 4 "$tower" &&
+    awk -v s="$tower" '$1 == s && NF == 3 { print "tower" s, $3 }' "$logs/llama_tower_$p.log" | record llama "$p"
 done
 [ "$dry" = 1 ] && exit 0
 wait "$genpid" # its steps end within the budget
@@ -212,8 +217,9 @@ failed=$(awk '$2 != 0 { why = $2 == 124 || $2 == 137 ? "timed out" : $2 == "skip
   echo "Engines: seer (\`seer bench\`, --device vulkan:$dev) and llama.cpp's Vulkan build (npm" \
        "node-llama-cpp 3.22.1's prebuilt libllama, every layer offloaded, through bench/llama_bench.c)," \
        "the same random $dtype GGUF, $rounds round(s), engines alternating; prefill pp$pp, decode tg$tg;" \
-       "seer alone: ${npar}x, $npar sequences decoding together after $ctx0 prompt tokens each (tokens/s of" \
-       "all), and the tower's encode seconds for one $tower image (F16 mmproj)."
+       "the tower's encode seconds for one $tower image (F16 mmproj; seer the median of $treps, libmtmd" \
+       "of the same release on that build one after a warm-up); seer alone: ${npar}x, $npar sequences" \
+       "decoding together after $ctx0 prompt tokens each (tokens/s of all)."
   echo
   echo "| shape | test | seer | llama.cpp | seer vs llama.cpp | seer decode weights GB/s |"
   echo "|---|---|---|---|---|---|"
