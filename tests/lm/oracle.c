@@ -49,7 +49,12 @@
    maths (seer) the rounding compounds through 48 greedy steps of recurrent state: over 255 runs
    TV reached 3.0e-2 and the erosion of llama.cpp's lead 2.6e-2 (~40% of test runs break the
    brief's 2e-2 / 1e-2; tests/reference/qwen35_ref.py with f16_activations shows the same spread
-   against llama.cpp, so it is llama.cpp's rounding, not seer). Bounds ~2x the worst seen. */
+   against llama.cpp, so it is llama.cpp's rounding, not seer). Bounds ~2x the worst seen. Where a
+   random model amplifies the rounding further (seed 992957674: TV 0.18 at step 11, while seer's f16
+   path stays within 4e-5 of llama.cpp f32), the bound at a step is also met by the triangle
+   inequality: TV(seer, llama f16) <= TV(seer, llama f32) + TV(llama f32, llama f16), the first
+   term held to 1e-3 by the comparison above, the second llama.cpp's own f16 run against its f32
+   run at the same step (while both took the same tokens so far). */
 struct cmp {
     int seer_ft, llama_ft; /* 0 = model-f32.gguf, 1 = model-f16.gguf */
     double tv, tie;
@@ -198,19 +203,22 @@ struct tally {
    argmaxes over the whole vocabulary, [PADn] rows included, and so do we), comparing every step
    with llama.cpp. Stops at the first divergence: after it the two continue different sequences. */
 static void compare_run(const qwen35_model *m, qwen35_state *st, const struct run *r, const json_t *res,
-                        const struct cmp *c, const char *label, struct tally *t)
+                        const json_t *ref, const struct cmp *c, const char *label, struct tally *t)
 {
     const int64_t V = m->cfg.n_vocab;
     const json_t *toks = json_object_get(res, "tokens"), *probs = json_object_get(res, "probs"),
                  *lgs = json_object_get(res, "logits");
+    /* ref: llama.cpp's f32 run of the same prompt (f16 vs f16 only, else NULL), for the triangle bound */
+    const json_t *ref_toks = json_object_get(ref, "tokens"), *ref_probs = json_object_get(ref, "probs");
+    bool ref_same = ref_toks && json_array_size(ref_probs) == N_DECODE;
     if (!ok(json_array_size(toks) == N_DECODE && json_array_size(probs) == N_DECODE &&
                 json_array_size(lgs) == N_DECODE,
             "%s: llama.cpp returned %d steps", label, N_DECODE))
         return;
     float *lg = malloc(sizeof(float) * (size_t)V);
     double *ps = malloc(sizeof(double) * (size_t)V), *pl = malloc(sizeof(double) * (size_t)V),
-           *ll = malloc(sizeof(double) * (size_t)V);
-    if (!lg || !ps || !pl || !ll) {
+           *ll = malloc(sizeof(double) * (size_t)V), *pr = malloc(sizeof(double) * (size_t)V);
+    if (!lg || !ps || !pl || !ll || !pr) {
         ok(0, "%s: out of memory", label);
         goto done;
     }
@@ -224,7 +232,7 @@ static void compare_run(const qwen35_model *m, qwen35_state *st, const struct ru
     if (!ok(rc == SEER_OK, "%s: seer prefill of %lld tokens (%s)", label, (long long)r->n_prompt,
             rc ? seer_last_error() : "ok"))
         goto done;
-    double worst_tv = 0, worst_rel = 0, erosion = 0;
+    double worst_tv = 0, worst_rel = 0, erosion = 0, worst_over = -INFINITY, bound_at_worst = c->tv;
     int64_t worst_step = 0, n_cmp = 0, mismatch = -1, tie = -1;
     for (int64_t i = 0; i < N_DECODE; i++) {
         if (!json_row(probs, (size_t)i, pl, V, "probs") || !json_row(lgs, (size_t)i, ll, V, "logits")) {
@@ -240,8 +248,17 @@ static void compare_run(const qwen35_model *m, qwen35_state *st, const struct ru
         }
         tv *= 0.5;
         n_cmp++;
-        if (tv > worst_tv)
-            worst_tv = tv, worst_step = i;
+        double bound = c->tv; /* the triangle bound where llama.cpp's f32 run took the same tokens */
+        if (ref_same && json_row(ref_probs, (size_t)i, pr, V, "probs")) {
+            double tv_ll = 0;
+            for (int64_t v = 0; v < V; v++)
+                tv_ll += fabs(pr[v] - pl[v]);
+            bound = fmax(bound, 0.5 * tv_ll + CMPS[0].tv);
+        }
+        ref_same = ref_same && json_integer_value(json_array_get(ref_toks, (size_t)i)) ==
+                                   json_integer_value(json_array_get(toks, (size_t)i));
+        if (tv - bound > worst_over)
+            worst_over = tv - bound, bound_at_worst = bound, worst_tv = tv, worst_step = i;
         worst_rel = fmax(worst_rel, den > 0 ? sqrt(num / den) : INFINITY);
         const int64_t want = json_integer_value(json_array_get(toks, (size_t)i));
         const int64_t got = argmax_f(lg, V);
@@ -297,12 +314,13 @@ static void compare_run(const qwen35_model *m, qwen35_state *st, const struct ru
     else
         ok(rc == SEER_OK && mismatch < 0, "%s: seer greedy = llama.cpp greedy for %lld/%d steps%s", label,
            (long long)(mismatch < 0 ? n_cmp : mismatch), N_DECODE, rc ? " (stopped: see above)" : "");
-    ok(rc == SEER_OK && worst_tv <= c->tv,
-       "%s: next-token TV to llama.cpp at all %lld steps: worst %.2e at step %lld (<= %.0e); logits rel L2 worst "
-       "%.2e; seer erodes llama.cpp's top-1 lead by <= %.2e (near tie <= %.0e)",
-       label, (long long)n_cmp, worst_tv, (long long)worst_step, c->tv, worst_rel, erosion, c->tie);
+    ok(rc == SEER_OK && worst_over <= 0,
+       "%s: next-token TV to llama.cpp at all %lld steps: nearest its bound %.2e at step %lld (<= %.2e%s); logits "
+       "rel L2 worst %.2e; seer erodes llama.cpp's top-1 lead by <= %.2e (near tie <= %.0e)",
+       label, (long long)n_cmp, worst_tv, (long long)worst_step, bound_at_worst,
+       bound_at_worst > c->tv ? ": llama.cpp f16's own TV to its f32 run + 1e-3" : "", worst_rel, erosion, c->tie);
 done:
-    free(lg), free(ps), free(pl), free(ll);
+    free(lg), free(ps), free(pl), free(ll), free(pr);
 }
 
 /* Writes the prompts as llama_logits.mjs's --requests file. */
@@ -324,7 +342,7 @@ static int write_requests(const struct run *runs, int n, const char *path)
    for every prompt. Returns false when the backend turned out to lack an op (the caller then
    skips the rest visibly). */
 static bool check_file(backend *be, const char *dir, const char *preset, const struct cmp *c, const json_t *out,
-                       const struct run *runs, int n_runs)
+                       const json_t *ref, const struct run *runs, int n_runs)
 {
     char gguf_path[1200], label[256], what[64];
     snprintf(gguf_path, sizeof gguf_path, "%s/model-%s.gguf", dir, FT_NAME[c->seer_ft]);
@@ -345,7 +363,8 @@ static bool check_file(backend *be, const char *dir, const char *preset, const s
        (long long)json_integer_value(json_object_get(out, "n_vocab")), (long long)m->cfg.n_vocab);
     for (int i = 0; i < n_runs && !t.unsupported; i++) {
         snprintf(label, sizeof label, "%s %s, prompt %lld", preset, what, (long long)runs[i].n_prompt);
-        compare_run(m, st, &runs[i], json_array_get(results, (size_t)i), c, label, &t);
+        compare_run(m, st, &runs[i], json_array_get(results, (size_t)i),
+                    ref ? json_array_get(json_object_get(ref, "results"), (size_t)i) : NULL, c, label, &t);
     }
     if (t.unsupported) {
         char why[700];
@@ -451,7 +470,8 @@ int main(void)
         }
         for (size_t c = 0; c < ARRAY_LEN(CMPS) && go_on; c++)
             if (out[CMPS[c].llama_ft])
-                go_on = check_file(be, dir, PRESETS[p], &CMPS[c], out[CMPS[c].llama_ft], runs, N_PROMPTS);
+                go_on = check_file(be, dir, PRESETS[p], &CMPS[c], out[CMPS[c].llama_ft],
+                                   CMPS[c].llama_ft == 1 ? out[0] : NULL, runs, N_PROMPTS);
         json_decref(out[0]);
         json_decref(out[1]);
         for (int i = 0; i < N_PROMPTS; i++)
