@@ -11,7 +11,9 @@
 # MTMD=vulkan: both on Vulkan (issue 22 item 1; lavapipe here: try PAGE=512x640 N_PREDICT=16 and few
 # pages, lavapipe takes minutes a page): seer with --device vulkan, and the native llama-mtmd-cli with
 # every layer and the projector offloaded, its libllama and libggml resolved to llama.cpp's Vulkan build of
-# the same release (bench/tower_vs_mtmd.sh says how; the backends load from the current directory).
+# the same release (bench/llama_vk.sh) through links named as the native program asks for them (it also
+# needs the native build's libllama-common, so the portable libmtmd of llama_vk_mtmd does not suffice);
+# llama.cpp loads its backends from the current directory.
 set -eu
 cd "$(dirname "$0")/.."
 n=${1:-20}
