@@ -7,8 +7,14 @@
    run it, unless --exact. --vulkan runs the same ops on the Vulkan backend (the auto device; each
    timed op ends with backend_sync), to see where a device's tower time goes; --plain is --vulkan
    with vk_backend_params.plain_kernels (the tiled product where a CPU device takes the
-   matrix-vector kernel). Built on request: cmake --build build --target ops_bench.
-     ops_bench [-t THREADS] [-n PATCHES] [--reps R] [--exact] [--vulkan | --plain] */
+   matrix-vector kernel). --decode times instead the text model's decode product alone: one
+   activation row against a 1024-wide matrix of each quantised type, of -n MiB (default 256: far
+   beyond the caches, as a decode step's weights are; 1 fits in L2 and gives the kernel's own
+   rate), in GB/s of weights read, the best of --reps; the CPU backend lays the matrices out as it
+   does a model's (cpu.c cpu_weight_prepare). Built on request:
+   cmake --build build --target ops_bench.
+     ops_bench [-t THREADS] [-n PATCHES] [--reps R] [--exact] [--vulkan | --plain]
+     ops_bench --decode [-t THREADS] [-n MIB] [--reps R] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +23,7 @@
 #include "core/backend_ops.h"
 #include "core/cpu/cpu.h"
 #include "core/fp16.h"
+#include "core/quant.h"
 #include "core/ops.h"
 #include "core/tensor.h"
 #include "core/util.h"
@@ -61,29 +68,83 @@ static int fill(tensor *t)
     return rc;
 }
 
+/* --decode: y = W·x for one x, W {1024, M} of type t, M rows to make mib MiB or more. The rows are
+   256 distinct quantised rows repeated: the bytes read are the point, not their values. */
+static int decode_products(backend *be, int64_t mib, int reps)
+{
+    static const enum dtype types[] = {DT_Q8_0, DT_Q4_K, DT_Q5_K, DT_Q6_K};
+    const int64_t K = 1024, distinct = 256;
+    printf("type\trows\tMiB\tseconds (best of %d)\tGB/s\n", reps);
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+        const enum dtype t = types[ti];
+        const size_t rb = (size_t)K / (size_t)dtype_info(t)->block_elems * (size_t)dtype_info(t)->block_bytes;
+        const int64_t M = ((mib << 20) / (int64_t)rb + 255) / 256 * 256;
+        tensor w, x, o;
+        backend_buffer *b[3];
+        char *rows = malloc(rb * (size_t)distinct), *all = malloc(rb * (size_t)M);
+        float *f = malloc(sizeof(float) * (size_t)K);
+        if (!rows || !all || !f || alloc(be, &w, t, K, M, 1, &b[0]) || alloc(be, &x, DT_F32, K, 1, 1, &b[1]) ||
+            alloc(be, &o, DT_F32, M, 1, 1, &b[2]) || fill(&x)) {
+            fprintf(stderr, "ops_bench: %s\n", seer_last_error());
+            return 1;
+        }
+        for (int64_t r = 0; r < distinct; r++) {
+            for (int64_t k = 0; k < K; k++)
+                f[k] = frand();
+            quantize_row(t, f, rows + (size_t)r * rb, K);
+        }
+        for (int64_t r = 0; r < M; r++)
+            memcpy(all + (size_t)r * rb, rows + (size_t)(r % distinct) * rb, rb);
+        if (backend_tensor_set(&w, all, 0, rb * (size_t)M) || backend_weight_prepare(&w)) {
+            fprintf(stderr, "ops_bench: %s\n", seer_last_error());
+            return 1;
+        }
+        double best = 1e30;
+        for (int r = 0; r <= reps; r++) {
+            const double t0 = seer_time_now();
+            op_matmul(be, &o, &w, &x);
+            backend_sync(be);
+            if (r > 0)
+                best = MIN(best, seer_time_now() - t0);
+        }
+        const double bytes = (double)rb * (double)M;
+        printf("%s\t%lld\t%.0f\t%.5f\t%.1f\n", dtype_name(t), (long long)M, bytes / 1048576.0, best,
+               bytes / best / 1e9);
+        free(rows), free(all), free(f);
+        for (int i = 0; i < 3; i++)
+            backend_buffer_free(b[i]);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int threads = 2, reps = 3;
-    bool exact = false, vulkan = false, plain = false, bad = false;
+    bool exact = false, vulkan = false, plain = false, decode = false, bad = false;
     int64_t N = 3072;
+    bool n_given = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--exact"))
             exact = true;
         else if (!strcmp(argv[i], "--vulkan"))
             vulkan = true;
+        else if (!strcmp(argv[i], "--decode"))
+            decode = true;
         else if (!strcmp(argv[i], "--plain"))
             vulkan = plain = true;
         else if (i + 1 < argc && !strcmp(argv[i], "-t"))
             threads = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "-n"))
-            N = atoll(argv[++i]);
+            N = atoll(argv[++i]), n_given = true;
         else if (i + 1 < argc && !strcmp(argv[i], "--reps"))
             reps = atoi(argv[++i]);
         else
             bad = true;
     }
-    if (bad || threads < 1 || reps < 1 || N < 1) {
-        fprintf(stderr, "usage: ops_bench [-t THREADS] [-n PATCHES] [--reps R] [--exact] [--vulkan | --plain]\n");
+    if (bad || threads < 1 || reps < 1 || N < 1 || (decode && vulkan)) {
+        fprintf(stderr,
+                "usage: ops_bench [-t THREADS] [-n PATCHES] [--reps R] [--exact] [--vulkan | --plain]\n"
+                "       ops_bench --decode [-t THREADS] [-n MIB] [--reps R]\n");
         return 2;
     }
     backend *be;
@@ -100,6 +161,11 @@ int main(int argc, char **argv)
     }
     backend_cpu_set_exact(be, exact);
     backend_vulkan_set_exact(be, exact);
+    if (decode) {
+        const int rc = decode_products(be, n_given ? N : 256, reps);
+        backend_free(be);
+        return rc;
+    }
     static const struct { const char *name; int64_t K, M; } mm[] = {
         {"qkv", 768, 2304}, {"proj", 768, 768}, {"fc1", 768, 3072}, {"fc2", 3072, 768},
     };

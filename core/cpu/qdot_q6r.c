@@ -15,13 +15,16 @@
    sequential stream:
      d[16]            the rows' f16 factors
      sc[16][16]       sc[j][r] = row r's scale of sub-block j (values 16j .. 16j+15)
-     ql[32][64]       chunk c, bytes 4r .. 4r+3: row r's ql[4c .. 4c+3]
-     qh[16][64]       chunk c, bytes 4r .. 4r+3: row r's qh[4c .. 4c+3]
-   In half h (values 128h ..) and for t = 0..7, ql chunks 16h+t and 16h+8+t and qh chunk 8h+t hold
-   the 6-bit values (unsigned, q − 32 is the weight) 128h + 32k + 4t + b for k = 0..3: the low
-   nibbles of the first ql chunk with qh's bits 0–1 (k = 0), of the second with bits 2–3 (k = 1),
-   the high nibbles of the first with bits 4–5 (k = 2), of the second with bits 6–7 (k = 3), as
-   dequantize_row reads a block; they lie in sub-block 8h + 2k + t/4.
+     step[16][3][64]  64-byte chunks: ql chunk c, bytes 4r .. 4r+3, is row r's ql[4c .. 4c+3];
+                      qh chunk c likewise of qh
+   Step s = 8h + t (half h: values 128h ..; t = 0..7) holds ql chunks 16h+t and 16h+8+t and qh
+   chunk 8h+t, which hold the 6-bit values (unsigned, q − 32 is the weight) 128h + 32k + 4t + b for
+   k = 0..3: the low nibbles of the first ql chunk with qh's bits 0–1 (k = 0), of the second with
+   bits 2–3 (k = 1), the high nibbles of the first with bits 4–5 (k = 2), of the second with bits
+   6–7 (k = 3), as dequantize_row reads a block; they lie in sub-block 8h + 2k + t/4. The steps are
+   stored in the order the kernel takes them, so it reads each unit front to back: with the file's
+   order of chunks (ql, then qh) one thread read 17–21 GB/s where a plain read loop reads 30
+   (ops_bench --decode; docs/PERFORMANCE.md).
 
    Arithmetic, per row r, activation row x (Q8_K: d_x, qs, bsums per 16 values) and superblock:
      isum_j = Σ_{k in sub-block j} q_k·x_k − 32·bsums_j   (int32, exact: Σ (q − 32)·x)
@@ -34,6 +37,7 @@
    in f32 rounding only. */
 #include "core/cpu/qdot_q6r.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,12 +46,15 @@
 typedef struct {
     uint16_t d[Q6R_ROWS];
     int8_t sc[QK_K / 16][Q6R_ROWS];
-    uint8_t ql[32][64];
-    uint8_t qh[16][64];
+    uint8_t step[16][3][64];
 } q6r_unit16;
 _Static_assert(sizeof(q6r_unit16) == Q6R_ROWS * sizeof(block_q6_K), "a unit is 16 superblocks' bytes");
 
 static int64_t n_super(const tensor *w) { return w->ne[0] / QK_K; }
+
+/* Where ql chunk c (0..31) and qh chunk c (0..15) lie in a unit (the layout above). */
+static uint8_t *ql_chunk(q6r_unit16 *o, int c) { return o->step[8 * (c / 16) + c % 8][(c / 8) % 2]; }
+static uint8_t *qh_chunk(q6r_unit16 *o, int c) { return o->step[c][2]; }
 
 static const q6r_unit16 *unit_at(const tensor *w, int64_t u, int64_t i)
 {
@@ -79,9 +86,9 @@ bool q6r_layout(tensor *w)
                 for (int j = 0; j < QK_K / 16; j++)
                     o->sc[j][r] = b->scales[j];
                 for (int c = 0; c < 32; c++)
-                    memcpy(&o->ql[c][4 * r], b->ql + 4 * c, 4);
+                    memcpy(ql_chunk(o, c) + 4 * r, b->ql + 4 * c, 4);
                 for (int c = 0; c < 16; c++)
-                    memcpy(&o->qh[c][4 * r], b->qh + 4 * c, 4);
+                    memcpy(qh_chunk(o, c) + 4 * r, b->qh + 4 * c, 4);
             }
     }
     free(scratch);
@@ -91,15 +98,15 @@ bool q6r_layout(tensor *w)
 
 void q6r_block(const tensor *w, int64_t r, int64_t i, block_q6_K *out)
 {
-    const q6r_unit16 *s = unit_at(w, r / Q6R_ROWS, i);
+    q6r_unit16 *s = (q6r_unit16 *)unit_at(w, r / Q6R_ROWS, i); /* read only: the chunk helpers serve both ways */
     const int lane = (int)(r % Q6R_ROWS);
     out->d = s->d[lane];
     for (int j = 0; j < QK_K / 16; j++)
         out->scales[j] = s->sc[j][lane];
     for (int c = 0; c < 32; c++)
-        memcpy(out->ql + 4 * c, &s->ql[c][4 * lane], 4);
+        memcpy(out->ql + 4 * c, ql_chunk(s, c) + 4 * lane, 4);
     for (int c = 0; c < 16; c++)
-        memcpy(out->qh + 4 * c, &s->qh[c][4 * lane], 4);
+        memcpy(out->qh + 4 * c, qh_chunk(s, c) + 4 * lane, 4);
 }
 
 void q6r_dequant(const tensor *w, int64_t r, int64_t k0, float *dst, int64_t n)
@@ -137,7 +144,10 @@ T512 __attribute__((always_inline)) static inline void unit_n(const tensor *w, i
         acc[n] = _mm512_setzero_ps();
     for (int64_t i = 0; i < nsb; i++) {
         const q6r_unit16 *s = unit_at(w, u, i);
-        /* units ahead into L2, as the Q8_0 kernel found best (qdot_q8r.c) */
+        /* the unit two ahead into L2. With the steps in the order they are read, this took one
+           thread from 20–21 to 22.5–25.7 GB/s (ops_bench --decode, alternating); the same lines
+           into L1 (_MM_HINT_T0, as qdot_q4r.c does), 1 or 3 units ahead, or spread over the steps
+           were slower, and into L1 with the file's order of chunks 9–11 GB/s */
         for (int l = 0; l < (int)sizeof(q6r_unit16); l += 64)
             _mm_prefetch((const char *)(s + 2) + l, _MM_HINT_T2);
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)s->d));
@@ -146,18 +156,21 @@ T512 __attribute__((always_inline)) static inline void unit_n(const tensor *w, i
         UNROLL
         for (int n = 0; n < nx; n++)
             xb[n] = (const block_q8k *)(const void *)(x + (size_t)n * x_rb) + i, t[n] = _mm512_setzero_ps();
+        UNROLL
         for (int h = 0; h < 2; h++)
+            UNROLL
             for (int tq = 0; tq < 2; tq++) {
                 __m512i a[Q6R_MAX_X][4];
                 UNROLL
                 for (int n = 0; n < nx; n++)
+                    UNROLL
                     for (int k = 0; k < 4; k++)
                         a[n][k] = _mm512_set1_epi32(-32 * xb[n]->bsums[8 * h + 2 * k + tq]);
                 UNROLL
                 for (int t4 = 0; t4 < 4; t4++) {
-                    const int tt = 4 * tq + t4;
-                    const __m512i la = _mm512_loadu_si512(s->ql[16 * h + tt]), lb = _mm512_loadu_si512(s->ql[16 * h + 8 + tt]);
-                    const __m512i hb = _mm512_loadu_si512(s->qh[8 * h + tt]);
+                    const int tt = 4 * tq + t4, st = 8 * h + tt;
+                    const __m512i la = _mm512_loadu_si512(s->step[st][0]), lb = _mm512_loadu_si512(s->step[st][1]);
+                    const __m512i hb = _mm512_loadu_si512(s->step[st][2]);
                     __m512i v[4];
                     v[0] = _mm512_or_si512(_mm512_and_si512(la, m4), _mm512_and_si512(_mm512_slli_epi16(hb, 4), m30));
                     v[1] = _mm512_or_si512(_mm512_and_si512(lb, m4), _mm512_and_si512(_mm512_slli_epi16(hb, 2), m30));
@@ -166,12 +179,14 @@ T512 __attribute__((always_inline)) static inline void unit_n(const tensor *w, i
                                            _mm512_and_si512(_mm512_srli_epi16(hb, 2), m30));
                     UNROLL
                     for (int n = 0; n < nx; n++)
+                        UNROLL
                         for (int k = 0; k < 4; k++) {
                             int32_t quad;
                             memcpy(&quad, xb[n]->qs + 128 * h + 32 * k + 4 * tt, 4);
                             a[n][k] = _mm512_dpbusd_epi32(a[n][k], v[k], _mm512_set1_epi32(quad));
                         }
                 }
+                UNROLL
                 for (int k = 0; k < 4; k++) {
                     const int j = 8 * h + 2 * k + tq;
                     const __m512 dsc = _mm512_mul_ps(
