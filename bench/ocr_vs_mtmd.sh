@@ -7,7 +7,9 @@
 #   bench/ocr_vs_mtmd.sh [N]
 # Environment: SEER (default build/seer), BENCH_DIR (default /tmp/seer-serve-bench: the models of
 # bench/serve_vs_llama.sh, made the same way when missing), THREADS (2), N_PREDICT (64), ROUNDS (1;
-# even rounds run llama.cpp first), PAGE (1024x1280), PARALLEL (seer ocr --parallel, default its own),
+# even rounds run the engines in reverse order), PAGE (1024x1280), PARALLEL (seer ocr --parallel,
+# default its own), ENGINES (default "seer llama"; "seer1" is seer ocr --parallel 1, one page at a time,
+# so ENGINES="seer seer1" measures what --parallel gains, issue 22 item 1),
 # MTMD=vulkan: both on Vulkan (issue 22 item 1; lavapipe here: try PAGE=512x640 N_PREDICT=16 and few
 # pages, lavapipe takes minutes a page): seer with --device vulkan, and the native llama-mtmd-cli with
 # every layer and the projector offloaded, its libllama and libggml resolved to llama.cpp's Vulkan build of
@@ -65,6 +67,7 @@ EOF
 run_seer() {
   par=""
   [ -n "${PARALLEL:-}" ] && par="--parallel $PARALLEL"
+  [ "${1:-}" = one ] && par="--parallel 1"
   t0=$(date +%s.%N)
   # shellcheck disable=SC2086
   "$seer" ocr -m "$model" --mmproj "$mmproj" -t "$threads" -n "$n_predict" $par $seer_dev -p "$prompt" "$pages"/*.png \
@@ -72,6 +75,8 @@ run_seer() {
   t1=$(date +%s.%N)
   echo "$t0 $t1"
 }
+
+run_seer1() { run_seer one; }
 
 run_llama() {
   t0=$(date +%s.%N)
@@ -90,8 +95,8 @@ run_llama() {
 echo "pages: $n of $page; threads $threads; -n $n_predict; $(nproc) CPUs"
 r=1
 while [ "$r" -le "$rounds" ]; do
-  order="seer llama"
-  [ $((r % 2)) -eq 0 ] && order="llama seer"
+  order=${ENGINES:-seer llama}
+  [ $((r % 2)) -eq 0 ] && order=$(echo "$order" | awk '{ for (i = NF; i > 0; i--) printf "%s%s", $i, (i > 1 ? " " : "") }')
   for e in $order; do
     load=$(cut -d' ' -f1 /proc/loadavg)
     set -- $(run_$e)

@@ -52,9 +52,9 @@ _Static_assert(sizeof(q6r_unit16) == Q6R_ROWS * sizeof(block_q6_K), "a unit is 1
 
 static int64_t n_super(const tensor *w) { return w->ne[0] / QK_K; }
 
-/* Where ql chunk c (0..31) and qh chunk c (0..15) lie in a unit (the layout above). */
-static uint8_t *ql_chunk(q6r_unit16 *o, int c) { return o->step[8 * (c / 16) + c % 8][(c / 8) % 2]; }
-static uint8_t *qh_chunk(q6r_unit16 *o, int c) { return o->step[c][2]; }
+/* Byte offsets in a unit of ql chunk c (0..31) and qh chunk c (0..15) (the layout above). */
+static size_t ql_chunk(int c) { return offsetof(q6r_unit16, step) + (size_t)(3 * (8 * (c / 16) + c % 8) + (c / 8) % 2) * 64; }
+static size_t qh_chunk(int c) { return offsetof(q6r_unit16, step) + (size_t)(3 * c + 2) * 64; }
 
 static const q6r_unit16 *unit_at(const tensor *w, int64_t u, int64_t i)
 {
@@ -86,9 +86,9 @@ bool q6r_layout(tensor *w)
                 for (int j = 0; j < QK_K / 16; j++)
                     o->sc[j][r] = b->scales[j];
                 for (int c = 0; c < 32; c++)
-                    memcpy(ql_chunk(o, c) + 4 * r, b->ql + 4 * c, 4);
+                    memcpy((char *)o + ql_chunk(c) + 4 * r, b->ql + 4 * c, 4);
                 for (int c = 0; c < 16; c++)
-                    memcpy(qh_chunk(o, c) + 4 * r, b->qh + 4 * c, 4);
+                    memcpy((char *)o + qh_chunk(c) + 4 * r, b->qh + 4 * c, 4);
             }
     }
     free(scratch);
@@ -98,15 +98,15 @@ bool q6r_layout(tensor *w)
 
 void q6r_block(const tensor *w, int64_t r, int64_t i, block_q6_K *out)
 {
-    q6r_unit16 *s = (q6r_unit16 *)unit_at(w, r / Q6R_ROWS, i); /* read only: the chunk helpers serve both ways */
+    const q6r_unit16 *s = unit_at(w, r / Q6R_ROWS, i);
     const int lane = (int)(r % Q6R_ROWS);
     out->d = s->d[lane];
     for (int j = 0; j < QK_K / 16; j++)
         out->scales[j] = s->sc[j][lane];
     for (int c = 0; c < 32; c++)
-        memcpy(out->ql + 4 * c, ql_chunk(s, c) + 4 * lane, 4);
+        memcpy(out->ql + 4 * c, (const char *)s + ql_chunk(c) + 4 * lane, 4);
     for (int c = 0; c < 16; c++)
-        memcpy(out->qh + 4 * c, qh_chunk(s, c) + 4 * lane, 4);
+        memcpy(out->qh + 4 * c, (const char *)s + qh_chunk(c) + 4 * lane, 4);
 }
 
 void q6r_dequant(const tensor *w, int64_t r, int64_t k0, float *dst, int64_t n)
