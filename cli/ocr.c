@@ -91,7 +91,7 @@ static const struct cli_opt ocr_table[] = {
     {{"--max-image-pixels"}, "N", "refuse larger decoded pages (default 178956970)", O_MAX_PIXELS},
     {{"--dpi"}, "N", "PDF rasterisation resolution (default 200)", O_DPI},
     {{"--parallel"}, "N", "pages read at once, decoded together in one pass over the weights per token (default: "
-                          "what the device and its memory suit, e.g. 4 on a CPU; 1 = one by one)", O_PARALLEL},
+                          "what the device and its memory suit, 4 or 8 on a CPU; 1 = one by one)", O_PARALLEL},
     {{"-h", "--help"}, NULL, "this help", O_HELP},
 };
 
