@@ -68,6 +68,20 @@ static int fill(tensor *t)
     return rc;
 }
 
+/* best: the least seconds of `reps` runs of `call`, each ended by backend_sync, after one untimed
+   warm-up run */
+#define TIME_BEST(be, reps, best, call)                                                                              \
+    do {                                                                                                           \
+        (best) = 1e30;                                                                                             \
+        for (int r_ = 0; r_ <= (reps); r_++) {                                                                     \
+            const double t0_ = seer_time_now();                                                                    \
+            call;                                                                                                  \
+            backend_sync(be);                                                                                      \
+            if (r_ > 0)                                                                                            \
+                (best) = MIN((best), seer_time_now() - t0_);                                                       \
+        }                                                                                                          \
+    } while (0)
+
 /* --decode: y = W·x for one x, W {1024, M} of type t, M rows to make mib MiB or more. The rows are
    256 distinct quantised rows repeated: the bytes read are the point, not their values. */
 static int decode_products(backend *be, int64_t mib, int reps)
@@ -77,7 +91,8 @@ static int decode_products(backend *be, int64_t mib, int reps)
     printf("type\trows\tMiB\tseconds (best of %d)\tGB/s\n", reps);
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
         const enum dtype t = types[ti];
-        const size_t rb = (size_t)K / (size_t)dtype_info(t)->block_elems * (size_t)dtype_info(t)->block_bytes;
+        size_t rb;
+        dtype_row_bytes(t, K, &rb);
         const int64_t M = ((mib << 20) / (int64_t)rb + 255) / 256 * 256;
         tensor w, x, o;
         backend_buffer *b[3];
@@ -99,14 +114,8 @@ static int decode_products(backend *be, int64_t mib, int reps)
             fprintf(stderr, "ops_bench: %s\n", seer_last_error());
             return 1;
         }
-        double best = 1e30;
-        for (int r = 0; r <= reps; r++) {
-            const double t0 = seer_time_now();
-            op_matmul(be, &o, &w, &x);
-            backend_sync(be);
-            if (r > 0)
-                best = MIN(best, seer_time_now() - t0);
-        }
+        double best;
+        TIME_BEST(be, reps, best, op_matmul(be, &o, &w, &x));
         const double bytes = (double)rb * (double)M;
         printf("%s\t%lld\t%.0f\t%.5f\t%.1f\n", dtype_name(t), (long long)M, bytes / 1048576.0, best,
                bytes / best / 1e9);
@@ -180,14 +189,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "ops_bench: %s\n", seer_last_error());
             return 1;
         }
-        double best = 1e30;
-        for (int r = 0; r <= reps; r++) {
-            const double t0 = seer_time_now();
-            op_linear(be, &o, &w, &x, &(struct linear_epilogue){.bf16 = true}); /* as vision/vit.c calls it */
-            backend_sync(be);
-            if (r > 0) /* the first is the warm-up */
-                best = MIN(best, seer_time_now() - t0);
-        }
+        double best; /* op_linear as vision/vit.c calls it */
+        TIME_BEST(be, reps, best, op_linear(be, &o, &w, &x, &(struct linear_epilogue){.bf16 = true}));
         const double gf = 2.0 * (double)mm[s].K * (double)mm[s].M * (double)N / 1e9;
         all_s += best, all_gf += gf;
         printf("matmul %s\tK %lld M %lld N %lld\t\t%.4f\t%.1f\n", mm[s].name, (long long)mm[s].K, (long long)mm[s].M,
@@ -207,14 +210,8 @@ int main(int argc, char **argv)
         return 1;
     }
     const struct attn_mask mask = {.kind = ATTN_SEGMENTS, .seg = &seg, .bf16 = true};
-    double best = 1e30;
-    for (int r = 0; r <= reps; r++) {
-        const double t0 = seer_time_now();
-        op_attention(be, &o, &q, &k, &v, 0.125f, &mask);
-        backend_sync(be);
-        if (r > 0)
-            best = MIN(best, seer_time_now() - t0);
-    }
+    double best;
+    TIME_BEST(be, reps, best, op_attention(be, &o, &q, &k, &v, 0.125f, &mask));
     const double gf = 4.0 * (double)N * (double)N * (double)(hd * nh) / 1e9;
     printf("attention\thd %lld heads %lld N %lld\t%.4f\t%.1f\n", (long long)hd, (long long)nh, (long long)N, best,
            gf / best);
