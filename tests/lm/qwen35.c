@@ -29,6 +29,11 @@
 #define TOL_FORMS 1e-5
 #define FORMS_FLOOR_FACTOR 2.0
 #define N_DECODE 32
+/* A greedy pick other than the reference's is excused only at a near tie: the reference's two
+   candidates this close in probability, where a difference at the 1e-6 level (the logits' measured
+   distance here) may legitimately flip the argmax. tests/lm/oracle.c's value for f32 paths; a
+   flip outside it is a real error (CI hit such a tie once in ~100 runs: seed unknown). */
+#define TIE 2e-3
 
 static float *read_file_f32(const char *path, size_t *n)
 {
@@ -100,6 +105,17 @@ static void golden_free(struct golden *g)
     free(g->prompt), free(g->prefill), free(g->tokens), free(g->steps);
 }
 
+/* Softmax probability of token a minus that of token b in the logits row z[n]. */
+static double ref_prob_gap(const float *z, int64_t n, int64_t a, int64_t b)
+{
+    double mx = z[0], sum = 0;
+    for (int64_t i = 1; i < n; i++)
+        mx = z[i] > mx ? z[i] : mx;
+    for (int64_t i = 0; i < n; i++)
+        sum += exp((double)z[i] - mx);
+    return (exp((double)z[a] - mx) - exp((double)z[b] - mx)) / sum;
+}
+
 /* Prefill (all logits) then N_DECODE teacher-forced decode steps, against the reference. */
 static void check_against_reference(backend *be, const char *label, const char *model_path, const struct golden *g)
 {
@@ -130,11 +146,18 @@ static void check_against_reference(backend *be, const char *label, const char *
         for (int64_t v = 1; v < V; v++)
             if (lg[v] > lg[am])
                 am = v;
-        same_argmax &= am == g->tokens[i];
+        if (am != g->tokens[i]) {
+            const double gap = ref_prob_gap(g->steps + (int64_t)i * V, V, g->tokens[i], am);
+            if (gap > TIE)
+                same_argmax = 0;
+            diag("%s: step %d: seer %lld, reference %d, reference probability gap %.2e (near tie <= %.0e)", label, i,
+                 (long long)am, g->tokens[i], gap, TIE);
+        }
     }
     ok(rc == SEER_OK && worst <= TOL_REF, "%s: %d decode steps, worst logits rel L2 %.2e (<= %.0e) %s", label,
        N_DECODE, worst, TOL_REF, rc ? seer_last_error() : "");
-    ok(rc == SEER_OK && same_argmax, "%s: greedy tokens identical to the reference over %d steps", label, N_DECODE);
+    ok(rc == SEER_OK && same_argmax, "%s: greedy tokens identical to the reference over %d steps, up to a near tie",
+       label, N_DECODE);
     qwen35_state_free(st);
     free(lg);
     qwen35_free(m);
