@@ -20,6 +20,7 @@
      - Vulkan (lavapipe) when a device is present: batched vs alone there, and vs the CPU;
      - the several-row kernels of every x86 family present (core/cpu/qdot.h) against the one-row
        kernel of the same family, 1..4 rows: equal bit for bit, as the batched decode relies on. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -462,6 +463,28 @@ static qwen35_model *load(backend *be, enum dtype wtype, uint64_t seed)
     return load_file(be, (struct wfile){wtype, RANDMODEL_UNIFORM, dtype_name(wtype)}, seed);
 }
 
+/* The CPU model whose 8-bit products multiply the integers Vulkan's int-dot kernels do. Those round
+   activations per 32 values for Q6_K and Q5_K weights, as the CPU does on the file's layout; the
+   CPU's interleaved Q6_K and Q5_K (AVX-512 VNNI: TL_Q6_K_R16, TL_Q5_K_R16) take Q8_K's rounding
+   per 256 values instead (core/cpu/matmul.c act_type), other integers, which put this model's
+   logits 6e-2 .. 1.4e-1 from Vulkan's (30 seeds; CI failed TOL_8BIT once). So the trajectories
+   Vulkan is held to come from the file's layout, which the documented knobs keep
+   (docs/ARCHITECTURE.md); the interleaved path is held to the batched runs above and to
+   tests/core/cpu/qdot_q6r.c. m is freed. */
+static qwen35_model *reload_as_vulkan_rounds(backend *cpu, struct wfile w, uint64_t seed, qwen35_model *m)
+{
+    qwen35_free(m);
+    setenv("SEER_NO_Q6K_R16", "1", 1);
+    setenv("SEER_NO_Q4K_R16", "1", 1); /* Q5_K's interleaving; Q4_K rounds per 256 on both backends */
+    m = load_file(cpu, w, seed);
+    unsetenv("SEER_NO_Q6K_R16");
+    unsetenv("SEER_NO_Q4K_R16");
+    if (m)
+        ok(m->tok_embd.type == DT_Q6_K && m->tok_embd.layout != TL_Q6_K_R16,
+           "cpu %s: the tied Q6_K embedding in the file's layout, for the comparison with Vulkan", w.name);
+    return m;
+}
+
 /* The worst logits rel L2 between two runs of the same sequences, over the steps where both had
    chosen the same tokens so far (rows are comparable only while both were fed the same tokens);
    *same: no token differed. */
@@ -486,7 +509,7 @@ static double worst_while_same(const struct seqdef *defs, int n, const struct tr
    so get_rows, prefill and decode all read it) against the CPU's 8-bit path. Each product agrees to ~1e-7 given
    the same input (tests/ops: bit for bit on rounding ties), but the two backends' inputs differ by
    f32 summation order (~1e-6), and now and then that puts one activation on the other side of an
-   int8 rounding boundary: the backends then multiply different integers, and this tiny random model
+   int8 rounding boundary (the CPU's q4_K_M in the file's layout: reload_as_vulkan_rounds): the backends then multiply different integers, and this tiny random model
    carries the flip to ~1e-2 in the logits (8 seeds: up to 4.2e-2, both dtypes; most seeds see one
    flip somewhere). So the bound here is the 8-bit path's own rounding scale, TOL_8BIT below, checked
    while both chose the same tokens; it still catches a wrong scale, sign or block (errors of order
@@ -593,7 +616,9 @@ int main(void)
             rc = run_alone(m, together, n_tog, tl.t);
             if (ok(rc == SEER_OK, "%s: decoded alone %s", label, rc ? seer_last_error() : ""))
                 run_batched(m, together, n_tog, tl.t, 0.0, label);
-            rc = run_alone(m, short_prompts, (int)ARRAY_LEN(short_prompts), tq[q].t);
+            if (quant[q].mix == RANDMODEL_Q4_K_M)
+                m = reload_as_vulkan_rounds(cpu, quant[q], seed + 1 + q, m);
+            rc = m ? run_alone(m, short_prompts, (int)ARRAY_LEN(short_prompts), tq[q].t) : SEER_EINVAL;
             have_tq[q] = ok(rc == SEER_OK, "cpu %s 8-bit: short prompts decoded alone %s", quant[q].name,
                             rc ? seer_last_error() : "");
         }
