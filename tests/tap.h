@@ -12,6 +12,10 @@
 #include <stdlib.h>
 
 static int tap_n, tap_failed, tap_planned = -1;
+/* The program's random seed, where it took one (tests/support/testutil.c test_seed sets it), or -1.
+   Every failure repeats it: with prove running programs in parallel (JOBS) their stderr lines
+   interleave, and the seed's own line, printed first, can be far from the failure in a CI log. */
+__attribute__((weak)) long long tap_seed = -1;
 
 static inline void plan(int n)
 {
@@ -55,7 +59,11 @@ static inline int ok_(int cond, const char *file, int line, const char *fmt, ...
     fflush(stdout);
     if (!cond) {
         tap_failed++;
-        diag("  Failed test at %s line %d.", file, line);
+        if (tap_seed >= 0)
+            diag("  Failed test at %s line %d (seed %lld: replay with SEER_TEST_SEED=%lld).", file, line, tap_seed,
+                 tap_seed);
+        else
+            diag("  Failed test at %s line %d.", file, line);
     }
     return cond;
 }

@@ -41,6 +41,7 @@ uint64_t test_seed(void)
         seed %= 1000000007ull;
     }
     rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
+    tap_seed = (long long)seed;
     diag("seed %llu (replay with SEER_TEST_SEED=%llu)", (unsigned long long)seed, (unsigned long long)seed);
     return seed;
 }
