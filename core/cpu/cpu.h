@@ -8,8 +8,9 @@
 /* n_threads >= 1. The backend starts exact (see below). */
 int backend_cpu_create(int n_threads, backend **out);
 /* exact (the default): op_matmul multiplies with f32 activations, within the f32 tolerances the
-   fidelity tests hold. Not exact: for quantised weights the activations are rounded to 8 bits per
-   32 values and multiplied in integers (core/cpu/qdot.h), as llama.cpp does — several times
+   fidelity tests hold. Not exact: for quantised weights the activations are rounded to 8 bits (per
+   32 values; per 256 for Q4_K and the interleaved Q6_K and Q5_K: docs/ARCHITECTURE.md) and
+   multiplied in integers (core/cpu/qdot.h), as llama.cpp does — several times
    faster decode. Set it before loading a model: the weights' layout follows it
    (backend_weight_prepare). A no-op on other backends. */
 void backend_cpu_set_exact(backend *be, bool exact);
