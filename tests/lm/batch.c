@@ -509,7 +509,8 @@ static double worst_while_same(const struct seqdef *defs, int n, const struct tr
    so get_rows, prefill and decode all read it) against the CPU's 8-bit path. Each product agrees to ~1e-7 given
    the same input (tests/ops: bit for bit on rounding ties), but the two backends' inputs differ by
    f32 summation order (~1e-6), and now and then that puts one activation on the other side of an
-   int8 rounding boundary (the CPU's q4_K_M in the file's layout: reload_as_vulkan_rounds): the backends then multiply different integers, and this tiny random model
+   int8 rounding boundary: the backends then multiply different integers (the CPU's q4_K_M is taken
+   in the file's layout so that they otherwise agree: reload_as_vulkan_rounds), and this tiny random model
    carries the flip to ~1e-2 in the logits (8 seeds: up to 4.2e-2, both dtypes; most seeds see one
    flip somewhere). So the bound here is the 8-bit path's own rounding scale, TOL_8BIT below, checked
    while both chose the same tokens; it still catches a wrong scale, sign or block (errors of order
