@@ -17,7 +17,9 @@
    first row and the row stride all on 16 bytes) and one that is not runs the word-reading build
    instead. Windows start at a row rounded down to minStorageBufferOffsetAlignment (a power of
    two), so a tensor at a 16-byte offset with rows of whole blocks (144 or 176 bytes) passes in
-   every window.
+   every window. Float weights (f32, f16, bf16: the vision tower's) have a wide build of matvec.comp
+   too, which reads x and weight rows in 16-byte pieces where both are aligned (wide_float_ok);
+   devices with subgroup arithmetic take it in place of matvec_sg.
    Tensors larger than a storage window are split by rows (memory.c's rule: rows never straddle a
    window): x/out rows in the outer loop, weight rows in the inner; get_rows walks the table's
    windows and lets each dispatch write the rows whose id falls in its window. */
@@ -104,6 +106,23 @@ static enum mv_path mv_path(const struct vk_ctx *vk, const tensor *w, int64_t N)
 static bool wide_ok(const struct vk_binding *b, uint32_t row0, uint32_t stride)
 {
     return b->offset % 16 == 0 && row0 % 16 == 0 && stride % 16 == 0;
+}
+
+/* Whether a float weight matrix's matvec may take its build that reads 16-byte pieces
+   (matvec.comp WIDE, in place of matvec_sg): the weight rows as wide_ok asks, the x rows too (the
+   window, the first element and every stride on 4 floats), and rows of whole 8-element chunks. */
+static bool wide_float_ok(const struct vk_binding *wb, const struct vk_push_matmul *pc, size_t unit,
+                          const struct vk_binding *xb)
+{
+    return pc->K % 8 == 0 && xb->offset % 16 == 0 && pc->x_base % 4 == 0 && pc->x_s1 % 4 == 0 &&
+           pc->x_s2 % 4 == 0 && pc->x_s3 % 4 == 0 &&
+           wide_ok(wb, pc->w_base * (uint32_t)unit, pc->w_stride * (uint32_t)unit);
+}
+
+static bool wide_float_kernel(enum dtype t, enum vk_kernel *k)
+{
+    *k = t == DT_F32 ? VK_K_MV_WIDE_F32 : t == DT_F16 ? VK_K_MV_WIDE_F16 : VK_K_MV_WIDE_BF16;
+    return t == DT_F32 || t == DT_F16 || t == DT_BF16;
 }
 
 /* wide: the build that reads 16-byte pieces (Q4_K, Q5_K, and Q8_0 in the split layout) */
@@ -302,7 +321,9 @@ static int matmul_run(backend *be, tensor *out, const tensor *w, const tensor *x
             const bool wide = path == MV_INT_DOT_WIDE && wide_ok(&b[0], pc.w_base, w_stride);
             if (split && !wide) /* vk_weight_prepare splits only rows that every window keeps aligned */
                 return seer_err(SEER_EUNSUPPORTED, "vulkan: op_matmul: split Q8_0 rows of '%s' off 16 bytes", w->name);
-            const enum vk_kernel k = wide ? dot_kernel(w->type, true) : mvk;
+            enum vk_kernel k = wide ? dot_kernel(w->type, true) : mvk, kf;
+            if (mvk == wk.matvec_sg && wide_float_kernel(w->type, &kf) && wide_float_ok(&b[0], &pc, wk.unit, &b[1]))
+                k = kf;
             vk_grid(vk, m_groups, &gx, &gy);
             for (int64_t n0 = r0, n; n0 < r1; n0 += n) {
                 /* the integer-dot kernels read their NX rounded rows from x_base on (no grid z):

@@ -38,11 +38,16 @@ static uint32_t wg_1d(const struct vk_caps *c, uint32_t want)
    8 x rows would need 32 KiB; 16 KiB is all some devices have). Measured on
    lavapipe (docs/PERFORMANCE.md): 8 rows × 32 beat 2 × 64 by 1.5–2× per weight; fewer, longer
    workgroups also cut the 248320-row vocabulary head to 31040 of them, still thousands per
-   compute unit on any GPU. Variant v is the build for N = v + 1 x rows (NX). */
+   compute unit on any GPU. CPU implementations take one subgroup per workgroup instead: their
+   handful of threads need no more workgroups, and the reduction after the products (stores,
+   a barrier that switches between the workgroup's subgroups, loads) is what a short row pays
+   for there: the tower's 768-wide products ran 1.6× faster on lavapipe with 8 invocations than
+   with 32 (docs/PERFORMANCE.md, "The tower on Vulkan"). Variant v is the build for N = v + 1 x
+   rows (NX). */
 static uint32_t spec_matvec(const struct vk_caps *c, uint32_t variant, uint32_t *spec)
 {
     const uint32_t nr = 8, nx = variant + 1;
-    uint32_t wg = wg_1d(c, MIN(MAX(32u, c->subgroup_size), 128u));
+    uint32_t wg = wg_1d(c, c->kind == VK_KIND_CPU ? c->subgroup_size : MIN(MAX(32u, c->subgroup_size), 128u));
     while (wg > 1 && 4 * nr * nx * wg > c->shared_bytes) /* 128 × 8 × 8 floats is 32 KiB */
         wg /= 2;
     spec[VK_SPEC_WG] = wg;
@@ -303,6 +308,9 @@ static const struct vk_kernel_desc kernels[VK_KERNEL_COUNT] = {
     [VK_K_Q8_SPLIT] = {"q8_split", spv_q8_split, &spv_q8_split_size, 1, sizeof(struct vk_push_matmul), 1, spec_wg64, NULL},
     [VK_K_MV_DOT_Q8_0_WIDE] = {"matvec_dot_q8_0_wide", spv_matvec_dot_q8_0_wide, &spv_matvec_dot_q8_0_wide_size, 3, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_int_dot},
     [VK_K_MATMUL_Q8_0_SPLIT] = {"matmul_q8_0_split", spv_matmul_q8_0_split, &spv_matmul_q8_0_split_size, 5, sizeof(struct vk_push_matmul), 1, spec_matmul, NULL},
+    [VK_K_MV_WIDE_F32] = {"matvec_sg_wide", spv_matvec_sg_wide, &spv_matvec_sg_wide_size, 5, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_subgroup_arith},
+    [VK_K_MV_WIDE_F16] = {"matvec_sg_f16_wide", spv_matvec_sg_f16_wide, &spv_matvec_sg_f16_wide_size, 5, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_subgroup_arith},
+    [VK_K_MV_WIDE_BF16] = {"matvec_sg_bf16_wide", spv_matvec_sg_bf16_wide, &spv_matvec_sg_bf16_wide_size, 5, sizeof(struct vk_push_matmul), VK_MATVEC_MAX_N, spec_matvec, supports_subgroup_arith},
     [VK_K_GET_ROWS_Q8_0_SPLIT] = {"get_rows_q8_0_split", spv_get_rows_q8_0_split, &spv_get_rows_q8_0_split_size, 3, sizeof(struct vk_push_get_rows), 1, spec_wg64, NULL},
 };
 

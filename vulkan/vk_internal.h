@@ -108,6 +108,7 @@ enum vk_kernel {
     VK_K_MV_F16_Q8_0, VK_K_MV_F16_Q4_0,          /*   the fp16-arithmetic matvec */
     VK_K_Q8_SPLIT,                               /* op_matmul.c: Q8_0 rows to TL_Q8_0_SPLIT, and */
     VK_K_MV_DOT_Q8_0_WIDE, VK_K_MATMUL_Q8_0_SPLIT, VK_K_GET_ROWS_Q8_0_SPLIT, /* its readers */
+    VK_K_MV_WIDE_F32, VK_K_MV_WIDE_F16, VK_K_MV_WIDE_BF16, /* matvec_sg on float rows, 16-byte pieces */
     VK_KERNEL_COUNT
 };
 

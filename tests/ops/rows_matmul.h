@@ -5,10 +5,11 @@
    matmul — case p {K, M, N, layout}: 0 contiguous; 1 (views) w a view starting one block into a
    parent whose rows are one block longer, x a 3-D view {K, N, 2} of rows 5 floats apart starting
    one row in; 2 x rows 13 floats apart, the padding NaN (never to be read); 3 x a 3-D view
-   {K, N, 2} whose rows are K + 4 apart and planes 4 rows + 7 apart, 8 bytes in; 4 (block types)
-   w a view 8 bytes into a parent whose rows are one block longer (rows off every 16-byte
-   boundary: Vulkan's wide Q4_K and Q5_K builds must not take them), the parent's values (`val`)
-   then those of the view's rows. Parents: 0 w, 1 x, 2 out. Errors are measured against
+   {K, N, 2} whose rows are K + 4 apart and planes 4 rows + 7 apart, 8 bytes in; 4 w a view 8 bytes
+   into a parent whose rows are one block longer (block types: rows off every 16-byte boundary,
+   which Vulkan's wide Q4_K and Q5_K builds must not take; the parent's values (`val`) then those
+   of the view's rows) or, for float types, 8 elements longer (rows 16 bytes apart when K is a
+   multiple of 8, each 8 bytes off: the float wide builds, matvec.comp WIDE, must not take them). Parents: 0 w, 1 x, 2 out. Errors are measured against
    Σ|w||x| per output (backend_ops.c's err_of), not the sums, which may cancel: f32 accumulation
    against double reads up to ~6e-6 of it; 1e-4 is the f32 bound.
    linear — op_linear: case p {K, M, N, parts}, parts a set of LIN_* (bias, GELU tanh or erf,
@@ -63,8 +64,9 @@ static void make_matmul(const struct op_row *r, const struct op_case *c, struct 
 {
     (void)r;
     const int64_t K = c->p[0], M = c->p[1], N = c->p[2], n2 = mm_n2(c), qk = dtype_info(c->type)->block_elems;
-    const int64_t pk = c->p[3] == MM_VIEWS || c->p[3] == MM_WOFF ? K + qk : K; /* weight parent row length */
-    if (c->p[3] == MM_WOFF) { /* the view's rows: moderate blocks, MM_WOFF_BYTES into the parent's */
+    const int64_t pk = c->p[3] == MM_VIEWS ? K + qk /* weight parent row length */
+                       : c->p[3] == MM_WOFF ? K + (is_blocks(c->type) ? qk : 8) : K;
+    if (c->p[3] == MM_WOFF && is_blocks(c->type)) { /* the view's rows: moderate blocks, MM_WOFF_BYTES into the parent's */
         size_t prow = 0, row = 0;
         dtype_row_bytes(c->type, pk, &prow), dtype_row_bytes(c->type, K, &row);
         unsigned char *raw = moderate_blocks(c->type, pk, M), *blocks = moderate_blocks(c->type, K, M);
@@ -122,7 +124,9 @@ static void ref_matmul_row(const struct op_row *r, const struct op_case *c, cons
 {
     (void)r;
     const int64_t K = c->p[0], M = c->p[1], NN = c->p[2] * mm_n2(c), pk = d->in[0].ne[0];
-    const int64_t lead = c->p[3] == MM_VIEWS ? dtype_info(c->type)->block_elems : 0;
+    const int64_t lead = c->p[3] == MM_VIEWS ? dtype_info(c->type)->block_elems
+                         : c->p[3] == MM_WOFF && !is_blocks(c->type) ? MM_WOFF_BYTES / dtype_info(c->type)->block_bytes
+                                                                     : 0;
     float *w = malloc((size_t)(K * M) * sizeof *w), *x = malloc((size_t)(K * NN) * sizeof *x);
     for (int64_t m = 0; m < M; m++)
         memcpy(w + m * K, d->in[0].val + m * pk + lead, (size_t)K * sizeof *w);
@@ -171,12 +175,16 @@ static int run_matmul(const struct op_row *r, const struct op_case *c, struct op
         MMP(t, K, 37, 6, 0), MMP(t, K, 37, 7, 0), MMP(t, K, 37, 8, 0), MMP(t, K, 37, 3, MM_WOFF),                    \
         MMP(t, K, 9, 8, MM_WOFF)
 /* ops.c's plain-dtype list: not multiples of any tile (64×64×16) or workgroup; odd K for odd
-   f16 starts; 1×1×1; a 2048-deep dot product; 2500 tokens; views; 32 KiB windows */
+   f16 starts; 1×1×1; a 2048-deep dot product; 2500 tokens; views; 32 KiB windows. K = 1000, 64,
+   2048 and 96 are whole 16-byte pieces, which the float wide builds (matvec.comp WIDE) read where
+   the rows are aligned; weight rows off 16 bytes (MM_WOFF) and x rows off them (MM_XPAD) must
+   take the word-reading builds instead. */
 #define MM_PLAIN(t)                                                                                                  \
     MMP(t, 1000, 37, 1, 0), MMP(t, 1000, 37, 3, 0), MMP(t, 1000, 37, 67, 0), MMP(t, 1, 1, 1, 0),                     \
         MMP(t, 999, 5, 1, 0), MMP(t, 999, 70, 9, 0), MMP(t, 257, 130, 2, 0), MMP(t, 64, 64, 64, 0),                  \
         MMP(t, 2048, 300, 1, 0), MMP(t, 96, 70, 2500, 0), MMP(t, 301, 19, 1, MM_VIEWS), MMP(t, 301, 19, 7, MM_VIEWS), \
-        MMS(t, 1000, 37, 1, 0), MMS(t, 1000, 37, 67, 0), MMS(t, 999, 70, 9, MM_VIEWS)
+        MMP(t, 96, 37, 8, MM_WOFF), MMP(t, 96, 37, 67, MM_WOFF), MMP(t, 96, 17, 8, MM_XPAD),                         \
+        MMP(t, 96, 17, 67, MM_XPAD), MMS(t, 1000, 37, 1, 0), MMS(t, 1000, 37, 67, 0), MMS(t, 999, 70, 9, MM_VIEWS)
 static const struct op_case matmul_cases[] = {
     MN(DT_F32, 1), MN(DT_F32, 7), MN(DT_F32, 2049), MN_SMALL(DT_F32, 12288),
     MN(DT_F16, 1), MN(DT_F16, 37), MN(DT_F16, 2050),

@@ -12,6 +12,9 @@
 // built with SG_REDUCE (the *_sg variants, for devices with subgroup arithmetic), in subgroupAdd
 // then one barrier and a sum over the workgroup's subgroups: far fewer barriers per workgroup,
 // which is what decode's many small workgroups pay for.
+// WIDE (float weights; blobs matvec_sg_wide, _f16_wide, _bf16_wide): x rows and weight rows read
+// as 16-byte pieces (weights.glsl w_chunk8_wide), a quarter to an eighth of the loads; the host
+// takes it where K is a multiple of 8 and every row starts on 16 bytes (op_matmul.c wide_float_ok).
 // Assumes: WG (spec 0, = local_size_x) is a power of two (the tree halves it) — the host picks it
 //   from the device limits; the plain build works with any subgroup size (no subgroup
 //   operations), the SG_REDUCE build with any too (it reads gl_NumSubgroups). NR (spec 1) >= 1;
@@ -33,6 +36,9 @@ layout(constant_id = 1) const uint NR = 2;
 layout(constant_id = 2) const uint NX = 1; // x rows, = p.N (the host keeps one pipeline per N)
 
 layout(std430, binding = 1) readonly buffer X { float x[]; };
+#if defined(WIDE)
+layout(std430, binding = 1) readonly buffer XPieces { vec4 x_pieces[]; };
+#endif
 layout(std430, binding = 2) writeonly buffer O { float o[]; };
 layout(push_constant) uniform PC { MatmulPush p; };
 #include "common/epilogue.glsl"
@@ -79,6 +85,14 @@ void main()
         [[unroll]] for (uint c = 0u; c < per; c++) {
             const uint k0 = 8u * (per * st + c);
             float xv[NX * 8u];
+#if defined(WIDE)
+            [[unroll]] for (uint n = 0u; n < NX; n++) { // K % 8 == 0: no tail
+                const uint q = (xo[n] + k0) >> 2;
+                const vec4 a = x_pieces[q], b = x_pieces[q + 1u];
+                xv[n * 8u + 0u] = a.x, xv[n * 8u + 1u] = a.y, xv[n * 8u + 2u] = a.z, xv[n * 8u + 3u] = a.w;
+                xv[n * 8u + 4u] = b.x, xv[n * 8u + 5u] = b.y, xv[n * 8u + 6u] = b.z, xv[n * 8u + 7u] = b.w;
+            }
+#else
             [[unroll]] for (uint n = 0u; n < NX; n++)
                 [[unroll]] for (uint i = 0u; i < 8u; i++)
 #if defined(W_QUANT)
@@ -90,10 +104,13 @@ void main()
                     xv[n * 8u + i] = k0 + i < p.K ? xx : 0.0;
                 }
 #endif
+#endif
             [[unroll]] for (uint r = 0u; r < NR; r++) {
                 float v[8];
 #if defined(QSUB)
                 dq8_sub(wrow[r] + blk, j, c, d1[r], m1[r], v);
+#elif defined(WIDE)
+                w_chunk8_wide(wrow[r] + k0, v);
 #else
                 w_chunk8(wrow[r], k0, p.K, v);
 #endif

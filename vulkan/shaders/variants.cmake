@@ -22,6 +22,10 @@ set(seer_shader_variants
   "matvec_sg_q4_k|matvec.comp|W_Q4_K,SG_REDUCE"
   "matvec_sg_q5_k|matvec.comp|W_Q5_K,SG_REDUCE"
   "matvec_sg_q6_k|matvec.comp|W_Q6_K,SG_REDUCE"
+  # float weights read in 16-byte pieces, where the rows are aligned (op_matmul.c wide_float_ok)
+  "matvec_sg_wide|matvec.comp|SG_REDUCE,WIDE"
+  "matvec_sg_f16_wide|matvec.comp|W_F16,SG_REDUCE,WIDE"
+  "matvec_sg_bf16_wide|matvec.comp|W_BF16,SG_REDUCE,WIDE"
   "matmul_q8_0|matmul.comp|W_Q8_0"
   "matmul_q4_0|matmul.comp|W_Q4_0"
   "matmul_q4_k|matmul.comp|W_Q4_K"

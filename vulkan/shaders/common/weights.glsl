@@ -24,6 +24,38 @@ layout(std430, binding = 0) readonly buffer Weights { uint w_words[]; };
 layout(std430, binding = 0) readonly buffer Weights { float w_f32[]; };
 #endif
 
+#if defined(WIDE) && !defined(W_QUANT) // (matvec_dot.comp reads its quantised blocks' pieces itself)
+// WIDE: the same rows as 16-byte pieces, for w_chunk8_wide(e, v): elements e .. e+7 from the
+// binding's start, e a multiple of 8 (the host checks that the window, the first row and the row
+// stride are on 16 bytes). One load fetches 8 f16/bf16 values or 4 f32, where w_chunk8 loads a
+// word at a time: on lavapipe every load is a loop over the SIMD lanes, so the count of loads,
+// not of values, is what a product pays (docs/PERFORMANCE.md, "The tower on Vulkan").
+#if defined(W_F16) || defined(W_BF16)
+layout(std430, binding = 0) readonly buffer WeightPieces { uvec4 w_pieces[]; };
+vec2 w_pair(uint word)
+{
+#if defined(W_F16)
+    return unpackHalf2x16(word);
+#else
+    return vec2(uintBitsToFloat(word << 16), uintBitsToFloat(word & 0xffff0000u));
+#endif
+}
+void w_chunk8_wide(uint e, out float v[8])
+{
+    const uvec4 u = w_pieces[e >> 3];
+    const vec2 a = w_pair(u.x), b = w_pair(u.y), c = w_pair(u.z), d = w_pair(u.w);
+    v = float[8](a.x, a.y, b.x, b.y, c.x, c.y, d.x, d.y);
+}
+#else
+layout(std430, binding = 0) readonly buffer WeightPieces { vec4 w_pieces[]; };
+void w_chunk8_wide(uint e, out float v[8])
+{
+    const vec4 a = w_pieces[e >> 2], b = w_pieces[(e >> 2) + 1u];
+    v = float[8](a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
+}
+#endif
+#endif
+
 #if defined(SPLIT)
 void w_chunk8(uint row, uint k0, uint K, out float v[8])
 {
