@@ -198,12 +198,14 @@ static bool supports_attention(const struct vk_caps *c)
 
 /* attention_tiled.comp: per head-dim class, the first (BR, BK) whose shared arrays fit the device
    (at most 48 KiB, as above). Its invocations hold BR/8 × HDM/16 outputs and BR/16 × BK/8 scores
-   (≤ 4 × 16 and ≤ 4 × 4, the shader's register arrays). Head dim 64 in 16 × 16 is 14.9 KiB, within
+   (≤ 4 × 16 and ≤ 4 × 4, the shader's register arrays). Head dim 64 in 16 × 16 is 14.8 KiB, within
    the 16 KiB every device has: the vision towers' 64 (0.8B, 2B) always run tiled. The larger
-   classes need 27.4 KiB (128) and 35.9 KiB (256); on smaller devices they keep attention.comp. */
+   classes need 26.8 KiB (128) and 34.3 KiB (256); on smaller devices they keep attention.comp.
+   The arrays: q rows padded by a 4-float piece, K and V blocks, probability rows padded by a
+   piece, the maxima's and sums' partials, the running maxima, row and key state. */
 static uint32_t attn_tiled_bytes(uint32_t hdm, uint32_t br, uint32_t bk)
 {
-    return 4 * (hdm * (br + 1) + hdm * (bk + 1) + bk * hdm + br * (bk + 1) + 2 * 8 * br + 4 * br + bk + 2);
+    return 4 * (br * (hdm + 4) + 2 * bk * hdm + br * (bk + 4) + 2 * 8 * br + 4 * br + bk + 2);
 }
 
 static const uint32_t attn_tiled_tiles[3][2][2] = {{{32, 32}, {16, 16}}, {{32, 16}, {16, 16}}, {{16, 8}, {16, 8}}};
