@@ -64,21 +64,6 @@ static int32_t argmax(const float *v, int64_t n)
     return (int32_t)best;
 }
 
-/* Softmax probabilities of the two largest logits. */
-static void top2(const float *lg, int64_t n, double *p1, double *p2)
-{
-    double mx = lg[argmax(lg, n)], sum = 0, a = 0, b = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const double e = exp((double)lg[i] - mx);
-        sum += e;
-        if (e > a)
-            b = a, a = e;
-        else if (e > b)
-            b = e;
-    }
-    *p1 = a / sum, *p2 = b / sum;
-}
-
 /* Prompt, then N_STEPS tokens fed one at a time: tok[s] (or, when `greedy`, the argmax of the
    previous logits, written to tok[s]). lg holds N_STEPS + 1 rows: the prompt's last, then each
    step's. */
@@ -108,8 +93,10 @@ static void compare(const float *got, const float *want, int64_t V, double *wors
         *worst = MAX(*worst, rel_l2(g, w, (size_t)V));
         const int32_t ig = argmax(g, V), iw = argmax(w, V);
         if (ig != iw) {
-            double p1, p2, moved = 0;
-            top2(w, V, &p1, &p2);
+            double p1, p2, moved = 0, *pw = malloc(sizeof(double) * (size_t)V);
+            softmax_d(w, pw, V);
+            top2_d(pw, V, &p1, &p2);
+            free(pw);
             for (int64_t i = 0; i < V; i++)
                 moved = MAX(moved, fabs((double)g[i] - (double)w[i]));
             const double gap = (double)w[iw] - (double)w[ig]; /* the f32 run's logits of the two picks */

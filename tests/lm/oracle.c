@@ -169,30 +169,6 @@ static int64_t argmax_f(const float *v, int64_t n)
     return b;
 }
 
-/* Softmax in double, as the node script computes llama.cpp's probabilities. */
-static void softmax_d(const float *x, double *p, int64_t n)
-{
-    double m = -INFINITY, s = 0;
-    for (int64_t i = 0; i < n; i++)
-        m = fmax(m, (double)x[i]);
-    for (int64_t i = 0; i < n; i++)
-        s += p[i] = exp((double)x[i] - m);
-    for (int64_t i = 0; i < n; i++)
-        p[i] /= s;
-}
-
-static void top2(const double *p, int64_t n, double *p1, double *p2)
-{
-    double a = -1, b = -1;
-    for (int64_t i = 0; i < n; i++) {
-        if (p[i] > a)
-            b = a, a = p[i];
-        else if (p[i] > b)
-            b = p[i];
-    }
-    *p1 = a, *p2 = b;
-}
-
 /* Set when the backend lacks an op the decoder needs (qwen35_eval returned SEER_EUNSUPPORTED). */
 struct tally {
     int unsupported;
@@ -278,7 +254,7 @@ static void compare_run(const qwen35_model *m, qwen35_state *st, const struct ru
         erosion = fmax(erosion, (pl[want] - ps[want]) - lo);
         if (got != want) {
             double p1, p2;
-            top2(pl, V, &p1, &p2);
+            top2_d(pl, V, &p1, &p2);
             if (p1 - p2 <= c->tie) {
                 tie = i;
                 diag("%s: near tie at step %lld: llama.cpp %lld (p %.6f) vs seer %lld (p %.6f); llama.cpp top-2 "

@@ -104,17 +104,6 @@ static json_t *llama_run(const char *path, const int32_t *const *prompts, const 
     return j;
 }
 
-static void softmax_d(const float *x, double *p, int64_t n)
-{
-    double m = -INFINITY, s = 0;
-    for (int64_t i = 0; i < n; i++)
-        m = fmax(m, (double)x[i]);
-    for (int64_t i = 0; i < n; i++)
-        s += p[i] = exp((double)x[i] - m);
-    for (int64_t i = 0; i < n; i++)
-        p[i] /= s;
-}
-
 /* One prompt: prefill, then greedy on seer's argmax, each step against llama.cpp's `res`; stops at
    a near tie or a mismatch (after either the two continue different sequences). */
 static void compare(const qwen35_model *m, qwen35_state *st, const int32_t *prompt, int64_t n, const json_t *res,

@@ -105,17 +105,6 @@ static void golden_free(struct golden *g)
     free(g->prompt), free(g->prefill), free(g->tokens), free(g->steps);
 }
 
-/* Softmax probability of token a minus that of token b in the logits row z[n]. */
-static double ref_prob_gap(const float *z, int64_t n, int64_t a, int64_t b)
-{
-    double mx = z[0], sum = 0;
-    for (int64_t i = 1; i < n; i++)
-        mx = z[i] > mx ? z[i] : mx;
-    for (int64_t i = 0; i < n; i++)
-        sum += exp((double)z[i] - mx);
-    return (exp((double)z[a] - mx) - exp((double)z[b] - mx)) / sum;
-}
-
 /* Prefill (all logits) then N_DECODE teacher-forced decode steps, against the reference. */
 static void check_against_reference(backend *be, const char *label, const char *model_path, const struct golden *g)
 {
@@ -147,7 +136,11 @@ static void check_against_reference(backend *be, const char *label, const char *
             if (lg[v] > lg[am])
                 am = v;
         if (am != g->tokens[i]) {
-            const double gap = ref_prob_gap(g->steps + (int64_t)i * V, V, g->tokens[i], am);
+            /* the reference's probability of its pick minus that of seer's */
+            double *pr = malloc(sizeof(double) * (size_t)V);
+            softmax_d(g->steps + (int64_t)i * V, pr, V);
+            const double gap = pr[g->tokens[i]] - pr[am];
+            free(pr);
             if (gap > TIE)
                 same_argmax = 0;
             diag("%s: step %d: seer %lld, reference %d, reference probability gap %.2e (near tie <= %.0e)", label, i,

@@ -113,6 +113,29 @@ double max_abs_diff(const float *a, const float *b, size_t n)
     return m;
 }
 
+void softmax_d(const float *x, double *p, int64_t n)
+{
+    double m = -INFINITY, s = 0;
+    for (int64_t i = 0; i < n; i++)
+        m = fmax(m, (double)x[i]);
+    for (int64_t i = 0; i < n; i++)
+        s += p[i] = exp((double)x[i] - m);
+    for (int64_t i = 0; i < n; i++)
+        p[i] /= s;
+}
+
+void top2_d(const double *p, int64_t n, double *p1, double *p2)
+{
+    double a = -1, b = -1;
+    for (int64_t i = 0; i < n; i++) {
+        if (p[i] > a)
+            b = a, a = p[i];
+        else if (p[i] > b)
+            b = p[i];
+    }
+    *p1 = a, *p2 = b;
+}
+
 tensor *test_tensor(backend *be, enum dtype type, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3,
                     const float *data)
 {

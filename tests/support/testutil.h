@@ -32,6 +32,11 @@ double rel_l2_d(const float *a, const double *b, size_t n);
 double test_cpu_seconds(void);
 /* Largest |a − b|. */
 double max_abs_diff(const float *a, const float *b, size_t n);
+/* Softmax of n logits in double (as the oracles' scripts compute probabilities), into p. */
+void softmax_d(const float *x, double *p, int64_t n);
+/* The two largest of n probabilities: the near-tie rules (a greedy pick may differ from the
+   reference's where the reference's top two are within a tolerance). */
+void top2_d(const double *p, int64_t n, double *p1, double *p2);
 
 /* Makes a contiguous tensor of `type` with shape ne0..ne3 on be (its own buffer, freed with
    test_tensor_free) and fills it from f32 data (converted/quantised), when data != NULL. */
