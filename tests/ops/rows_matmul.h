@@ -9,7 +9,8 @@
    into a parent whose rows are one block longer (block types: rows off every 16-byte boundary,
    which Vulkan's wide Q4_K and Q5_K builds must not take; the parent's values (`val`) then those
    of the view's rows) or, for float types, 8 elements longer (rows 16 bytes apart when K is a
-   multiple of 8, each 8 bytes off: the float wide builds, matvec.comp WIDE, must not take them). Parents: 0 w, 1 x, 2 out. Errors are measured against
+   multiple of 8, each 8 bytes off: the float wide builds, matvec.comp WIDE, must not take them).
+   Parents: 0 w, 1 x, 2 out. Errors are measured against
    Σ|w||x| per output (backend_ops.c's err_of), not the sums, which may cancel: f32 accumulation
    against double reads up to ~6e-6 of it; 1e-4 is the f32 bound.
    linear — op_linear: case p {K, M, N, parts}, parts a set of LIN_* (bias, GELU tanh or erf,
@@ -66,7 +67,8 @@ static void make_matmul(const struct op_row *r, const struct op_case *c, struct 
     const int64_t K = c->p[0], M = c->p[1], N = c->p[2], n2 = mm_n2(c), qk = dtype_info(c->type)->block_elems;
     const int64_t pk = c->p[3] == MM_VIEWS ? K + qk /* weight parent row length */
                        : c->p[3] == MM_WOFF ? K + (is_blocks(c->type) ? qk : 8) : K;
-    if (c->p[3] == MM_WOFF && is_blocks(c->type)) { /* the view's rows: moderate blocks, MM_WOFF_BYTES into the parent's */
+    if (c->p[3] == MM_WOFF && is_blocks(c->type)) {
+        /* the view's rows: moderate blocks, MM_WOFF_BYTES into the parent's */
         size_t prow = 0, row = 0;
         dtype_row_bytes(c->type, pk, &prow), dtype_row_bytes(c->type, K, &row);
         unsigned char *raw = moderate_blocks(c->type, pk, M), *blocks = moderate_blocks(c->type, K, M);

@@ -20,6 +20,15 @@ layout(std430, binding = 0) readonly buffer Weights { uint wq[]; };
 #include "common/quant.glsl"
 #elif defined(W_F16) || defined(W_BF16)
 layout(std430, binding = 0) readonly buffer Weights { uint w_words[]; };
+// the two values of a word: element 2j in the low half
+vec2 w_pair(uint word)
+{
+#if defined(W_F16)
+    return unpackHalf2x16(word);
+#else
+    return vec2(uintBitsToFloat(word << 16), uintBitsToFloat(word & 0xffff0000u));
+#endif
+}
 #else
 layout(std430, binding = 0) readonly buffer Weights { float w_f32[]; };
 #endif
@@ -32,14 +41,6 @@ layout(std430, binding = 0) readonly buffer Weights { float w_f32[]; };
 // not of values, is what a product pays (docs/PERFORMANCE.md, "The tower on Vulkan").
 #if defined(W_F16) || defined(W_BF16)
 layout(std430, binding = 0) readonly buffer WeightPieces { uvec4 w_pieces[]; };
-vec2 w_pair(uint word)
-{
-#if defined(W_F16)
-    return unpackHalf2x16(word);
-#else
-    return vec2(uintBitsToFloat(word << 16), uintBitsToFloat(word & 0xffff0000u));
-#endif
-}
 void w_chunk8_wide(uint e, out float v[8])
 {
     const uvec4 u = w_pieces[e >> 3];
@@ -68,24 +69,13 @@ void w_chunk8(uint row, uint k0, uint K, out float v[8])
     dq8(row + (k0 / QK) * QBYTES, (k0 % QK) / 8u, v);
 }
 #else
-#if defined(W_F16)
+#if defined(W_F16) || defined(W_BF16)
 float w_load(uint i)
 {
-    vec2 v = unpackHalf2x16(w_words[i >> 1]);
+    const vec2 v = w_pair(w_words[i >> 1]);
     return (i & 1u) != 0u ? v.y : v.x;
 }
-vec2 w_load2(uint i) { return unpackHalf2x16(w_words[i >> 1]); }
-#elif defined(W_BF16)
-float w_load(uint i)
-{
-    uint word = w_words[i >> 1];
-    return uintBitsToFloat((i & 1u) != 0u ? (word & 0xffff0000u) : (word << 16));
-}
-vec2 w_load2(uint i)
-{
-    uint word = w_words[i >> 1];
-    return vec2(uintBitsToFloat(word << 16), uintBitsToFloat(word & 0xffff0000u));
-}
+vec2 w_load2(uint i) { return w_pair(w_words[i >> 1]); }
 #else
 float w_load(uint i) { return w_f32[i]; }
 vec2 w_load2(uint i) { return vec2(w_f32[i], w_f32[i + 1u]); }
