@@ -2,7 +2,8 @@
    for the text decoder's full-attention layers (spec §2.6 step 6: GQA, query head h reads kv
    head h/(nh/nkv), causal mask) and the vision tower (spec §4.5 step 4: attention within each
    image's segment). K and V are f32, f16 or q8_0 and read through their strides (views of a KV
-   cache); f16 and q8_0 rows are widened a key block at a time, never the whole cache.
+   cache); f16 and q8_0 rows are widened a key block at a time, never the whole cache, except that
+   decode tiles (a few rows) read f16 K/V in place (scores_f16, pv_f16).
    Keys are visited in blocks with an online softmax (running max and sum per query row), so
    the T×Tk score matrix never exists; a block's scores and its P·V update are small GEMMs over
    a tile of (query, head) rows that share one kv head. Tiles run on the backend's pool.
@@ -29,6 +30,8 @@
 
 /* Keys per block: one block's scores (KB × rows) and its K, V rows stay in L1/L2. */
 #define KB 64
+/* Most rows a tile may have to read an f16 cache in place (scores_f16, pv_f16) */
+#define F16_DIRECT_ROWS 8
 /* Target (query, head) rows per tile: enough rows to amortise each K/V block over a GEMM. */
 #define TILE_ROWS 64
 /* The bf16 path rounds K and V to pairs once per call, for all tiles, up to this many bytes (the
@@ -54,6 +57,7 @@ struct attn_ctx {
     bool q8_simd;             /* q8_0 K/V widened by matmul_x86.h's AVX2 dequantiser */
     bool vsoft;               /* the online softmax in AVX2 lanes (softmax_avx2) */
     bool bf16;                /* the products on bf16 pairs (not exact, AVX512-BF16, hd even) */
+    bool f16_direct;          /* f16 K/V read in place by decode tiles (scores_f16, pv_f16) */
     const uint32_t *kp_all;   /* bf16 path, when it fits KV_PAIRS_MAX: every key as pairs along hd,
                                  {hd/2, Tk, nkv}, and every value as pairs of keys, {hd, tk2, nkv} */
     const uint32_t *vp_all;
@@ -240,6 +244,120 @@ __attribute__((target("avx2,fma"))) static void softmax_avx2(float *st, int64_t 
         _mm256_storeu_ps(corr + r0, cr);
     }
 }
+/* ---- decode tiles over an f16 cache ----------------------------------------------------------------
+   A decode tile has few rows (one token's query heads of a kv head: 4 for every Qwen3.5 size), so
+   widening each block of keys into an f32 buffer was not paid back: that buffer (64 keys of head
+   dim 256: 64 KiB, past L1) was written and read again for 4 rows, and the scores ran in the GEMM's
+   4-column remainder. These read the halves where they are, F16C widening 8 per instruction into
+   registers, and fetch the keys ahead: 0.8B Q8_0, 2 threads, after 8,000 tokens, decode went from
+   21–23 to 27–28 tokens/s (docs/PERFORMANCE.md). */
+/* -O2 does not unroll the loops over the register tile: its sums would live on the stack */
+#define UNROLL _Pragma("GCC unroll 8")
+
+__attribute__((target("avx2,fma,f16c"))) static inline __m256 half8(const uint16_t *p)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
+}
+
+/* Lane i of the result = the sum of a[i]'s 8 lanes. */
+__attribute__((target("avx2,fma"))) static inline __m256 hsum8x8(const __m256 a[8])
+{
+    const __m256 t0 = _mm256_hadd_ps(a[0], a[1]), t1 = _mm256_hadd_ps(a[2], a[3]);
+    const __m256 t2 = _mm256_hadd_ps(a[4], a[5]), t3 = _mm256_hadd_ps(a[6], a[7]);
+    const __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
+    return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
+}
+
+/* st[j·ld + ρ] = k_j · q_ρ for keys j < n (f16 rows ldk halves apart) and rows ρ < R (f32 rows hd
+   apart, hd % 8 == 0). Two keys by four rows at a time: eight independent sums, reduced together.
+   Rows past R (up to the next multiple of 4, within ld) receive a copy of row R−1's scores. */
+__attribute__((target("avx2,fma,f16c"))) static void scores_f16(const uint16_t *k, int64_t ldk, int64_t n,
+                                                                 const uint16_t *v, int64_t ldv, const float *q, int64_t R, int64_t hd, float *st,
+                                                                 int64_t ld)
+{
+    for (int64_t j = 0; j < n; j += 2) {
+        const uint16_t *k0 = k + j * ldk, *k1 = j + 1 < n ? k0 + ldk : k0;
+        for (int64_t l = 0; l < 2 * hd; l += 64) { /* the keys 8 ahead, and this pair's values */
+            _mm_prefetch((const char *)(k0 + 8 * ldk) + l, _MM_HINT_T0);
+            _mm_prefetch((const char *)(k0 + 9 * ldk) + l, _MM_HINT_T0);
+            _mm_prefetch((const char *)(v + j * ldv) + l, _MM_HINT_T0);
+            _mm_prefetch((const char *)(v + j * ldv + ldv) + l, _MM_HINT_T0);
+        }
+        for (int64_t r0 = 0; r0 < R; r0 += 4) {
+            const float *qr[4];
+            UNROLL
+            for (int i = 0; i < 4; i++)
+                qr[i] = q + MIN(r0 + i, R - 1) * hd;
+            __m256 a[8];
+            UNROLL
+            for (int i = 0; i < 8; i++)
+                a[i] = _mm256_setzero_ps();
+            for (int64_t e = 0; e < hd; e += 8) {
+                const __m256 x0 = half8(k0 + e), x1 = half8(k1 + e);
+                UNROLL
+                for (int i = 0; i < 4; i++) {
+                    const __m256 qv = _mm256_loadu_ps(qr[i] + e);
+                    a[i] = _mm256_fmadd_ps(x0, qv, a[i]);
+                    a[4 + i] = _mm256_fmadd_ps(x1, qv, a[4 + i]);
+                }
+            }
+            const __m256 s = hsum8x8(a);
+            _mm_storeu_ps(st + j * ld + r0, _mm256_castps256_ps128(s));
+            if (j + 1 < n)
+                _mm_storeu_ps(st + (j + 1) * ld + r0, _mm256_extractf128_ps(s, 1));
+        }
+    }
+}
+
+/* acc[ρ·hd + e] += Σ_{j<n} st[j·ld + ρ]·v_j[e] for rows ρ < R, values f16 rows ldv halves apart,
+   hd % 8 == 0: four rows by 16 (or 8) values in registers while the keys stream past. */
+__attribute__((target("avx2,fma,f16c"))) static void pv_f16(const float *st, int64_t ld, int64_t n,
+                                                             const uint16_t *v, int64_t ldv, int64_t R, int64_t hd,
+                                                             float *acc)
+{
+    for (int64_t r0 = 0; r0 < R; r0 += 4) {
+        const int64_t nr = MIN(4, R - r0);
+        int64_t e = 0;
+        for (; e + 16 <= hd; e += 16) {
+            __m256 a[8];
+            UNROLL
+            for (int i = 0; i < 4; i++) {
+                const float *ar = acc + MIN(r0 + i, R - 1) * hd + e;
+                a[2 * i] = _mm256_loadu_ps(ar), a[2 * i + 1] = _mm256_loadu_ps(ar + 8);
+            }
+            for (int64_t j = 0; j < n; j++) {
+                const uint16_t *vj = v + j * ldv + e;
+                const __m256 x0 = half8(vj), x1 = half8(vj + 8);
+                UNROLL
+                for (int i = 0; i < 4; i++) {
+                    const __m256 p = _mm256_broadcast_ss(st + j * ld + r0 + i);
+                    a[2 * i] = _mm256_fmadd_ps(p, x0, a[2 * i]);
+                    a[2 * i + 1] = _mm256_fmadd_ps(p, x1, a[2 * i + 1]);
+                }
+            }
+            UNROLL
+            for (int i = 0; i < nr; i++) {
+                float *ar = acc + (r0 + i) * hd + e;
+                _mm256_storeu_ps(ar, a[2 * i]), _mm256_storeu_ps(ar + 8, a[2 * i + 1]);
+            }
+        }
+        for (; e < hd; e += 8) {
+            __m256 a[4];
+            UNROLL
+            for (int i = 0; i < 4; i++)
+                a[i] = _mm256_loadu_ps(acc + MIN(r0 + i, R - 1) * hd + e);
+            for (int64_t j = 0; j < n; j++) {
+                const __m256 x = half8(v + j * ldv + e);
+                UNROLL
+                for (int i = 0; i < 4; i++)
+                    a[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(st + j * ld + r0 + i), x, a[i]);
+            }
+            UNROLL
+            for (int i = 0; i < nr; i++)
+                _mm256_storeu_ps(acc + (r0 + i) * hd + e, a[i]);
+        }
+    }
+}
 #endif
 
 /* Whether every query of the tile and every key of [j0, j0+n) are in one segment (the usual case in
@@ -260,7 +378,8 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
                      int64_t t0, int64_t nq)
 {
     const int64_t hd = c->hd, R = nh_t * nq;
-    const bool dot = R < 4, bf = c->bf16 && !dot;
+    const bool f16d = c->f16_direct && R <= F16_DIRECT_ROWS;
+    const bool dot = R < 4 && !f16d, bf = c->bf16 && !dot;
 
     /* Q rows, pre-scaled; copied before any output is written (out may alias q, ops.h) */
     for (int64_t tt = 0; tt < nq; tt++)
@@ -269,7 +388,7 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
                                                               (t0 + tt) * c->q->nb[2]);
             int64_t rho = tt * nh_t + hh;
             for (int64_t e = 0; e < hd; e++) {
-                if (dot)
+                if (dot || f16d)
                     b->qt[rho * hd + e] = src[e] * c->scale;
                 else
                     b->qt[e * R + rho] = src[e] * c->scale;
@@ -314,8 +433,14 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
             continue;
 
         int64_t ldk, ldv;
-        const float *kr = bf && c->kp_all ? NULL : kv_block(c, c->k, g, j0, n, b->kb, &ldk);
-        if (dot) {
+        const float *kr = (bf && c->kp_all) || f16d ? NULL : kv_block(c, c->k, g, j0, n, b->kb, &ldk);
+        if (f16d) {
+#ifdef SEER_MM_X86
+            scores_f16((const uint16_t *)(const void *)kv_row(c->k, g, j0), (int64_t)(c->k->nb[2] / 2), n,
+                       (const uint16_t *)(const void *)kv_row(c->v, g, j0), (int64_t)(c->v->nb[2] / 2), b->qt,
+                       R, hd, b->st, ld);
+#endif
+        } else if (dot) {
             scores_dot(kr, ldk, n, b->qt, R, hd, b->st, ld);
 #ifdef SEER_MM_X86
         } else if (bf) {
@@ -350,6 +475,13 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
                 cpu_vscale(b->acc + rho * hd, b->acc + rho * hd, b->corr[rho], hd);
 
         /* acc{R×hd} += P{R×n}·V{n×hd}; P is st read transposed */
+#ifdef SEER_MM_X86
+        if (f16d) {
+            pv_f16(b->st, ld, n, (const uint16_t *)(const void *)kv_row(c->v, g, j0), (int64_t)(c->v->nb[2] / 2), R,
+                   hd, b->acc);
+            continue;
+        }
+#endif
         const float *vr = bf && c->vp_all ? NULL : kv_block(c, c->v, g, j0, n, b->vb, &ldv);
 #ifdef SEER_MM_X86
         if (bf) { /* pairs of keys from j0 (even): an odd block's last pair has a zero probability for
@@ -484,6 +616,12 @@ int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, co
     c.q8_simd = k->type == DT_Q8_0 && mm_x86_available();
     c.vsoft = mm_x86_available();
     c.bf16 = mask->bf16 && !((struct cpu_ctx *)be->ctx)->exact && c.hd % 2 == 0 && mm_avx512_bf16_available();
+    /* halves along hd, rows on whole halves (a KV cache's views are) */
+    c.f16_direct = !c.bf16 && k->type == DT_F16 && v->type == DT_F16 && c.hd % 8 == 0 && mm_x86_available();
+    for (int i = 0; i < 2 && c.f16_direct; i++) {
+        const tensor *t = i ? v : k;
+        c.f16_direct = t->nb[0] == 2 && (uintptr_t)t->data % 2 == 0 && t->nb[1] % 2 == 0 && t->nb[2] % 2 == 0;
+    }
 #endif
     if (!c.causal) {
         c.seg = (const int32_t *)mask->seg->data;
