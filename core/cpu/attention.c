@@ -30,8 +30,8 @@
 
 /* Keys per block: one block's scores (KB × rows) and its K, V rows stay in L1/L2. */
 #define KB 64
-/* Most rows a tile may have to read an f16 cache in place (scores_f16, pv_f16) */
-#define F16_DIRECT_ROWS 8
+/* Most rows a tile may have to read an f16 or q8_0 cache in place (scores_direct, pv_direct) */
+#define IN_PLACE_ROWS 8
 /* Target (query, head) rows per tile: enough rows to amortise each K/V block over a GEMM. */
 #define TILE_ROWS 64
 /* The bf16 path rounds K and V to pairs once per call, for all tiles, up to this many bytes (the
@@ -57,7 +57,8 @@ struct attn_ctx {
     bool q8_simd;             /* q8_0 K/V widened by matmul_x86.h's AVX2 dequantiser */
     bool vsoft;               /* the online softmax in AVX2 lanes (softmax_avx2) */
     bool bf16;                /* the products on bf16 pairs (not exact, AVX512-BF16, hd even) */
-    bool f16_direct;          /* f16 K/V read in place by decode tiles (scores_f16, pv_f16) */
+    bool kv_in_place;         /* f16 or q8_0 K/V read in place by decode tiles (scores_direct, pv_direct) */
+    size_t kv_row_bytes;      /* in-place reading: bytes of one K/V row of hd values */
     const uint32_t *kp_all;   /* bf16 path, when it fits KV_PAIRS_MAX: every key as pairs along hd,
                                  {hd/2, Tk, nkv}, and every value as pairs of keys, {hd, tk2, nkv} */
     const uint32_t *vp_all;
@@ -244,23 +245,30 @@ __attribute__((target("avx2,fma"))) static void softmax_avx2(float *st, int64_t 
         _mm256_storeu_ps(corr + r0, cr);
     }
 }
-/* ---- decode tiles over an f16 cache ----------------------------------------------------------------
+/* ---- decode tiles over an f16 or q8_0 cache --------------------------------------------------------
    A decode tile has few rows (one token's query heads of a kv head: 4 for every Qwen3.5 size), so
    widening each block of keys into an f32 buffer was not paid back: that buffer (64 keys of head
    dim 256: 64 KiB, past L1) was written and read again for 4 rows, and the scores ran in the GEMM's
-   4-column remainder. These read the halves where they are, F16C widening 8 per instruction into
-   registers, and fetch the keys ahead: 0.8B Q8_0, 2 threads, after 8,000 tokens, decode went from
-   21–23 to 27–28 tokens/s (docs/PERFORMANCE.md). */
+   4-column remainder. These read the cache's rows where they are, widening 8 values at a time into
+   registers, and fetch the keys ahead: 0.8B Q8_0, 2 threads, f16 cache, after 8,000 tokens, decode
+   went from 21–23 to 27–28 tokens/s (docs/PERFORMANCE.md). */
+#define KV_X86 __attribute__((target("avx2,fma,f16c")))
 /* -O2 does not unroll the loops over the register tile: its sums would live on the stack */
 #define UNROLL _Pragma("GCC unroll 8")
 
-__attribute__((target("avx2,fma,f16c"))) static inline __m256 half8(const uint16_t *p)
+/* Values e .. e+7 (e % 8 == 0) of a K/V row as f32: IEEE halves, or Q8_0 blocks (an f16 step d
+   and 32 int8 q: d·q, the product dequantize_row forms). */
+KV_X86 __attribute__((always_inline)) static inline __m256 kv8(const char *row, int64_t e, bool q8)
 {
-    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
+    if (!q8)
+        return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(row + 2 * e)));
+    const block_q8_0 *b = (const block_q8_0 *)(const void *)row + e / QK8_0;
+    const __m256i q = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(b->qs + e % QK8_0)));
+    return _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(b->d)), _mm256_cvtepi32_ps(q));
 }
 
 /* Lane i of the result = the sum of a[i]'s 8 lanes. */
-__attribute__((target("avx2,fma"))) static inline __m256 hsum8x8(const __m256 a[8])
+KV_X86 static inline __m256 hsum8x8(const __m256 a[8])
 {
     const __m256 t0 = _mm256_hadd_ps(a[0], a[1]), t1 = _mm256_hadd_ps(a[2], a[3]);
     const __m256 t2 = _mm256_hadd_ps(a[4], a[5]), t3 = _mm256_hadd_ps(a[6], a[7]);
@@ -268,20 +276,22 @@ __attribute__((target("avx2,fma"))) static inline __m256 hsum8x8(const __m256 a[
     return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
 }
 
-/* st[j·ld + ρ] = k_j · q_ρ for keys j < n (f16 rows ldk halves apart) and rows ρ < R (f32 rows hd
-   apart, hd % 8 == 0). Two keys by four rows at a time: eight independent sums, reduced together.
-   Rows past R (up to the next multiple of 4, within ld) receive a copy of row R−1's scores. */
-__attribute__((target("avx2,fma,f16c"))) static void scores_f16(const uint16_t *k, int64_t ldk, int64_t n,
-                                                                 const uint16_t *v, int64_t ldv, const float *q, int64_t R, int64_t hd, float *st,
-                                                                 int64_t ld)
+/* st[j·ld + ρ] = k_j · q_ρ for keys j < n (rows ldk bytes apart, rb bytes each) and rows ρ < R (f32
+   rows hd apart, hd % 8 == 0). Two keys by four rows at a time: eight independent sums, reduced
+   together. Rows past R (up to the next multiple of 4, within ld) receive a copy of row R−1's
+   scores. The values of the same keys (rows ldv apart) are fetched for pv_direct. */
+KV_X86 __attribute__((always_inline)) static inline void scores_body(const char *k, int64_t ldk, int64_t rb,
+                                                                       int64_t n, const char *v, int64_t ldv,
+                                                                       const float *q, int64_t R, int64_t hd,
+                                                                       float *st, int64_t ld, bool q8)
 {
     for (int64_t j = 0; j < n; j += 2) {
-        const uint16_t *k0 = k + j * ldk, *k1 = j + 1 < n ? k0 + ldk : k0;
-        for (int64_t l = 0; l < 2 * hd; l += 64) { /* the keys 8 ahead, and this pair's values */
-            _mm_prefetch((const char *)(k0 + 8 * ldk) + l, _MM_HINT_T0);
-            _mm_prefetch((const char *)(k0 + 9 * ldk) + l, _MM_HINT_T0);
-            _mm_prefetch((const char *)(v + j * ldv) + l, _MM_HINT_T0);
-            _mm_prefetch((const char *)(v + j * ldv + ldv) + l, _MM_HINT_T0);
+        const char *k0 = k + j * ldk, *k1 = j + 1 < n ? k0 + ldk : k0;
+        for (int64_t l = 0; l < rb; l += 64) { /* the keys 8 ahead, and this pair's values */
+            _mm_prefetch(k0 + 8 * ldk + l, _MM_HINT_T0);
+            _mm_prefetch(k0 + 9 * ldk + l, _MM_HINT_T0);
+            _mm_prefetch(v + j * ldv + l, _MM_HINT_T0);
+            _mm_prefetch(v + (j + 1) * ldv + l, _MM_HINT_T0);
         }
         for (int64_t r0 = 0; r0 < R; r0 += 4) {
             const float *qr[4];
@@ -293,7 +303,7 @@ __attribute__((target("avx2,fma,f16c"))) static void scores_f16(const uint16_t *
             for (int i = 0; i < 8; i++)
                 a[i] = _mm256_setzero_ps();
             for (int64_t e = 0; e < hd; e += 8) {
-                const __m256 x0 = half8(k0 + e), x1 = half8(k1 + e);
+                const __m256 x0 = kv8(k0, e, q8), x1 = kv8(k1, e, q8);
                 UNROLL
                 for (int i = 0; i < 4; i++) {
                     const __m256 qv = _mm256_loadu_ps(qr[i] + e);
@@ -309,11 +319,20 @@ __attribute__((target("avx2,fma,f16c"))) static void scores_f16(const uint16_t *
     }
 }
 
-/* acc[ρ·hd + e] += Σ_{j<n} st[j·ld + ρ]·v_j[e] for rows ρ < R, values f16 rows ldv halves apart,
+KV_X86 static void scores_direct(const char *k, int64_t ldk, int64_t rb, int64_t n, const char *v, int64_t ldv,
+                                 const float *q, int64_t R, int64_t hd, float *st, int64_t ld, bool q8)
+{
+    if (q8)
+        scores_body(k, ldk, rb, n, v, ldv, q, R, hd, st, ld, true);
+    else
+        scores_body(k, ldk, rb, n, v, ldv, q, R, hd, st, ld, false);
+}
+
+/* acc[ρ·hd + e] += Σ_{j<n} st[j·ld + ρ]·v_j[e] for rows ρ < R, values in rows ldv bytes apart,
    hd % 8 == 0: four rows by 16 (or 8) values in registers while the keys stream past. */
-__attribute__((target("avx2,fma,f16c"))) static void pv_f16(const float *st, int64_t ld, int64_t n,
-                                                             const uint16_t *v, int64_t ldv, int64_t R, int64_t hd,
-                                                             float *acc)
+KV_X86 __attribute__((always_inline)) static inline void pv_body(const float *st, int64_t ld, int64_t n,
+                                                                   const char *v, int64_t ldv, int64_t R, int64_t hd,
+                                                                   float *acc, bool q8)
 {
     for (int64_t r0 = 0; r0 < R; r0 += 4) {
         const int64_t nr = MIN(4, R - r0);
@@ -326,8 +345,7 @@ __attribute__((target("avx2,fma,f16c"))) static void pv_f16(const float *st, int
                 a[2 * i] = _mm256_loadu_ps(ar), a[2 * i + 1] = _mm256_loadu_ps(ar + 8);
             }
             for (int64_t j = 0; j < n; j++) {
-                const uint16_t *vj = v + j * ldv + e;
-                const __m256 x0 = half8(vj), x1 = half8(vj + 8);
+                const __m256 x0 = kv8(v + j * ldv, e, q8), x1 = kv8(v + j * ldv, e + 8, q8);
                 UNROLL
                 for (int i = 0; i < 4; i++) {
                     const __m256 p = _mm256_broadcast_ss(st + j * ld + r0 + i);
@@ -347,7 +365,7 @@ __attribute__((target("avx2,fma,f16c"))) static void pv_f16(const float *st, int
             for (int i = 0; i < 4; i++)
                 a[i] = _mm256_loadu_ps(acc + MIN(r0 + i, R - 1) * hd + e);
             for (int64_t j = 0; j < n; j++) {
-                const __m256 x = half8(v + j * ldv + e);
+                const __m256 x = kv8(v + j * ldv, e, q8);
                 UNROLL
                 for (int i = 0; i < 4; i++)
                     a[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(st + j * ld + r0 + i), x, a[i]);
@@ -357,6 +375,15 @@ __attribute__((target("avx2,fma,f16c"))) static void pv_f16(const float *st, int
                 _mm256_storeu_ps(acc + (r0 + i) * hd + e, a[i]);
         }
     }
+}
+
+KV_X86 static void pv_direct(const float *st, int64_t ld, int64_t n, const char *v, int64_t ldv, int64_t R,
+                             int64_t hd, float *acc, bool q8)
+{
+    if (q8)
+        pv_body(st, ld, n, v, ldv, R, hd, acc, true);
+    else
+        pv_body(st, ld, n, v, ldv, R, hd, acc, false);
 }
 #endif
 
@@ -378,8 +405,8 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
                      int64_t t0, int64_t nq)
 {
     const int64_t hd = c->hd, R = nh_t * nq;
-    const bool f16d = c->f16_direct && R <= F16_DIRECT_ROWS;
-    const bool dot = R < 4 && !f16d, bf = c->bf16 && !dot;
+    const bool direct = c->kv_in_place && R <= IN_PLACE_ROWS;
+    const bool dot = R < 4 && !direct, bf = c->bf16 && !dot;
 
     /* Q rows, pre-scaled; copied before any output is written (out may alias q, ops.h) */
     for (int64_t tt = 0; tt < nq; tt++)
@@ -388,7 +415,7 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
                                                               (t0 + tt) * c->q->nb[2]);
             int64_t rho = tt * nh_t + hh;
             for (int64_t e = 0; e < hd; e++) {
-                if (dot || f16d)
+                if (dot || direct)
                     b->qt[rho * hd + e] = src[e] * c->scale;
                 else
                     b->qt[e * R + rho] = src[e] * c->scale;
@@ -433,12 +460,11 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
             continue;
 
         int64_t ldk, ldv;
-        const float *kr = (bf && c->kp_all) || f16d ? NULL : kv_block(c, c->k, g, j0, n, b->kb, &ldk);
-        if (f16d) {
+        const float *kr = (bf && c->kp_all) || direct ? NULL : kv_block(c, c->k, g, j0, n, b->kb, &ldk);
+        if (direct) {
 #ifdef SEER_MM_X86
-            scores_f16((const uint16_t *)(const void *)kv_row(c->k, g, j0), (int64_t)(c->k->nb[2] / 2), n,
-                       (const uint16_t *)(const void *)kv_row(c->v, g, j0), (int64_t)(c->v->nb[2] / 2), b->qt,
-                       R, hd, b->st, ld);
+            scores_direct(kv_row(c->k, g, j0), (int64_t)c->k->nb[2], (int64_t)c->kv_row_bytes, n, kv_row(c->v, g, j0),
+                          (int64_t)c->v->nb[2], b->qt, R, hd, b->st, ld, c->k->type == DT_Q8_0);
 #endif
         } else if (dot) {
             scores_dot(kr, ldk, n, b->qt, R, hd, b->st, ld);
@@ -476,9 +502,9 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
 
         /* acc{R×hd} += P{R×n}·V{n×hd}; P is st read transposed */
 #ifdef SEER_MM_X86
-        if (f16d) {
-            pv_f16(b->st, ld, n, (const uint16_t *)(const void *)kv_row(c->v, g, j0), (int64_t)(c->v->nb[2] / 2), R,
-                   hd, b->acc);
+        if (direct) {
+            pv_direct(b->st, ld, n, kv_row(c->v, g, j0), (int64_t)c->v->nb[2], R, hd, b->acc,
+                      c->v->type == DT_Q8_0);
             continue;
         }
 #endif
@@ -616,11 +642,14 @@ int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, co
     c.q8_simd = k->type == DT_Q8_0 && mm_x86_available();
     c.vsoft = mm_x86_available();
     c.bf16 = mask->bf16 && !((struct cpu_ctx *)be->ctx)->exact && c.hd % 2 == 0 && mm_avx512_bf16_available();
-    /* halves along hd, rows on whole halves (a KV cache's views are) */
-    c.f16_direct = !c.bf16 && k->type == DT_F16 && v->type == DT_F16 && c.hd % 8 == 0 && mm_x86_available();
-    for (int i = 0; i < 2 && c.f16_direct; i++) {
+    /* K and V of one type, packed along hd, rows on 2-byte boundaries (a KV cache's views are) */
+    c.kv_in_place = !c.bf16 && (k->type == DT_F16 || k->type == DT_Q8_0) && v->type == k->type &&
+                    c.hd % (k->type == DT_Q8_0 ? QK8_0 : 8) == 0 && mm_x86_available() &&
+                    dtype_row_bytes(k->type, c.hd, &c.kv_row_bytes);
+    for (int i = 0; i < 2 && c.kv_in_place; i++) {
         const tensor *t = i ? v : k;
-        c.f16_direct = t->nb[0] == 2 && (uintptr_t)t->data % 2 == 0 && t->nb[1] % 2 == 0 && t->nb[2] % 2 == 0;
+        c.kv_in_place = t->nb[0] == (size_t)dtype_info(t->type)->block_bytes && (uintptr_t)t->data % 2 == 0 &&
+                        t->nb[1] % 2 == 0 && t->nb[2] % 2 == 0;
     }
 #endif
     if (!c.causal) {
