@@ -494,6 +494,11 @@ static const struct op_case attention_cases[] = {
     ATT(64, 4, 1, 70, 200, 130, ATT_CAUSAL, DT_Q8_0, KV_CACHE, OPC_THREADS_REF, 0),
     ATT(96, 8, 2, 50, 50, 0, ATT_RUNS, DT_Q8_0, KV_HEAD_MAJOR, OPC_THREADS_REF, 0),
     ATT(256, 8, 2, 1, 37, 36, ATT_CAUSAL, DT_Q8_0, KV_CACHE, OPC_THREADS_REF | OPC_ALT, 0),
+    /* decode tiles that read the cache in place with 5-8 rows: two tokens of 4 heads (the second
+       sees one key more), and 6 heads of one kv head (rows 6 and 7 pad the second group of 4) */
+    ATT(256, 8, 2, 2, 40, 38, ATT_CAUSAL, DT_F16, KV_CACHE, OPC_THREADS_REF, 0),
+    ATT(256, 8, 2, 2, 40, 38, ATT_CAUSAL, DT_Q8_0, KV_HEAD_MAJOR, OPC_THREADS_REF, 0),
+    ATT(64, 6, 1, 1, 150, 149, ATT_CAUSAL, DT_F16, KV_CACHE, OPC_THREADS_REF, 0),
     /* the Vulkan list: decode over ~2000 cached keys (split-K), prefill and continued prefill,
        the vision tower's bidirectional segments, strided q, out over q, large scores; those
        flagged OPC_SHARED16 also in the smallest tiles (head dim 256: 4 rows x 8 keys) */
