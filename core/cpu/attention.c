@@ -3,7 +3,7 @@
    head h/(nh/nkv), causal mask) and the vision tower (spec §4.5 step 4: attention within each
    image's segment). K and V are f32, f16 or q8_0 and read through their strides (views of a KV
    cache); f16 and q8_0 rows are widened a key block at a time, never the whole cache, except that
-   decode tiles (a few rows) read f16 K/V in place (scores_f16, pv_f16).
+   decode tiles (a few rows) read f16 or q8_0 K/V in place (scores_direct, pv_direct).
    Keys are visited in blocks with an online softmax (running max and sum per query row), so
    the T×Tk score matrix never exists; a block's scores and its P·V update are small GEMMs over
    a tile of (query, head) rows that share one kv head. Tiles run on the backend's pool.
