@@ -384,6 +384,7 @@ static void json_str(const char *s)
 struct roofline {
     double bandwidth;  /* bytes/s */
     uint64_t step_bytes;
+    int64_t kv_tokens; /* cached tokens a timed step reads, on average */
     double ceiling;    /* tokens/s */
 };
 
@@ -435,9 +436,9 @@ static void print_results(const struct opts *o, const char *path, const qwen35_m
     }
     printf("peak RSS  %.1f MiB\n", (double)rss / (1 << 20));
     if (rf->bandwidth > 0)
-        printf("memory    read %.1f GB/s with %d threads; a decode step reads %.1f MiB (weights and recurrent "
-               "state): ceiling %.1f tokens/s\n", rf->bandwidth / 1e9, o->threads,
-               (double)rf->step_bytes / (1 << 20), rf->ceiling);
+        printf("memory    read %.1f GB/s with %d threads; a decode step reads %.1f MiB (weights, recurrent "
+               "state, %lld cached tokens): ceiling %.1f tokens/s\n", rf->bandwidth / 1e9, o->threads,
+               (double)rf->step_bytes / (1 << 20), (long long)rf->kv_tokens, rf->ceiling);
 }
 
 /* ---- the command ----------------------------------------------------------------------------- */
@@ -563,7 +564,9 @@ int cli_bench(int argc, char **argv)
     if (o.n_decode > 0 && !strcmp(backend_name(be), "cpu") && file_bytes > 0) {
         /* 256 MiB: far past any last-level cache, so the reads come from DRAM as the weights' do */
         rf.bandwidth = bench_read_bandwidth(o.threads, (size_t)256 << 20, 5);
-        rf.step_bytes = bench_decode_bytes(m, seqs[0], file_bytes);
+        /* the timed steps see depth + warm-up + 1 .. + n_decode tokens: their mean */
+        rf.kv_tokens = o.depth + o.warmup + (o.n_decode + 1) / 2;
+        rf.step_bytes = bench_decode_bytes(m, seqs[0], file_bytes, rf.kv_tokens);
         rf.ceiling = rf.bandwidth > 0 ? rf.bandwidth / (double)rf.step_bytes : 0;
     }
     print_results(&o, path, m, file_bytes, res, n_res, &rf);

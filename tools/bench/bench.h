@@ -27,9 +27,11 @@ int cli_bench_video(int argc, char **argv);
    without memory for the buffer (bench_membw.c). */
 double bench_read_bandwidth(int threads, size_t bytes, int reps);
 /* Bytes one decode step of model m reads from memory: the weights it uses (file_bytes less an
-   untied token embedding) and the recurrent state of st's GDN layers, read and written. */
+   untied token embedding), the recurrent state of st's GDN layers, read and written, and the
+   attention layers' K and V rows of kv_tokens tokens in st's cache type. */
 struct qwen35_model;
 struct qwen35_state;
-uint64_t bench_decode_bytes(const struct qwen35_model *m, const struct qwen35_state *st, uint64_t file_bytes);
+uint64_t bench_decode_bytes(const struct qwen35_model *m, const struct qwen35_state *st, uint64_t file_bytes,
+                            int64_t kv_tokens);
 
 #endif

@@ -84,7 +84,7 @@ double bench_read_bandwidth(int threads, size_t bytes, int reps)
     return best;
 }
 
-uint64_t bench_decode_bytes(const qwen35_model *m, const qwen35_state *st, uint64_t file_bytes)
+uint64_t bench_decode_bytes(const qwen35_model *m, const qwen35_state *st, uint64_t file_bytes, int64_t kv_tokens)
 {
     uint64_t bytes = file_bytes;
     if (m->output != &m->tok_embd) /* untied: the embedding is read one row per token */
@@ -92,5 +92,7 @@ uint64_t bench_decode_bytes(const qwen35_model *m, const qwen35_state *st, uint6
     for (int64_t l = 0; l < m->cfg.n_layer; l++)
         if (!m->layers[l].is_attn)
             bytes += 2 * ((uint64_t)tensor_nbytes(&st->ssm_state[l]) + (uint64_t)tensor_nbytes(&st->conv_state[l]));
+        else /* nb[2]: one token's row of every kv head */
+            bytes += (uint64_t)kv_tokens * (uint64_t)(st->k_cache[l].nb[2] + st->v_cache[l].nb[2]);
     return bytes;
 }
