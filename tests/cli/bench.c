@@ -98,6 +98,37 @@ static void test_json(void)
     test_run_free(&r);
 }
 
+/* decode_step_bytes of `-n 4 --json` runs after `depth` prompt tokens, in cache type ct; 0 on failure */
+static double step_bytes_at(int depth, const char *ct)
+{
+    char args[1200];
+    snprintf(args, sizeof args, "bench -m '%s' --device cpu -t 1 -p 0 -n 4 --reps 1 -d %d --cache-type %s --json", model,
+             depth, ct);
+    struct test_run r = test_seer(args);
+    json_t *j = r.status == 0 ? json_loads(r.out, 0, NULL) : NULL;
+    const double sb = (double)json_integer_value(json_object_get(j, "decode_step_bytes"));
+    json_decref(j);
+    test_run_free(&r);
+    return sb;
+}
+
+/* A step at depth d also reads the K and V rows of the d tokens cached before it: the tiny model's 2
+   attention layers of 1 kv head of 128 hold 2·2·128·2 = 1,024 bytes a token in f16, 2·2·(4·34) = 544
+   in q8_0 (4 blocks of 34 bytes per row). */
+static void test_depth_bytes(void)
+{
+    const struct {
+        const char *ct;
+        double per_token;
+    } cases[] = {{"f16", 1024}, {"q8_0", 544}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const double b0 = step_bytes_at(0, cases[i].ct), b40 = step_bytes_at(40, cases[i].ct);
+        ok(b0 > 0 && b40 - b0 == 40 * cases[i].per_token,
+           "--json -d 40 --cache-type %s: a decode step reads %.0f bytes more than at -d 0 (want 40 x %.0f)", cases[i].ct,
+           b40 - b0, cases[i].per_token);
+    }
+}
+
 /* --parallel 3: one decode result of 3 × 5 tokens whose rate is those tokens over each timed
    repetition's seconds; the table says parallel 3; with -d each sequence first takes the prompt. */
 static void test_parallel(void)
@@ -244,6 +275,7 @@ int main(void)
     }
     test_table();
     test_json();
+    test_depth_bytes();
     test_parallel();
     test_vulkan();
     test_tokenizer();
