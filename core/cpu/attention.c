@@ -53,6 +53,8 @@ struct attn_ctx {
     int64_t nhp;              /* query heads per tile (r split into r/nhp parts) */
     int64_t qt;               /* queries per tile */
     int64_t n_tiles, n_items; /* tiles per (kv head, head part); items in all */
+    int64_t n_split, split_keys; /* one tile per kv head, its keys in n_split ranges of split_keys */
+    float *part;              /* split: per (kv head, range) the tile's acc {R×hd}, m {R}, l {R} */
     bool kv_direct;           /* f32 K/V whose strides are whole floats: read in place */
     bool q8_simd;             /* q8_0 K/V widened by matmul_x86.h's AVX2 dequantiser */
     bool vsoft;               /* the online softmax in AVX2 lanes (softmax_avx2) */
@@ -401,8 +403,10 @@ static bool seg_block_full(const struct attn_ctx *c, int64_t t0, int64_t nq, int
     return true;
 }
 
+/* Keys [ka, kb) only (of those the tile's queries see); part: leave acc, m and l there unnormalised
+   (a range of a split) instead of writing out. */
 static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_t g, int64_t h0, int64_t nh_t,
-                     int64_t t0, int64_t nq)
+                     int64_t t0, int64_t nq, int64_t ka, int64_t kb, float *part)
 {
     const int64_t hd = c->hd, R = nh_t * nq;
     const bool direct = c->kv_in_place && R <= IN_PLACE_ROWS;
@@ -445,6 +449,7 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
         if (bf) /* key pairs start on even keys; the key before the segment is masked */
             jlo &= ~(int64_t)1;
     }
+    jlo = MAX(jlo, ka), jhi = MIN(jhi, kb);
 
     for (int64_t j0 = jlo; j0 < jhi; j0 += KB) {
         int64_t n = MIN(KB, jhi - j0);
@@ -459,7 +464,7 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
         if (!any)
             continue;
 
-        int64_t ldk, ldv;
+        int64_t ldk = 0, ldv = 0;
         const float *kr = (bf && c->kp_all) || direct ? NULL : kv_block(c, c->k, g, j0, n, b->kb, &ldk);
         if (direct) {
 #ifdef SEER_MM_X86
@@ -530,6 +535,12 @@ static void run_tile(const struct attn_ctx *c, const struct tile_bufs *b, int64_
         cpu_gemm_f32(&pg);
     }
 
+    if (part) {
+        memcpy(part, b->acc, (size_t)(R * hd) * sizeof(float));
+        memcpy(part + R * hd, b->m, (size_t)R * sizeof(float));
+        memcpy(part + R * hd + R, b->l, (size_t)R * sizeof(float));
+        return;
+    }
     for (int64_t tt = 0; tt < nq; tt++)
         for (int64_t hh = 0; hh < nh_t; hh++) {
             int64_t rho = tt * nh_t + hh;
@@ -552,11 +563,17 @@ static void attn_worker(void *p, int ith, int nth)
         long long it = atomic_fetch_add(&c->next, 1);
         if (it >= c->n_items)
             break;
+        if (c->n_split > 1) { /* (kv head, key range): the tile of all the kv head's rows */
+            const int64_t g = it / c->n_split, sp = it % c->n_split, ka = sp * c->split_keys, R = c->r * c->T;
+            run_tile(c, &b, g, g * c->r, c->r, 0, c->T, ka, ka + c->split_keys,
+                     c->part + (size_t)it * (size_t)(R * (c->hd + 2)));
+            continue;
+        }
         /* last tiles first: the longest causal rows start early and the short ones fill in */
         int64_t tile = c->n_tiles - 1 - it % c->n_tiles, rest = it / c->n_tiles;
         int64_t part = rest % n_parts, g = rest / n_parts;
         int64_t t0 = tile * c->qt;
-        run_tile(c, &b, g, g * c->r + part * c->nhp, c->nhp, t0, MIN(c->qt, c->T - t0));
+        run_tile(c, &b, g, g * c->r + part * c->nhp, c->nhp, t0, MIN(c->qt, c->T - t0), 0, c->Tk, NULL);
     }
 }
 
@@ -584,6 +601,33 @@ static void pairs_worker(void *p, int ith, int nth)
     }
 }
 #endif
+
+/* Joins a split's ranges per row: with M the largest running max and w_s = e^(m_s − M) (0 for a range
+   where the row saw no key), out = Σ w_s acc_s / Σ w_s l_s — the online softmax's own rescaling. */
+static void combine_split(const struct attn_ctx *c)
+{
+    const int64_t hd = c->hd, R = c->r * c->T, stride = R * (hd + 2);
+    for (int64_t g = 0; g < c->nkv; g++)
+        for (int64_t rho = 0; rho < R; rho++) {
+            const float *p0 = c->part + g * c->n_split * stride;
+            float mx = -INFINITY, l = 0.0f;
+            for (int64_t sp = 0; sp < c->n_split; sp++)
+                mx = MAX(mx, p0[sp * stride + R * hd + rho]);
+            const int64_t tt = rho / c->r, hh = rho % c->r;
+            float *o = (float *)c->out->data + (tt * c->nh + g * c->r + hh) * hd;
+            memset(o, 0, (size_t)hd * sizeof(float));
+            for (int64_t sp = 0; sp < c->n_split; sp++) {
+                const float *ps = p0 + sp * stride, m = ps[R * hd + rho];
+                if (m == -INFINITY)
+                    continue;
+                const float w = expf(m - mx);
+                l += w * ps[R * hd + R + rho];
+                for (int64_t e = 0; e < hd; e++)
+                    o[e] += w * ps[rho * hd + e];
+            }
+            cpu_vscale(o, o, 1.0f / l, hd); /* every row sees its own key in some range, so l > 0 */
+        }
+}
 
 /* ---- segments -------------------------------------------------------------------------------- */
 
@@ -669,8 +713,17 @@ int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, co
        there would otherwise be fewer items than threads (decoding one token). */
     int nth = threadpool_size(pool);
     bool par = cpu_parallel(be, (double)c.T * (double)c.Tk * (double)(c.nh * c.hd), CPU_PAR_MIN_WORK);
-    c.nhp = c.r;
-    for (;;) {
+    c.nhp = c.r, c.n_split = 1;
+    /* One tile per kv head (decode) and fewer kv heads than threads: split each kv head's keys into
+       ranges of at least KB, each range one item over all its rows, rather than splitting the rows,
+       which would have every thread read all of a kv head's keys. */
+    if (par && c.causal && c.T * c.r <= TILE_ROWS && c.nkv < nth)
+        c.n_split = MIN((nth + c.nkv - 1) / c.nkv, (c.Tk + KB - 1) / KB);
+    if (c.n_split > 1) {
+        c.split_keys = (c.Tk + c.n_split - 1) / c.n_split;
+        c.qt = c.T, c.n_tiles = 1, c.n_items = c.nkv * c.n_split;
+    }
+    for (; c.n_split == 1;) {
         c.qt = MAX(1, MIN(c.T, TILE_ROWS / c.nhp));
         c.n_tiles = (c.T + c.qt - 1) / c.qt;
         c.n_items = c.nkv * (c.r / c.nhp) * c.n_tiles;
@@ -693,10 +746,12 @@ int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, co
 #endif
     struct tile_bufs tb;
     c.ld = (c.nhp * c.qt + 7) / 8 * 8;
-    size_t per = tile_layout(NULL, &c, &tb), total;
-    /* each thread's area rounded to 64 bytes so threads do not share cache lines */
+    size_t per = tile_layout(NULL, &c, &tb), total, part_floats = 0;
+    /* each thread's area rounded to 64 bytes so threads do not share cache lines; then a split's parts */
     if (per == 0 || !size_align(per, 16, &c.scratch_floats) ||
-        !size_mul(c.scratch_floats, par ? (size_t)nth : 1, &total) || !size_mul(total, sizeof(float), &total)) {
+        !size_mul(c.scratch_floats, par ? (size_t)nth : 1, &total) ||
+        (c.n_split > 1 && !size_mul((size_t)c.n_items, (size_t)(c.r * c.T * (c.hd + 2)), &part_floats)) ||
+        !size_add(total, part_floats, &total) || !size_mul(total, sizeof(float), &total)) {
         free(pairs), free(ranges);
         return seer_err(SEER_EINVAL, "op_attention: scratch size overflows (head_dim %lld)", (long long)c.hd);
     }
@@ -705,6 +760,7 @@ int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, co
         free(pairs), free(ranges);
         return seer_err(SEER_ENOMEM, "op_attention: no memory for %zu bytes of scratch", total);
     }
+    c.part = c.scratch + c.scratch_floats * (par ? (size_t)nth : 1);
 #ifdef SEER_MM_X86
     if (pairs) /* through the threads' tile buffers (kb, vb) */
         cpu_run(be, pairs_worker, &c, par);
@@ -714,6 +770,8 @@ int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, co
         threadpool_run(pool, attn_worker, &c);
     else
         attn_worker(&c, 0, 1);
+    if (c.n_split > 1)
+        combine_split(&c);
     free(pairs);
     seer_aligned_free(c.scratch);
     free(ranges);
