@@ -6,7 +6,9 @@
    decode tiles (a few rows) read f16 or q8_0 K/V in place (scores_direct, pv_direct).
    Keys are visited in blocks with an online softmax (running max and sum per query row), so
    the T×Tk score matrix never exists; a block's scores and its P·V update are small GEMMs over
-   a tile of (query, head) rows that share one kv head. Tiles run on the backend's pool.
+   a tile of (query, head) rows that share one kv head. Tiles run on the backend's pool; a decode
+   step with fewer kv heads than threads splits each kv head's keys into ranges instead, whose
+   partial sums are joined at the end (combine_split).
    A backend that is not exact, on CPUs with AVX512-BF16, runs both products on bf16 operands where
    the caller accepts it (attn_mask.bf16: the vision tower; gemm_bf16.h): Q·scale, K, the
    probabilities and V rounded to bf16; the scores, the softmax and the accumulators in f32 — the
