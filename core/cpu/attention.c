@@ -7,8 +7,8 @@
    Keys are visited in blocks with an online softmax (running max and sum per query row), so
    the T×Tk score matrix never exists; a block's scores and its P·V update are small GEMMs over
    a tile of (query, head) rows that share one kv head. Tiles run on the backend's pool; a decode
-   step with fewer kv heads than threads splits each kv head's keys into ranges instead, whose
-   partial sums are joined at the end (combine_split).
+   step over a long cache splits each kv head's keys into ranges, whose partial sums are joined at
+   the end (combine_split).
    A backend that is not exact, on CPUs with AVX512-BF16, runs both products on bf16 operands where
    the caller accepts it (attn_mask.bf16: the vision tower; gemm_bf16.h): Q·scale, K, the
    probabilities and V rounded to bf16; the scores, the softmax and the accumulators in f32 — the
@@ -34,6 +34,8 @@
 #define KB 64
 /* Most rows a tile may have to read an f16 or q8_0 cache in place (scores_direct, pv_direct) */
 #define IN_PLACE_ROWS 8
+/* Keys per range of a decode step's split (cpu_attention) */
+#define SPLIT_KEYS 1024
 /* Target (query, head) rows per tile: enough rows to amortise each K/V block over a GEMM. */
 #define TILE_ROWS 64
 /* The bf16 path rounds K and V to pairs once per call, for all tiles, up to this many bytes (the
@@ -716,11 +718,12 @@ int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, co
     int nth = threadpool_size(pool);
     bool par = cpu_parallel(be, (double)c.T * (double)c.Tk * (double)(c.nh * c.hd), CPU_PAR_MIN_WORK);
     c.nhp = c.r, c.n_split = 1;
-    /* One tile per kv head (decode) and fewer kv heads than threads: split each kv head's keys into
-       ranges of at least KB, each range one item over all its rows, rather than splitting the rows,
-       which would have every thread read all of a kv head's keys. */
-    if (par && c.causal && c.T * c.r <= TILE_ROWS && c.nkv < nth)
-        c.n_split = MIN((nth + c.nkv - 1) / c.nkv, (c.Tk + KB - 1) / KB);
+    /* One tile per kv head (decode) over a long cache: each kv head's keys in ranges of SPLIT_KEYS,
+       each range one item over all the head's rows, so threads beyond the kv heads share the keys
+       rather than the rows (which would have each read all of the head's keys). The ranges depend on
+       the keys only, so the result is the same on any number of threads. */
+    if (c.causal && c.T * c.r <= TILE_ROWS)
+        c.n_split = (c.Tk + SPLIT_KEYS - 1) / SPLIT_KEYS;
     if (c.n_split > 1) {
         c.split_keys = (c.Tk + c.n_split - 1) / c.n_split;
         c.qt = c.T, c.n_tiles = 1, c.n_items = c.nkv * c.n_split;

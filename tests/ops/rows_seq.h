@@ -499,11 +499,11 @@ static const struct op_case attention_cases[] = {
     ATT(256, 8, 2, 2, 40, 38, ATT_CAUSAL, DT_F16, KV_CACHE, OPC_THREADS_REF, 0),
     ATT(256, 8, 2, 2, 40, 38, ATT_CAUSAL, DT_Q8_0, KV_HEAD_MAJOR, OPC_THREADS_REF, 0),
     ATT(64, 6, 1, 1, 150, 149, ATT_CAUSAL, DT_F16, KV_CACHE, OPC_THREADS_REF, 0),
-    /* decode with fewer kv heads than threads: each kv head's keys split into ranges, joined after
-       (2 kv heads on 3 threads, one kv head on 2 and 3, two tokens of a kv head on 3) */
-    ATT(256, 8, 2, 1, 600, 599, ATT_CAUSAL, DT_F16, KV_CACHE, OPC_THREADS_REF, 0),
-    ATT(128, 4, 1, 1, 700, 699, ATT_CAUSAL, DT_Q8_0, KV_HEAD_MAJOR, OPC_THREADS_REF, 0),
-    ATT(256, 8, 2, 2, 400, 398, ATT_CAUSAL, DT_F16, KV_CACHE, OPC_THREADS_REF, 0),
+    /* decode over more than SPLIT_KEYS (1024) cached keys: each kv head's keys in ranges, joined
+       after (two ranges, the last short; three of q8_0; two tokens), on 1, 2 and 3 threads */
+    ATT(256, 8, 2, 1, 1100, 1099, ATT_CAUSAL, DT_F16, KV_CACHE, OPC_THREADS_REF, 0),
+    ATT(128, 4, 1, 1, 2500, 2499, ATT_CAUSAL, DT_Q8_0, KV_HEAD_MAJOR, OPC_THREADS_REF, 0),
+    ATT(256, 8, 2, 2, 1300, 1298, ATT_CAUSAL, DT_F16, KV_CACHE, OPC_THREADS_REF, 0),
     /* the Vulkan list: decode over ~2000 cached keys (split-K), prefill and continued prefill,
        the vision tower's bidirectional segments, strided q, out over q, large scores; those
        flagged OPC_SHARED16 also in the smallest tiles (head dim 256: 4 rows x 8 keys) */
