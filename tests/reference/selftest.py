@@ -318,9 +318,13 @@ def check_preset(preset, seed, tmp, rng):
     p /= p.sum(axis=1, keepdims=True)
     top = np.sort(p, axis=1)[:, ::-1]
     mean_top1 = float(top[:, 0].mean())
-    tap.ok(0.1 <= mean_top1 <= 0.9 and top[:, 0].max() < 0.999 and np.median(top[:, 0] - top[:, 1]) > 0.01
+    # A random model may peak at a position or two (the gate once drew a top-1 above 0.999 among ~100):
+    # what must not happen is most positions one-hot.
+    peaked = float((top[:, 0] >= 0.999).mean())
+    tap.ok(0.1 <= mean_top1 <= 0.9 and peaked <= 0.1 and np.median(top[:, 0] - top[:, 1]) > 0.01
            and a.shape == (len(prompt), V),
            f"{preset}: next-token distributions neither flat nor one-hot (mean top-1 p {mean_top1:.3f}, "
+           f"{peaked:.0%} of positions with top-1 >= 0.999, <= 10 %; "
            f"median top-2 gap {np.median(top[:, 0] - top[:, 1]):.3f})")
 
 
