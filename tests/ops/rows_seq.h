@@ -500,7 +500,7 @@ static const struct op_case attention_cases[] = {
     ATT(256, 8, 2, 2, 40, 38, ATT_CAUSAL, DT_Q8_0, KV_HEAD_MAJOR, OPC_THREADS_REF, 0),
     ATT(64, 6, 1, 1, 150, 149, ATT_CAUSAL, DT_F16, KV_CACHE, OPC_THREADS_REF, 0),
     /* decode over more than SPLIT_KEYS (1024) cached keys: each kv head's keys in ranges, joined
-       after (two ranges, the last short; three of q8_0; two tokens), on 1, 2 and 3 threads */
+       after (two ranges of 550; three of q8_0, 834 and 832; two tokens), on 1, 2 and 3 threads */
     ATT(256, 8, 2, 1, 1100, 1099, ATT_CAUSAL, DT_F16, KV_CACHE, OPC_THREADS_REF, 0),
     ATT(128, 4, 1, 1, 2500, 2499, ATT_CAUSAL, DT_Q8_0, KV_HEAD_MAJOR, OPC_THREADS_REF, 0),
     ATT(256, 8, 2, 2, 1300, 1298, ATT_CAUSAL, DT_F16, KV_CACHE, OPC_THREADS_REF, 0),
