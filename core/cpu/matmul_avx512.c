@@ -465,13 +465,19 @@ I512 void kern_i16(const struct i16_panel *p, const int16_t *const *xq, const fl
 }
 
 /* Where kern_u8 reads a tile's two strips of 16 weight rows: per strip s, block b's quads at
-   q[s] + 512·b (a u8_panel's q[s][b], or a Q8_0 matrix laid out as qdot_q8r.c says, read in place),
-   its scales at d[s] + 16·b as f32 (the panel) or f16 (`half`: the layout), the panel's m likewise. */
+   q[s] + 512·b and its f32 scales at d[s] + 16·b (a u8_panel's q[s][b] and d[s][b], its m
+   likewise), or, for a Q8_0 matrix laid out as qdot_q8r.c says and read in place (`half`: f16
+   scales), both at their q8r_quads_at(b) and q8r_scales_at(b) from q[s] (d unused). */
 struct u8_src {
     const uint8_t *q[2];
     const void *d[2];
     const float *m[2];
 };
+
+I512 const uint8_t *u8_quads(const struct u8_src *src, int s, int64_t b, bool half)
+{
+    return src->q[s] + (half ? q8r_quads_at(b) : (size_t)(512 * b));
+}
 
 /* Strip s's 16 scales of block b (or its m). */
 I512 __m512 u8_scales(const struct u8_src *src, int s, int64_t b, bool half, bool m)
@@ -479,7 +485,7 @@ I512 __m512 u8_scales(const struct u8_src *src, int s, int64_t b, bool half, boo
     if (m)
         return _mm512_load_ps(src->m[s] + 16 * b);
     if (half)
-        return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)src->d[s] + 16 * b)));
+        return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(src->q[s] + q8r_scales_at(b))));
     return _mm512_load_ps((const float *)src->d[s] + 16 * b);
 }
 
@@ -510,8 +516,8 @@ I512 void kern_u8(const struct u8_src *src, const bool half, const int8_t *const
                                                   : _mm512_set1_epi32(-32 * xqsum[n][2 * b + h]);
             UNROLL
             for (int i = steps * h; i < steps * (h + 1); i++) {
-                const __m512i w0 = _mm512_loadu_si512(src->q[0] + 512 * b + 64 * i);
-                const __m512i w1 = _mm512_loadu_si512(src->q[1] + 512 * b + 64 * i);
+                const __m512i w0 = _mm512_loadu_si512(u8_quads(src, 0, b, half) + 64 * i);
+                const __m512i w1 = _mm512_loadu_si512(u8_quads(src, 1, b, half) + 64 * i);
                 UNROLL
                 for (int n = 0; n < nr; n++) {
                     int32_t quad;
@@ -671,8 +677,8 @@ T512 void mm_avx512_tile(const struct mm_job *j, int64_t m0, void *scratch)
         if (i8 && j->q8r) { /* read in place: a 16-row tile's second strip is its first, masked off */
             for (int s = 0; s < 2; s++) {
                 const int64_t u = m0 / 16 + (mb > 16 ? s : 0);
-                src.q[s] = q8r_unit_quads(j->q8r, u) + 512 * (kc / 32);
-                src.d[s] = q8r_unit_scales(j->q8r, u) + 16 * (kc / 32);
+                src.q[s] = q8r_unit_base(j->q8r, u) + q8r_quads_at(kc / 32); /* kc / 32 even: a pair's start */
+                src.d[s] = NULL;
                 src.m[s] = NULL;
             }
         } else if (i8) {

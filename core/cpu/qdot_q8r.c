@@ -9,13 +9,17 @@
    get the kernel below, which sums 16 rows per VPDPBUSD as qdot_q4r.c does for Q4_K. CPUs with
    AMX tiles take qdot_amx.c's layout instead.
 
-   Layout (TL_Q8_0_R16). Per unit of 16 rows, nb = K/32 blocks, nb·544 bytes = the 16 rows' bytes,
-   units one after another (each thread's units are one sequential stream, the matrix keeps its
-   size):
-     quads[nb][8][64]   block j, chunk c: bytes 4r .. 4r+3 = row r's qs[4c .. 4c+3] + 128 (the
-                        signed byte with its top bit flipped: VPDPBUSD's unsigned operand)
-     d[nb][16]          row r's f16 scale of block j
-   With nb even (q8r_layout_fits) every unit starts on a 64-byte line, and so does every chunk.
+   Layout (TL_Q8_0_R16). Per unit of 16 rows, nb = K/32 blocks (nb even: q8r_layout_fits),
+   nb·544 bytes = the 16 rows' bytes, units one after another; per pair of blocks j, j+1:
+     quads[2][8][64]   block j+i, chunk c: bytes 4r .. 4r+3 = row r's qs[4c .. 4c+3] + 128 (the
+                       signed byte with its top bit flipped: VPDPBUSD's unsigned operand)
+     d[2][16]          row r's f16 scale of block j+i
+   1,088 bytes = 17 lines, so every pair, chunk and pair's scales start on a 64-byte line.
+   Why pairs: a decode product reads its matrix once, and one thread's units are then one
+   sequential stream, which the hardware prefetcher follows at the read loop's rate. With all of
+   a unit's quads first and its scales after them, two streams, it read 20–21 GB/s where a plain
+   read of the same bytes gave 31–33, and no software prefetch distance closed the gap
+   (docs/PERFORMANCE.md, "Q8_0 decode: one stream per thread").
 
    Arithmetic, per row r, activation row x (Q8_0 form: steps xd_j, values, xb_j = −128·Σ_j q) and
    block j in order:
@@ -35,20 +39,12 @@
 #include "core/quant.h"
 
 #define UNIT_BLOCK_BYTES (Q8R_ROWS * sizeof(block_q8_0)) /* 544: one block of the unit's 16 rows */
-#define QUAD_BYTES 512                                  /* a block's quads: 8 chunks of 64 bytes */
 
 static int64_t n_blocks(const tensor *w) { return w->ne[0] / QK8_0; }
 
-static const char *unit_at(const tensor *w, int64_t u)
+const uint8_t *q8r_unit_base(const tensor *w, int64_t u)
 {
-    return (const char *)w->data + (size_t)u * (size_t)n_blocks(w) * UNIT_BLOCK_BYTES;
-}
-
-const uint8_t *q8r_unit_quads(const tensor *w, int64_t u) { return (const uint8_t *)unit_at(w, u); }
-
-const uint16_t *q8r_unit_scales(const tensor *w, int64_t u)
-{
-    return (const uint16_t *)(const void *)(unit_at(w, u) + (size_t)n_blocks(w) * QUAD_BYTES);
+    return (const uint8_t *)w->data + (size_t)u * (size_t)n_blocks(w) * UNIT_BLOCK_BYTES;
 }
 
 bool q8r_layout_fits(const tensor *w)
@@ -65,16 +61,16 @@ bool q8r_layout(tensor *w)
     if (!scratch)
         return false;
     for (int64_t u = 0; u < w->ne[1] / Q8R_ROWS; u++) {
-        uint8_t *quads = (uint8_t *)w->data + (size_t)u * unit; /* the same bytes */
-        uint16_t *d = (uint16_t *)(void *)(quads + (size_t)nb * QUAD_BYTES);
-        memcpy(scratch, quads, unit);
+        uint8_t *unit_bytes = (uint8_t *)w->data + (size_t)u * unit; /* the same bytes */
+        memcpy(scratch, unit_bytes, unit);
         for (int r = 0; r < Q8R_ROWS; r++)
             for (int64_t j = 0; j < nb; j++) {
                 const block_q8_0 *b = (const block_q8_0 *)(const void *)(scratch + (size_t)r * rb) + j;
-                d[Q8R_ROWS * j + r] = b->d;
+                uint8_t *quads = unit_bytes + q8r_quads_at(j);
+                memcpy(unit_bytes + q8r_scales_at(j) + 2 * r, &b->d, 2);
                 for (int c = 0; c < 8; c++)
                     for (int k = 0; k < 4; k++)
-                        quads[(size_t)j * QUAD_BYTES + 64 * c + 4 * r + k] = (uint8_t)(b->qs[4 * c + k] ^ 0x80);
+                        quads[64 * c + 4 * r + k] = (uint8_t)(b->qs[4 * c + k] ^ 0x80);
             }
     }
     free(scratch);
@@ -84,15 +80,16 @@ bool q8r_layout(tensor *w)
 
 void q8r_dequant(const tensor *w, int64_t r, int64_t k0, float *dst, int64_t n)
 {
-    const uint8_t *quads = q8r_unit_quads(w, r / Q8R_ROWS);
-    const uint16_t *d = q8r_unit_scales(w, r / Q8R_ROWS);
+    const uint8_t *unit = q8r_unit_base(w, r / Q8R_ROWS);
     const int lane = (int)(r % Q8R_ROWS);
     for (int64_t k = 0; k < n; k += QK8_0) {
         const int64_t j = (k0 + k) / QK8_0;
-        block_q8_0 b = {.d = d[Q8R_ROWS * j + lane]};
+        const uint8_t *quads = unit + q8r_quads_at(j);
+        block_q8_0 b;
+        memcpy(&b.d, unit + q8r_scales_at(j) + 2 * lane, 2);
         for (int c = 0; c < 8; c++)
             for (int i = 0; i < 4; i++)
-                b.qs[4 * c + i] = (int8_t)(quads[(size_t)j * QUAD_BYTES + 64 * c + 4 * lane + i] ^ 0x80);
+                b.qs[4 * c + i] = (int8_t)(quads[64 * c + 4 * lane + i] ^ 0x80);
         dequantize_row(DT_Q8_0, &b, dst + k, QK8_0);
     }
 }
@@ -118,8 +115,7 @@ T512 __attribute__((always_inline)) static inline void unit_n(const tensor *w, i
                                                               float *out, size_t out_stride, const int nx)
 {
     const int64_t nb = n_blocks(w);
-    const uint8_t *quads = q8r_unit_quads(w, u);
-    const uint16_t *d = q8r_unit_scales(w, u);
+    const uint8_t *unit = q8r_unit_base(w, u);
     const float *xd[Q8R_MAX_X];
     const int8_t *xq[Q8R_MAX_X];
     const int32_t *xb[Q8R_MAX_X];
@@ -131,18 +127,11 @@ T512 __attribute__((always_inline)) static inline void unit_n(const tensor *w, i
         xb[n] = (const int32_t *)(const void *)(xq[n] + QK8_0 * nb);
         acc[n] = _mm512_setzero_ps();
     }
+    /* No software prefetch: the unit is read front to back, which the hardware prefetcher follows
+       (hints into L2 4 and 16 blocks ahead, which the two-stream layout needed, cost 2–3 GB/s
+       here). */
     for (int64_t j = 0; j < nb; j++) {
-        const uint8_t *q = quads + (size_t)j * QUAD_BYTES;
-        /* Blocks ahead into L2 (the stream is sequential, but the hardware prefetcher stops at
-           every 4 KiB page), and the scales, a second stream: one sequence, 0.8B, 1 thread,
-           tokens/s against 24.1–24.6 on the file's layout: no hints 21.3–21.5; the next two
-           blocks into L1 22.0–23.1; L2 hints 1 and 4 ahead 23.4, 2 and 8 24.6, 4 and 16 25.2,
-           8 and 24 25.1 (a scale's miss stalled the first versions). */
-        for (int l = 0; l < QUAD_BYTES; l += 64) {
-            _mm_prefetch((const char *)q + 4 * QUAD_BYTES + l, _MM_HINT_T2);
-            _mm_prefetch((const char *)q + 16 * QUAD_BYTES + l, _MM_HINT_T2);
-        }
-        _mm_prefetch((const char *)(d + Q8R_ROWS * (j + 16)), _MM_HINT_T2);
+        const uint8_t *q = unit + q8r_quads_at(j);
         __m512i a[Q8R_MAX_X];
         UNROLL
         for (int n = 0; n < nx; n++)
@@ -157,7 +146,7 @@ T512 __attribute__((always_inline)) static inline void unit_n(const tensor *w, i
                 a[n] = _mm512_dpbusd_epi32(a[n], v, _mm512_set1_epi32(quad));
             }
         }
-        const __m512 wd = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(d + Q8R_ROWS * j)));
+        const __m512 wd = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(unit + q8r_scales_at(j))));
         UNROLL
         for (int n = 0; n < nx; n++)
             acc[n] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a[n]), _mm512_mul_ps(wd, _mm512_set1_ps(xd[n][j])), acc[n]);

@@ -27,11 +27,16 @@ bool q8r_layout(tensor *w);
 /* Values k0..k0+n−1 (whole blocks) of row r as f32, equal to dequantize_row on the file's layout
    (get_rows and the f32 path read the matrix this way). */
 void q8r_dequant(const tensor *w, int64_t r, int64_t k0, float *dst, int64_t n);
-/* Unit u's quads and f16 scales (qdot_q8r.c's layout): block j's 16 rows × 32 values, q + 128, at
-   q + 512·j, as prefill's int8 panel holds a block (matmul_avx512.c reads it there, unpacked), and
-   their scales at d + 16·j. */
-const uint8_t *q8r_unit_quads(const tensor *w, int64_t u);
-const uint16_t *q8r_unit_scales(const tensor *w, int64_t u);
+/* Unit u's first byte, and where block j's quads (16 rows × 32 values, q + 128, as prefill's int8
+   panel holds a block: matmul_avx512.c reads them there, unpacked) and its 16 f16 scales lie from
+   it (qdot_q8r.c's layout: blocks in pairs, each pair's scales after its quads). */
+#define Q8R_PAIR_BYTES (2 * Q8R_ROWS * 34) /* two blocks of 16 rows: 2 × 512 quad bytes + 2 × 32 scale bytes */
+const uint8_t *q8r_unit_base(const tensor *w, int64_t u);
+static inline size_t q8r_quads_at(int64_t j) { return (size_t)(j >> 1) * Q8R_PAIR_BYTES + (size_t)(j & 1) * 512; }
+static inline size_t q8r_scales_at(int64_t j)
+{
+    return (size_t)(j >> 1) * Q8R_PAIR_BYTES + 1024 + (size_t)(j & 1) * 32;
+}
 /* Σ w·x for the Q8R_ROWS rows of unit u of w and nx ≤ Q8R_MAX_X activation rows in Q8_0 form
    (qdot_quantize_act(DT_Q8_0, ...), x_rb bytes apart): out[n·out_stride + r]. Each row's result
    is the same whatever nx is. */
