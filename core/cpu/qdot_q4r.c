@@ -208,10 +208,11 @@ T512 __attribute__((always_inline)) static inline void unit_n(const tensor *w, i
         acc[n] = _mm512_setzero_ps();
     for (int64_t i = 0; i < nsb; i++) {
         const r16_view s = view_of(base + (size_t)i * unit_bytes, q5);
-        /* the unit two ahead into L1 (the stream is sequential; the hardware prefetcher stops at
-           every 4 KiB page): 10.1 → 10.6 GB/s for one row, 7.9 → 8.3–9.3 for four, in isolation */
-        for (size_t l = 0; l < unit_bytes; l += 64)
-            _mm_prefetch((const char *)s.d + 2 * unit_bytes + l, _MM_HINT_T0);
+        /* No software prefetch: a thread's units are one sequential stream, which the hardware
+           prefetcher follows. The unit two ahead into L1 had helped a little once (10.1 → 10.6
+           GB/s for one row); on this project's AVX-512 VM it cost a quarter: Q4_K 23 against 31,
+           Q5_K 22 against 25 GB/s (ops_bench --decode, alternating; docs/PERFORMANCE.md, "Decode
+           products: one stream per thread, no software prefetch"). */
         __m512 dsc[8], dmn[8], t[Q4R_MAX_X];
         UNROLL
         for (int j = 0; j < 8; j++)

@@ -144,12 +144,11 @@ T512 __attribute__((always_inline)) static inline void unit_n(const tensor *w, i
         acc[n] = _mm512_setzero_ps();
     for (int64_t i = 0; i < nsb; i++) {
         const q6r_unit16 *s = unit_at(w, u, i);
-        /* the unit two ahead into L2. With the steps in the order they are read, this took one
-           thread from 20–21 to 22.5–25.7 GB/s (ops_bench --decode, alternating); the same lines
-           into L1 (_MM_HINT_T0, as qdot_q4r.c does), 1 or 3 units ahead, or spread over the steps
-           were slower, and into L1 with the file's order of chunks 9–11 GB/s */
-        for (int l = 0; l < (int)sizeof(q6r_unit16); l += 64)
-            _mm_prefetch((const char *)(s + 2) + l, _MM_HINT_T2);
+        /* No software prefetch: the units are read front to back, which the hardware prefetcher
+           follows. The unit two ahead into L2 had taken one thread from 20–21 to 22.5–25.7 GB/s
+           when the steps were first stored in reading order; without it, on the same kind of VM
+           later, 29–30 against 22–23 (ops_bench --decode, alternating; docs/PERFORMANCE.md,
+           "Decode products: one stream per thread, no software prefetch"). */
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)s->d));
         const block_q8k *xb[Q6R_MAX_X];
         __m512 t[Q6R_MAX_X];

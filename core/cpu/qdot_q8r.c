@@ -19,7 +19,7 @@
    sequential stream, which the hardware prefetcher follows at the read loop's rate. With all of
    a unit's quads first and its scales after them, two streams, it read 20–21 GB/s where a plain
    read of the same bytes gave 31–33, and no software prefetch distance closed the gap
-   (docs/PERFORMANCE.md, "Q8_0 decode: one stream per thread").
+   (docs/PERFORMANCE.md, "Decode products: one stream per thread, no software prefetch").
 
    Arithmetic, per row r, activation row x (Q8_0 form: steps xd_j, values, xb_j = −128·Σ_j q) and
    block j in order:
