@@ -10,8 +10,10 @@
    matrix-vector kernel). --decode times instead the text model's decode product alone: one
    activation row against a 1024-wide matrix of each quantised type, of -n MiB (default 256: far
    beyond the caches, as a decode step's weights are; 1 fits in L2 and gives the kernel's own
-   rate), in GB/s of weights read, the best of --reps; the CPU backend lays the matrices out as it
-   does a model's (cpu.c cpu_weight_prepare). Built on request:
+   rate), in GB/s of weights read, the best of --reps, and as a share of the read loop `seer bench`
+   takes as its ceiling (tools/bench/bench_membw.c, the same threads, measured just before each
+   type, as the machine's rate moves from minute to minute); the CPU backend lays the matrices out
+   as it does a model's (cpu.c cpu_weight_prepare). Built on request:
    cmake --build build --target ops_bench.
      ops_bench [-t THREADS] [-n PATCHES] [--reps R] [--exact] [--vulkan | --plain]
      ops_bench --decode [-t THREADS] [-n MIB] [--reps R] */
@@ -28,6 +30,7 @@
 #include "core/tensor.h"
 #include "core/util.h"
 #include "seer.h"
+#include "tools/bench/bench.h"
 #if SEER_HAVE_VULKAN
 #include "vulkan/vulkan.h"
 #endif
@@ -84,11 +87,11 @@ static int fill(tensor *t)
 
 /* --decode: y = W·x for one x, W {1024, M} of type t, M rows to make mib MiB or more. The rows are
    256 distinct quantised rows repeated: the bytes read are the point, not their values. */
-static int decode_products(backend *be, int64_t mib, int reps)
+static int decode_products(backend *be, int threads, int64_t mib, int reps)
 {
     static const enum dtype types[] = {DT_Q8_0, DT_Q4_K, DT_Q5_K, DT_Q6_K};
     const int64_t K = 1024, distinct = 256;
-    printf("type\trows\tMiB\tseconds (best of %d)\tGB/s\n", reps);
+    printf("type\trows\tMiB\tseconds (best of %d)\tGB/s\tread loop GB/s\tshare\n", reps);
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
         const enum dtype t = types[ti];
         size_t rb;
@@ -115,10 +118,11 @@ static int decode_products(backend *be, int64_t mib, int reps)
             return 1;
         }
         double best;
+        const double read = bench_read_bandwidth(threads, (size_t)256 << 20, 5);
         TIME_BEST(be, reps, best, op_matmul(be, &o, &w, &x));
         const double bytes = (double)rb * (double)M;
-        printf("%s\t%lld\t%.0f\t%.5f\t%.1f\n", dtype_name(t), (long long)M, bytes / 1048576.0, best,
-               bytes / best / 1e9);
+        printf("%s\t%lld\t%.0f\t%.5f\t%.1f\t%.1f\t%.0f %%\n", dtype_name(t), (long long)M, bytes / 1048576.0, best,
+               bytes / best / 1e9, read / 1e9, read > 0 ? 100.0 * bytes / best / read : 0.0);
         free(rows), free(all), free(f);
         for (int i = 0; i < 3; i++)
             backend_buffer_free(b[i]);
@@ -171,7 +175,7 @@ int main(int argc, char **argv)
     backend_cpu_set_exact(be, exact);
     backend_vulkan_set_exact(be, exact);
     if (decode) {
-        const int rc = decode_products(be, n_given ? N : 256, reps);
+        const int rc = decode_products(be, threads, n_given ? N : 256, reps);
         backend_free(be);
         return rc;
     }
