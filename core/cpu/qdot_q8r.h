@@ -30,7 +30,7 @@ void q8r_dequant(const tensor *w, int64_t r, int64_t k0, float *dst, int64_t n);
 /* Unit u's first byte, and where block j's quads (16 rows × 32 values, q + 128, as prefill's int8
    panel holds a block: matmul_avx512.c reads them there, unpacked) and its 16 f16 scales lie from
    it (qdot_q8r.c's layout: blocks in pairs, each pair's scales after its quads). */
-#define Q8R_PAIR_BYTES (2 * Q8R_ROWS * 34) /* two blocks of 16 rows: 2 × 512 quad bytes + 2 × 32 scale bytes */
+#define Q8R_PAIR_BYTES (2 * (512 + 2 * Q8R_ROWS)) /* two blocks: 2 × 512 quad bytes, then 2 × 16 f16 scales */
 const uint8_t *q8r_unit_base(const tensor *w, int64_t u);
 static inline size_t q8r_quads_at(int64_t j) { return (size_t)(j >> 1) * Q8R_PAIR_BYTES + (size_t)(j & 1) * 512; }
 static inline size_t q8r_scales_at(int64_t j)
