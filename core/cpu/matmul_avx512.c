@@ -677,6 +677,7 @@ T512 void mm_avx512_tile(const struct mm_job *j, int64_t m0, void *scratch)
         if (i8 && j->q8r) { /* read in place: a 16-row tile's second strip is its first, masked off */
             for (int s = 0; s < 2; s++) {
                 const int64_t u = m0 / 16 + (mb > 16 ? s : 0);
+                _Static_assert(MM512_KC % 64 == 0, "a chunk starts on a pair of Q8_0 blocks");
                 src.q[s] = q8r_unit_base(j->q8r, u) + q8r_quads_at(kc / 32); /* kc / 32 even: a pair's start */
                 src.d[s] = NULL;
                 src.m[s] = NULL;
