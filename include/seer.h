@@ -317,10 +317,14 @@ SEER_API int seer_generate_tokens(seer_context *ctx, const int32_t *ids, size_t 
    a text prompt (for a chat, the messages the context has not seen and the assistant's opening)
    is fed by the steps, in the same passes as the other replies' tokens, up to 128 prompt rows a
    step (512 when no reply is decoding), so several prompts share a pass and a long one delays the
-   replies beside it by a step, not by the whole prompt. Replies join and leave as they start and
-   end. Each reply is the one seer_chat_generate (or seer_generate_text) would give its context
-   alone: the same sampler, stop rules, grammar and callbacks, and — greedy — the same tokens
-   (the logits agree to rounding). Each context keeps its own KV cache and state, so memory grows
+   replies beside it by a step, not by the whole prompt. A step carries one whole micro-batch of a
+   prompt (its context's n_batch rows, or the rest), as the prompt passes through the model alone;
+   only a micro-batch larger than the step's room (an n_batch above 128 beside decoding replies,
+   such as the default 512) is cut at the room. Replies join and leave as they start and end. Each
+   reply is the one seer_chat_generate (or seer_generate_text) would give its context alone: the
+   same sampler, stop rules, grammar and callbacks, and — greedy — the same tokens, except that a
+   prompt cut at a step's room is rounded differently, so its reply may part from the one alone
+   where two tokens nearly tie. Each context keeps its own KV cache and state, so memory grows
    with the number of contexts, not with the batch. A loop:
 
        for each of the first N jobs: set up its context, seer_batch_add_chat(b, ctx, &params)

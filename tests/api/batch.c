@@ -284,14 +284,15 @@ static void check_errors(seer_model *m)
     ok(rc == SEER_OK && seer_batch_add_chat(b2, small, &p) == SEER_EINVAL && strstr(seer_last_error(), "-c") &&
        seer_batch_active(b2) == 0, "a prompt too long for its context is refused, nothing added: %s", seer_last_error());
     /* a chat prompt is fed by the steps (nothing at add); one longer than a step's 512 prompt rows
-       (no other reply decoding), cancelled by on_progress, ends cut short in the first step */
+       (no other reply decoding, a micro-batch of 512: a step carries whole micro-batches of a
+       prompt, one a step), cancelled by on_progress, ends cut short in the first step */
     seer_generate_params pc = test_greedy(5);
     pc.on_progress = cancel_prompt;
     seer_context *mid = NULL;
     char words[4000] = "";
     for (int i = 0; i < 150; i++)
         strcat(words, i % 3 ? "river stone " : "cloud lamp ");
-    rc = seer_context_create(m, &(seer_context_params){.n_ctx = 2048, .n_batch = 16}, &mid);
+    rc = seer_context_create(m, &(seer_context_params){.n_ctx = 2048, .n_batch = 512}, &mid);
     rc = rc ? rc : seer_chat_add(mid, "user", words);
     rc = rc ? rc : seer_batch_add_chat(b2, mid, &pc);
     seer_snapshot *held = NULL;
