@@ -250,20 +250,22 @@ int seer_batch_step(seer_batch *b)
     /* then the prompts still to feed, in slot order, as many rows as the step has room for. A prompt
        fed alone goes through the model in pieces of its context's micro-batch from its first token
        (prefill_text, qwen35_eval), and where a piece ends changes the bits (the attention tiles and
-       the Gated DeltaNet's chunks see other rows together), so a step carries whole pieces: one that
-       does not fit the room left waits for the next step, which has room for it first. Only a piece
-       larger than a step's whole room (a micro-batch above BATCH_PROMPT_ROWS, such as the default
-       512, beside decoding replies) is cut, and that prompt's reply may then differ from its reply
-       alone by the rounding of its prompt. */
+       the Gated DeltaNet's chunks see other rows together), so a step carries at most one whole
+       piece of each prompt; one that does not fit the room left waits for a later step (the first
+       slot with prompt rows always has room for a piece of BATCH_PROMPT_ROWS or fewer). Only a
+       piece larger than a step's whole room (a micro-batch above BATCH_PROMPT_ROWS, such as the
+       default 512, beside decoding replies) is cut, and that prompt's reply may then differ from
+       its reply alone by the rounding of its prompt. */
     const int64_t budget = n > 0 ? BATCH_PROMPT_ROWS : BATCH_PROMPT_ROWS_ALONE;
     room = budget;
     for (int i = 0; i < b->max && room > 0; i++) {
         struct slot *s = &b->slots[i];
         const int32_t *left;
-        if (s->state != SLOT_ACTIVE || reply_prompt_left(&s->rp, &left) == 0)
+        const int64_t n_left = s->state == SLOT_ACTIVE ? (int64_t)reply_prompt_left(&s->rp, &left) : 0;
+        if (n_left == 0)
             continue;
         const int64_t piece = s->c->st->n_ubatch, to_end = piece - (int64_t)s->rp.n_fed_early % piece;
-        int64_t k = MIN((int64_t)reply_prompt_left(&s->rp, &left), to_end);
+        int64_t k = MIN(n_left, to_end);
         if (k > room)
             k = piece <= budget ? 0 : room;
         if (k == 0)

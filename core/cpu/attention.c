@@ -718,10 +718,10 @@ int cpu_attention(backend *be, tensor *out, const tensor *q, const tensor *k, co
     int nth = threadpool_size(pool);
     bool par = cpu_parallel(be, (double)c.T * (double)c.Tk * (double)(c.nh * c.hd), CPU_PAR_MIN_WORK);
     c.nhp = c.r, c.n_split = 1;
-    /* One tile per kv head (decode) over a long cache: each kv head's keys in equal ranges of at most SPLIT_KEYS,
-       each range one item over all the head's rows, so threads beyond the kv heads share the keys
-       rather than the rows (which would have each read all of the head's keys). The ranges depend on
-       the keys only, so the result is the same on any number of threads. */
+    /* One tile per kv head (decode) over a long cache: each kv head's keys in equal ranges of at
+       most SPLIT_KEYS, each range one item over all the head's rows, so threads beyond the kv heads
+       share the keys rather than the rows (which would have each read all of the head's keys). The
+       ranges depend on the keys only, so the result is the same on any number of threads. */
     if (c.causal && c.T * c.r <= TILE_ROWS)
         c.n_split = (c.Tk + SPLIT_KEYS - 1) / SPLIT_KEYS;
     if (c.n_split > 1) {
