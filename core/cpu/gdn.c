@@ -63,6 +63,7 @@ struct gdn_ctx {
     int64_t dk, dv, Hk, Hv, T;
     float *scratch;                     /* per-thread work areas, scratch_floats each */
     bool wide;                          /* the recurrent form's AVX2 + FMA passes apply */
+    bool wide512;                       /* and its read pass in AVX-512 */
     size_t scratch_floats;
     threadpool_queue heads;             /* heads are the unit of work (threads.h) */
 };
@@ -156,6 +157,37 @@ GDN_X86 static void state_tmatvec2_avx2(const float *S, int64_t dk, int64_t dv, 
     }
 }
 
+/* The read pass in 512-bit vectors where the CPU has AVX-512 and dv is a multiple of 128: 128
+   columns at a time (16 accumulators), so each row of the state is read whole and a head's state
+   is one sequential stream. A decode token finds the state cold (a step's weights pass through
+   the caches between tokens), and the pass above visits each row four times, 128 bytes each: perf
+   of 0.8B Q8_0 decode, 1 thread, put 5 % of the step in it, where reading the 18 MB at the read
+   loop's rate takes 1.4 %. The same sums in the same order per column as the AVX2 pass: the same
+   bits. */
+#define GDN_512 __attribute__((target("avx512f,avx2,fma")))
+GDN_512 static void state_tmatvec2_avx512(const float *S, int64_t dk, int64_t dv, const float *k, const float *q,
+                                          float *ks, float *qs)
+{
+    for (int64_t c = 0; c < dv; c += 128) {
+        __m512 ka[8], qa[8];
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++)
+            ka[r] = qa[r] = _mm512_setzero_ps();
+        const float *s = S + c;
+        for (int64_t i = 0; i < dk; i++, s += dv) {
+            const __m512 ki = _mm512_set1_ps(k[i]), qi = _mm512_set1_ps(q[i]);
+#pragma GCC unroll 8
+            for (int r = 0; r < 8; r++) {
+                const __m512 x = _mm512_loadu_ps(s + 16 * r);
+                ka[r] = _mm512_fmadd_ps(ki, x, ka[r]), qa[r] = _mm512_fmadd_ps(qi, x, qa[r]);
+            }
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++)
+            _mm512_storeu_ps(ks + c + 16 * r, ka[r]), _mm512_storeu_ps(qs + c + 16 * r, qa[r]);
+    }
+}
+
 GDN_X86 static void state_update_avx2(float *S, int64_t dk, int64_t dv, float alpha, const float *k, const float *d)
 {
     const __m256 a = _mm256_set1_ps(alpha);
@@ -192,7 +224,9 @@ static void recurrent_worker(void *p, int ith, int nth)
                 for (int64_t i = 0; i < dk; i++)
                     kq += (double)kb[i] * qb[i];
 #ifdef SEER_MM_X86
-                if (c->wide)
+                if (c->wide512)
+                    state_tmatvec2_avx512(S, dk, dv, kb, qb, ks, qs);
+                else if (c->wide)
                     state_tmatvec2_avx2(S, dk, dv, kb, qb, ks, qs);
                 else
 #endif
@@ -442,6 +476,7 @@ static int gdn_op(bool chunked, backend *be, tensor *out, const tensor *q, const
         return seer_err(SEER_EINVAL, "%s: dk %lld / dv %lld too large", op, (long long)c.dk, (long long)c.dv);
 #ifdef SEER_MM_X86
     c.wide = !chunked && c.dv % 32 == 0 && mm_x86_available();
+    c.wide512 = c.wide && c.dv % 128 == 0 && mm_avx512_available();
 #endif
     return gdn_run(op, be, chunked ? chunked_worker : recurrent_worker, n, &c);
 }
