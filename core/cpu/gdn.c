@@ -161,9 +161,9 @@ GDN_X86 static void state_tmatvec2_avx2(const float *S, int64_t dk, int64_t dv, 
    columns at a time (16 accumulators), so each row of the state is read whole and a head's state
    is one sequential stream. A decode token finds the state cold (a step's weights pass through
    the caches between tokens), and the pass above visits each row four times, 128 bytes each: perf
-   of 0.8B Q8_0 decode, 1 thread, put 5 % of the step in it, where reading the 18 MB at the read
-   loop's rate takes 1.4 %. The same sums in the same order per column as the AVX2 pass: the same
-   bits. */
+   of 0.8B Q8_0 decode, 1 thread, gave it 5.3 % of the products' time, where reading the 18 MB at
+   the read loop's rate takes 1.4 % of a step; this pass, 1.9 % (docs/PERFORMANCE.md). The same
+   sums in the same order per column as the AVX2 pass: the same bits. */
 #define GDN_512 __attribute__((target("avx512f,avx2,fma")))
 GDN_512 static void state_tmatvec2_avx512(const float *S, int64_t dk, int64_t dv, const float *k, const float *q,
                                           float *ks, float *qs)
