@@ -556,6 +556,10 @@ int reply_end(struct reply *rp, int rc, seer_result *out)
             r->stop != SEER_STOP_CANCELED) {
             int v = visible_add(&rp->vis, tail, tlen, true);
             rc = v < 0 ? v : SEER_OK;
+            /* the last token's unfinished character, flushed as U+FFFD, may complete a stop string:
+               the text is cut there like any other, so the reply ended at it */
+            if (v == 1)
+                r->stop = SEER_STOP_STRING;
         }
     }
     if (rc == SEER_OK) {

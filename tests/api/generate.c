@@ -298,6 +298,81 @@ out:
     seer_free(close), seer_free(think_end);
 }
 
+/* Whether the reply's tokens end inside a character: their last bytes a lead byte and fewer
+   continuation bytes than it announces, which the stream holds back until the reply ends and then
+   flushes as U+FFFD. */
+static bool ends_inside_a_character(const seer_model *m, const seer_result *r)
+{
+    char raw[512];
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_tokens; i++) {
+        size_t l;
+        const char *piece = seer_token_piece(m, r->tokens[i], &l);
+        if (!piece || l > sizeof raw - n)
+            return false;
+        memcpy(raw + n, piece, l);
+        n += l;
+    }
+    for (size_t back = 1; back <= 3 && back <= n; back++) {
+        const unsigned char b = (unsigned char)raw[n - back];
+        if ((b & 0xC0) == 0x80) /* a continuation byte: its lead is further back */
+            continue;
+        const size_t need = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+        return need > back;
+    }
+    return false;
+}
+
+/* A stop string that first appears in that flushed U+FFFD, after the last token, ends the reply
+   like any other: api_batch.t (seed 165511179) found such a cut reported as SEER_STOP_EOS. Sampling
+   seeds are tried until a 4-token reply ends inside a character; the same seed then stops at the
+   reply's last three bytes, found nowhere earlier. */
+static void check_stop_in_flushed_tail(seer_model *m)
+{
+    seer_context *c;
+    const int made = seer_context_create(m, NULL, &c);
+    if (!ok(made == SEER_OK, "a context for the flushed-tail stop (%s)", made ? seer_last_error() : "created"))
+        return;
+    const int32_t ids[5] = {1, 2, 3, 4, 5};
+    seer_generate_params p = seer_generate_params_default();
+    p.max_tokens = 4;
+    seer_result r = {0};
+    bool found = false;
+    for (uint64_t seed = 1; seed <= 200 && !found; seed++) {
+        p.sampling.seed = seed;
+        seer_context_reset(c);
+        if (seer_generate_tokens(c, ids, 5, &p, &r) != SEER_OK)
+            break;
+        /* ... and whose last three bytes, the flushed U+FFFD, appear nowhere before */
+        found = r.stop == SEER_STOP_LENGTH && strlen(r.text) == r.text_len && r.text_len >= 3 &&
+                ends_inside_a_character(m, &r) &&
+                strstr(r.text, r.text + r.text_len - 3) == r.text + r.text_len - 3;
+        if (!found)
+            seer_result_clear(&r);
+    }
+    if (!found) {
+        skip("no sampling seed in 1..200 gave a reply ending inside a character", "stop string in the flushed tail");
+        seer_context_free(c);
+        return;
+    }
+    char stop[4] = {0};
+    memcpy(stop, r.text + r.text_len - 3, 3);
+    const char *stops[1] = {stop};
+    p.stop = stops;
+    p.n_stop = 1;
+    seer_result r2 = {0};
+    seer_context_reset(c);
+    const int rc = seer_generate_tokens(c, ids, 5, &p, &r2);
+    const char *first = strstr(r.text, stop);
+    ok(rc == SEER_OK && r2.stop == SEER_STOP_STRING && r2.text_len == (size_t)(first - r.text),
+       "seed %llu: a stop string in the flushed tail (%02x%02x%02x) ends the reply there (stop %d, %zu of %zu bytes)",
+       (unsigned long long)p.sampling.seed, (unsigned char)stop[0], (unsigned char)stop[1], (unsigned char)stop[2],
+       r2.stop, r2.text_len, r.text_len);
+    seer_result_clear(&r);
+    seer_result_clear(&r2);
+    seer_context_free(c);
+}
+
 static void check_controls(seer_model *m)
 {
     seer_context *c;
@@ -321,24 +396,33 @@ static void check_controls(seer_model *m)
     ok(rc == SEER_OK && r2.n_tokens == r.n_tokens && !memcmp(r.tokens, r2.tokens, r.n_tokens * 4),
        "same seed after a reset gives the same tokens");
     seer_result_clear(&r2);
-    /* a stop string taken from the middle of the first output */
-    size_t tl = strlen(r.text);
-    if (tl >= 4) {
-        char stop[3] = {r.text[tl / 2], r.text[tl / 2 + 1], 0};
+    /* a stop string taken from the middle of the first output, and one of its last three bytes:
+       those may reach the text only when the stream flushes the last token's unfinished character
+       as U+FFFD, after the last token (api_batch.t, seed 165511179, reported such a cut as EOS) */
+    for (int at_end = 0; at_end < 2; at_end++) {
+        const size_t tl = strlen(r.text), sl = at_end ? 3 : 2;
+        if (tl < 4) {
+            skip("the first output is shorter than 4 bytes", at_end ? "stop string at the end" : "stop string");
+            continue;
+        }
+        char stop[4] = {0};
+        memcpy(stop, r.text + (at_end ? tl - sl : tl / 2), sl);
         const char *stops[1] = {stop};
         p.stop = stops;
         p.n_stop = 1;
         seer_context_reset(c);
         rc = seer_generate_tokens(c, ids, 5, &p, &r2);
         const char *first = strstr(r.text, stop);
+        char hex[2 * sizeof stop + 1] = {0}; /* the bytes may hold a newline or part of a character */
+        for (size_t i = 0; i < sl; i++)
+            snprintf(hex + 2 * i, 3, "%02x", (unsigned char)stop[i]);
         ok(rc == SEER_OK && r2.stop == SEER_STOP_STRING && strlen(r2.text) == (size_t)(first - r.text) &&
                !strstr(r2.text, stop),
-           "stop string '%s' ends the text right before it", stop);
+           "stop string %s (%s) ends the text right before it (stop %d)", hex,
+           at_end ? "the output's last bytes" : "from its middle", r2.stop);
         seer_result_clear(&r2);
         p.stop = NULL;
         p.n_stop = 0;
-    } else {
-        skip("the first output is shorter than 4 bytes", "stop string");
     }
     /* cancellation from the callback */
     memset(&cap, 0, sizeof cap);
@@ -430,6 +514,7 @@ int main(void)
     check_settle(m, 1);
     check_thinking_budget(m);
     check_controls(m);
+    check_stop_in_flushed_tail(m);
     check_frequency_penalty(m);
     seer_model_free(m);
     seer_model *bad;
