@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "core/utf8.h"
 #include "seer.h"
 #include "support/testutil.h"
 #include "tap.h"
@@ -298,9 +299,9 @@ out:
     seer_free(close), seer_free(think_end);
 }
 
-/* Whether the reply's tokens end inside a character: their last bytes a lead byte and fewer
-   continuation bytes than it announces, which the stream holds back until the reply ends and then
-   flushes as U+FFFD. */
+/* Whether the reply's tokens end inside a character: their raw bytes' last maximal subpart
+   (core/utf8.h) a well-formed start of a character that they do not finish, which the stream holds
+   back until the reply ends and then flushes as U+FFFD. */
 static bool ends_inside_a_character(const seer_model *m, const seer_result *r)
 {
     char raw[512];
@@ -313,12 +314,13 @@ static bool ends_inside_a_character(const seer_model *m, const seer_result *r)
         memcpy(raw + n, piece, l);
         n += l;
     }
-    for (size_t back = 1; back <= 3 && back <= n; back++) {
-        const unsigned char b = (unsigned char)raw[n - back];
-        if ((b & 0xC0) == 0x80) /* a continuation byte: its lead is further back */
-            continue;
-        const size_t need = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
-        return need > back;
+    for (size_t i = 0; i < n;) {
+        size_t full;
+        uint32_t cp;
+        const size_t k = utf8_subpart(raw + i, n - i, &full, &cp);
+        if (i + k == n)
+            return full > k;
+        i += k;
     }
     return false;
 }
