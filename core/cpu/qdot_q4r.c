@@ -179,8 +179,10 @@ T512 __attribute__((always_inline)) static inline __m512i sub_values(const r16_v
     const __m512i lo = _mm512_and_si512(_mm512_srli_epi16(v, 4 * (j % 2)), _mm512_set1_epi8(0x0F));
     if (!q5)
         return lo;
-    const __m512i h = _mm512_slli_epi16(_mm512_srli_epi16(_mm512_loadu_si512(s->qh[c]), j), 4);
-    return _mm512_or_si512(lo, _mm512_and_si512(h, _mm512_set1_epi8(0x10)));
+    /* the bytes whose bit j is set get 16 added: two instructions where shifting the bit into
+       place and merging it took four, which bound Q5_K at one thread (ops_bench --decode) */
+    const __mmask64 high = _mm512_test_epi8_mask(_mm512_loadu_si512(s->qh[c]), _mm512_set1_epi8((char)(1 << j)));
+    return _mm512_mask_add_epi8(lo, high, lo, _mm512_set1_epi8(0x10));
 }
 
 T512 void q4r_panel_sub(const tensor *w, int64_t u, int64_t i, int j, uint8_t q[8][Q4R_ROWS][4], float *d, float *m)
