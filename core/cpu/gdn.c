@@ -62,8 +62,8 @@ struct gdn_ctx {
     enum gdn_head_order order;          /* value-head → key-head mapping */
     int64_t dk, dv, Hk, Hv, T;
     float *scratch;                     /* per-thread work areas, scratch_floats each */
-    bool wide;                          /* the recurrent form's AVX2 + FMA passes apply */
-    bool wide512;                       /* and its read pass in AVX-512 */
+    /* the recurrent form's passes: plain C; AVX2 + FMA; or those with the read pass in AVX-512 */
+    enum { GDN_PLAIN, GDN_AVX2, GDN_AVX512 } isa;
     size_t scratch_floats;
     threadpool_queue heads;             /* heads are the unit of work (threads.h) */
 };
@@ -224,9 +224,9 @@ static void recurrent_worker(void *p, int ith, int nth)
                 for (int64_t i = 0; i < dk; i++)
                     kq += (double)kb[i] * qb[i];
 #ifdef SEER_MM_X86
-                if (c->wide512)
+                if (c->isa == GDN_AVX512)
                     state_tmatvec2_avx512(S, dk, dv, kb, qb, ks, qs);
-                else if (c->wide)
+                else if (c->isa == GDN_AVX2)
                     state_tmatvec2_avx2(S, dk, dv, kb, qb, ks, qs);
                 else
 #endif
@@ -237,7 +237,7 @@ static void recurrent_worker(void *p, int ith, int nth)
                     o[e] = alpha * qs[e] + (float)kq * d[e];
                 }
 #ifdef SEER_MM_X86
-                if (c->wide)
+                if (c->isa != GDN_PLAIN)
                     state_update_avx2(S, dk, dv, alpha, kb, d);
                 else
 #endif
@@ -475,8 +475,8 @@ static int gdn_op(bool chunked, backend *be, tensor *out, const tensor *q, const
     if (n == 0)
         return seer_err(SEER_EINVAL, "%s: dk %lld / dv %lld too large", op, (long long)c.dk, (long long)c.dv);
 #ifdef SEER_MM_X86
-    c.wide = !chunked && c.dv % 32 == 0 && mm_x86_available();
-    c.wide512 = c.wide && c.dv % 128 == 0 && mm_avx512_available();
+    if (!chunked && c.dv % 32 == 0 && mm_x86_available())
+        c.isa = c.dv % 128 == 0 && mm_avx512_available() ? GDN_AVX512 : GDN_AVX2;
 #endif
     return gdn_run(op, be, chunked ? chunked_worker : recurrent_worker, n, &c);
 }
