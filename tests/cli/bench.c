@@ -94,6 +94,26 @@ static void test_json(void)
     ok(bw > 1e8 && sb >= fb / 2 && sb <= fb + 64.0 * (1 << 20) && fabs(ceil_tps * sb - bw) <= 1e-6 * bw,
        "--json: read bandwidth %.2f GB/s, a decode step reads %.0f bytes of a %.0f-byte file, ceiling %.1f tokens/s",
        bw / 1e9, sb, fb, ceil_tps);
+    /* the rate is measured before the tests and after them, and the ceiling takes the higher */
+    const double before = json_number_value(json_object_get(j, "read_bandwidth_before_bytes_per_s")),
+                 after = json_number_value(json_object_get(j, "read_bandwidth_after_bytes_per_s"));
+    ok(before > 1e8 && after > 1e8 && bw == fmax(before, after),
+       "--json: read bandwidth %.2f GB/s before the tests, %.2f after, and the ceiling's is the higher", before / 1e9,
+       after / 1e9);
+    /* The read loop's 256 MiB buffer is not the model's memory: a decode run's peak RSS is a
+       prefill-only run's plus the decode state of this tiny model (well under 64 MiB). */
+    const double rss_decode = (double)json_integer_value(json_object_get(j, "peak_rss_bytes"));
+    json_decref(j);
+    test_run_free(&r);
+    snprintf(args, sizeof args, "bench -m '%s' --device cpu -t 2 -p 16 -n 0 --reps 1 --json", model);
+    r = test_seer(args);
+    j = r.status == 0 ? json_loads(r.out, 0, NULL) : NULL;
+    const double rss_prefill = (double)json_integer_value(json_object_get(j, "peak_rss_bytes"));
+    ok(rss_prefill > 0 && !json_object_get(j, "read_bandwidth_bytes_per_s") &&
+           fabs(rss_decode - rss_prefill) < 64.0 * (1 << 20),
+       "--json: peak RSS %.1f MiB with a decode test, %.1f MiB without (no read loop): the read loop's buffer is not "
+       "counted",
+       rss_decode / (1 << 20), rss_prefill / (1 << 20));
     json_decref(j);
     test_run_free(&r);
 }

@@ -382,7 +382,8 @@ static void json_str(const char *s)
 /* The memory roofline of decode on the CPU (bench_membw.c): read bandwidth, the bytes a step reads,
    and the tokens/s they allow one sequence; zero where it does not apply (a GPU, no decode test). */
 struct roofline {
-    double bandwidth;  /* bytes/s */
+    double bandwidth;  /* bytes/s: the higher of before and after */
+    double before, after; /* the read rate measured before the tests and after them */
     uint64_t step_bytes;
     int64_t kv_tokens; /* cached tokens a timed step reads, on average */
     double ceiling;    /* tokens/s */
@@ -415,9 +416,10 @@ static void print_results(const struct opts *o, const char *path, const qwen35_m
         }
         printf("], \"peak_rss_bytes\": %llu", (unsigned long long)rss);
         if (rf->bandwidth > 0)
-            printf(", \"read_bandwidth_bytes_per_s\": %.0f, \"decode_step_bytes\": %llu, "
-                   "\"decode_ceiling_tokens_per_s\": %.3f", rf->bandwidth, (unsigned long long)rf->step_bytes,
-                   rf->ceiling);
+            printf(", \"read_bandwidth_bytes_per_s\": %.0f, \"read_bandwidth_before_bytes_per_s\": %.0f, "
+                   "\"read_bandwidth_after_bytes_per_s\": %.0f, \"decode_step_bytes\": %llu, "
+                   "\"decode_ceiling_tokens_per_s\": %.3f", rf->bandwidth, rf->before, rf->after,
+                   (unsigned long long)rf->step_bytes, rf->ceiling);
         printf("}\n");
         return;
     }
@@ -435,10 +437,15 @@ static void print_results(const struct opts *o, const char *path, const qwen35_m
         printf("\n");
     }
     printf("peak RSS  %.1f MiB\n", (double)rss / (1 << 20));
-    if (rf->bandwidth > 0)
+    if (rf->bandwidth > 0) {
         printf("memory    read %.1f GB/s with %d threads; a decode step reads %.1f MiB (weights, recurrent "
                "state, %lld cached tokens): ceiling %.1f tokens/s\n", rf->bandwidth / 1e9, o->threads,
                (double)rf->step_bytes / (1 << 20), (long long)rf->kv_tokens, rf->ceiling);
+        /* a fifth apart: more than one machine's run-to-run spread, so the rate moved in the run */
+        if (MAX(rf->before, rf->after) > 1.2 * MIN(rf->before, rf->after))
+            printf("          the read rate moved during the run (%.1f GB/s before the tests, %.1f after): "
+                   "the share of the ceiling is uncertain\n", rf->before / 1e9, rf->after / 1e9);
+    }
 }
 
 /* ---- the command ----------------------------------------------------------------------------- */
@@ -558,12 +565,19 @@ int cli_bench(int argc, char **argv)
     for (int i = 1; i < o.parallel; i++)
         if ((rc = qwen35_state_create_kv(m, n_ctx, o.depth > 0 ? o.n_ubatch : 1, o.cache_type, &seqs[i])))
             goto done;
+    /* The read rate before the tests and after them: a shared machine's rate can move within a
+       run (on this project's 2-core VM the two threads' rate jumps between about 34 and 62 GB/s:
+       docs/PERFORMANCE.md), and the two figures show when it did. 256 MiB: far past any last-level
+       cache, so the reads come from DRAM as the weights' do. */
+    struct roofline rf = {0};
+    const bool roofline = o.n_decode > 0 && !strcmp(backend_name(be), "cpu") && file_bytes > 0;
+    if (roofline)
+        rf.before = bench_read_bandwidth(o.threads, (size_t)256 << 20, 5);
     if ((rc = run_tests(m, seqs, &o, res, n_res, prompt, logits)))
         goto done;
-    struct roofline rf = {0};
-    if (o.n_decode > 0 && !strcmp(backend_name(be), "cpu") && file_bytes > 0) {
-        /* 256 MiB: far past any last-level cache, so the reads come from DRAM as the weights' do */
-        rf.bandwidth = bench_read_bandwidth(o.threads, (size_t)256 << 20, 5);
+    if (roofline) {
+        rf.after = bench_read_bandwidth(o.threads, (size_t)256 << 20, 5);
+        rf.bandwidth = rf.before > 0 && rf.after > 0 ? MAX(rf.before, rf.after) : 0;
         /* the timed steps see depth + warm-up + 1 .. + n_decode tokens: their mean */
         rf.kv_tokens = o.depth + o.warmup + (o.n_decode + 1) / 2;
         rf.step_bytes = bench_decode_bytes(m, seqs[0], file_bytes, rf.kv_tokens);

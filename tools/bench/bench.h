@@ -23,8 +23,9 @@ int cli_bench_image(int argc, char **argv);
 /* `seer bench --video FILE`: one video's description timed by stage (bench_video.c). */
 int cli_bench_video(int argc, char **argv);
 
-/* The best of `reps` timed reads of a `bytes` buffer by `threads` threads, in bytes per second; 0
-   without memory for the buffer (bench_membw.c). */
+/* The best of `reps` timed reads of a `bytes` buffer by `threads` threads, in bytes per second, read
+   in a child process (the caller's peak resident memory does not count the buffer); 0 without
+   memory for the buffer or a process to read it in (bench_membw.c). */
 double bench_read_bandwidth(int threads, size_t bytes, int reps);
 /* Bytes one decode step of model m reads from memory: the weights it uses (file_bytes less an
    untied token embedding), the recurrent state of st's GDN layers, read and written, and the
