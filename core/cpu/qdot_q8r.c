@@ -109,14 +109,22 @@ bool q8r_ready(void)
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 #define UNROLL _Pragma("GCC unroll 8")
 
-/* The header's arithmetic for nx activation rows (a constant after inlining, so the accumulators
-   stay in registers and the rows' VPDPBUSD chains interleave). Activation row n's parts (qdot.h's
-   Q8_0 form): steps at xd, values at xq, −128·Σq at xb. */
+/* The header's arithmetic for nx activation rows (2 to 8: a constant after inlining, so the
+   accumulators stay in registers and the rows' VPDPBUSD chains interleave). Activation row n's
+   parts (qdot.h's Q8_0 form): steps at xd, values at xq, −128·Σq at xb.
+   A pair at a time, from a pointer that steps the pair's 1,088 bytes, the pair's 32 scales read as
+   one line, one chain per row and block. The loop it replaced went block by block, its addresses
+   from the block index, half a line of scales per block, each row's chunks in two chains: one
+   thread decoding 2, 4 and 8 sequences went from 54–58, 93–97 and 86–88 tokens/s to 62–67, 107–109
+   and 101–103 (0.8B Q8_0; docs/PERFORMANCE.md, "Q8_0 decode a pair at a time").
+   No software prefetch: the unit is read front to back, which the hardware prefetcher follows.
+   Hints into L2 4 and 16 blocks ahead, which the two-stream layout needed, cost a third on this
+   one (a probe of this loop, 1 thread: 28.5–29.7 GB/s without, 19.4–21.1 with). */
 T512 __attribute__((always_inline)) static inline void unit_n(const tensor *w, int64_t u, const char *x, size_t x_rb,
                                                               float *out, size_t out_stride, const int nx)
 {
     const int64_t nb = n_blocks(w);
-    const uint8_t *unit = q8r_unit_base(w, u);
+    const uint8_t *q = q8r_unit_base(w, u);
     const float *xd[Q8R_MAX_X];
     const int8_t *xq[Q8R_MAX_X];
     const int32_t *xb[Q8R_MAX_X];
@@ -128,51 +136,45 @@ T512 __attribute__((always_inline)) static inline void unit_n(const tensor *w, i
         xb[n] = (const int32_t *)(const void *)(xq[n] + QK8_0 * nb);
         acc[n] = _mm512_setzero_ps();
     }
-    /* No software prefetch: the unit is read front to back, which the hardware prefetcher follows.
-       Hints into L2 4 and 16 blocks ahead, which the two-stream layout needed, cost a third on
-       this one (a probe of this loop, 1 thread: 28.5–29.7 GB/s without, 19.4–21.1 with). */
-    for (int64_t j = 0; j < nb; j++) {
-        const uint8_t *q = unit + q8r_quads_at(j);
-        /* even and odd chunks in two VPDPBUSD chains (int32 sums: exact in any order), so one row
-           does not wait on the instruction's latency 8 times a block: one thread from 23.6–26.2 to
-           24.8–29.1 GB/s (ops_bench --decode), 0.8B decode 23.9–25.4 → 25.6–27.5 tokens/s */
-        __m512i a[Q8R_MAX_X], b[Q8R_MAX_X];
+    for (int64_t j = 0; j < nb; j += 2, q += Q8R_PAIR_BYTES) {
+        __m512i a[2][Q8R_MAX_X];
         UNROLL
-        for (int n = 0; n < nx; n++)
-            a[n] = _mm512_set1_epi32(xb[n][j]), b[n] = _mm512_setzero_si512();
-        UNROLL
-        for (int c = 0; c < 8; c++) {
-            const __m512i v = _mm512_loadu_si512(q + 64 * c);
+        for (int h = 0; h < 2; h++)
             UNROLL
-            for (int n = 0; n < nx; n++) {
-                int32_t quad;
-                memcpy(&quad, xq[n] + QK8_0 * j + 4 * c, 4);
-                if (c & 1)
-                    b[n] = _mm512_dpbusd_epi32(b[n], v, _mm512_set1_epi32(quad));
-                else
-                    a[n] = _mm512_dpbusd_epi32(a[n], v, _mm512_set1_epi32(quad));
+            for (int n = 0; n < nx; n++)
+                a[h][n] = _mm512_set1_epi32(xb[n][j + h]);
+        UNROLL
+        for (int h = 0; h < 2; h++)
+            UNROLL
+            for (int c = 0; c < 8; c++) {
+                const __m512i v = _mm512_loadu_si512(q + 512 * h + 64 * c);
+                UNROLL
+                for (int n = 0; n < nx; n++) {
+                    int32_t quad;
+                    memcpy(&quad, xq[n] + QK8_0 * (j + h) + 4 * c, 4);
+                    a[h][n] = _mm512_dpbusd_epi32(a[h][n], v, _mm512_set1_epi32(quad));
+                }
             }
+        const __m512i d = _mm512_loadu_si512(q + 1024); /* the pair's 2 × 16 f16 scales */
+        UNROLL
+        for (int h = 0; h < 2; h++) {
+            const __m512 wd = _mm512_cvtph_ps(h ? _mm512_extracti64x4_epi64(d, 1) : _mm512_castsi512_si256(d));
+            UNROLL
+            for (int n = 0; n < nx; n++)
+                acc[n] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a[h][n]), _mm512_mul_ps(wd, _mm512_set1_ps(xd[n][j + h])),
+                                         acc[n]);
         }
-        UNROLL
-        for (int n = 0; n < nx; n++)
-            a[n] = _mm512_add_epi32(a[n], b[n]);
-        const __m512 wd = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(unit + q8r_scales_at(j))));
-        UNROLL
-        for (int n = 0; n < nx; n++)
-            acc[n] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a[n]), _mm512_mul_ps(wd, _mm512_set1_ps(xd[n][j])), acc[n]);
     }
     UNROLL
     for (int n = 0; n < nx; n++)
         _mm512_storeu_ps(out + (size_t)n * out_stride, acc[n]);
 }
 
-/* One activation row, the decode of one sequence: unit_n's arithmetic (the same bits) a pair at a
-   time, from a pointer that steps a pair's 1,088 bytes, with four VPDPBUSD chains (the even and
-   odd chunks of both blocks) and the pair's scales read as one line. One thread, alternating with
-   the per-block loop, 3 rounds: 0.8B Q8_0 decode 27.5–27.9 → 30.4–31.4 tokens/s, 2B 11.0–11.8 →
-   12.5–12.6 (docs/PERFORMANCE.md, "Q8_0 decode of one sequence a pair at a time"). Several rows
-   keep unit_n: the pair loop made four rows slower at one thread, where they are bound by the
-   arithmetic rather than the reads. */
+/* One activation row, the decode of one sequence: unit_n's loop and bits, but each block's even and
+   odd chunks in two VPDPBUSD chains (int32 sums: exact in any order), so that the one row does not
+   wait on the instruction's latency 8 times a block. Against the block-by-block loop it replaced,
+   one thread: 0.8B Q8_0 decode 27.5–27.9 → 30.4–31.4 tokens/s, 2B 11.0–11.8 → 12.5–12.6; unit_n's
+   one chain per block gave 28.1–30.0 for the 0.8B in the same rounds. */
 T512 static void unit_1(const tensor *w, int64_t u, const char *x, float *out)
 {
     const int64_t nb = n_blocks(w);
