@@ -109,6 +109,15 @@ bool q8r_ready(void)
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 #define UNROLL _Pragma("GCC unroll 8")
 
+/* An activation row's parts in qdot.h's Q8_0 form (nb blocks): the steps, the values (after xd[nb]
+   and xc[nb][8]) and −128·Σq per block. */
+static inline void act_parts(const char *x, int64_t nb, const float **xd, const int8_t **xq, const int32_t **xb)
+{
+    *xd = (const float *)(const void *)((const block_q8x *)(const void *)x + nb);
+    *xq = (const int8_t *)(const void *)(*xd + 9 * nb);
+    *xb = (const int32_t *)(const void *)(*xq + QK8_0 * nb);
+}
+
 /* acc + VPDPBUSD(v, the 4 bytes at p broadcast to every lane), the broadcast folded into the
    instruction's memory operand ({1to16}), which GCC does not do from _mm512_set1_epi32: with 8
    activation rows half of unit_n's instructions were separate VPBROADCASTDs, and one thread decoding
@@ -144,9 +153,7 @@ T512 __attribute__((always_inline)) static inline void unit_n(const tensor *w, i
     __m512 acc[Q8R_MAX_X];
     UNROLL
     for (int n = 0; n < nx; n++) {
-        xd[n] = (const float *)(const void *)((const block_q8x *)(const void *)(x + (size_t)n * x_rb) + nb);
-        xq[n] = (const int8_t *)(const void *)(xd[n] + 9 * nb); /* after xd[nb] and xc[nb][8] */
-        xb[n] = (const int32_t *)(const void *)(xq[n] + QK8_0 * nb);
+        act_parts(x + (size_t)n * x_rb, nb, &xd[n], &xq[n], &xb[n]);
         acc[n] = _mm512_setzero_ps();
     }
     for (int64_t j = 0; j < nb; j += 2, q += Q8R_PAIR_BYTES) {
@@ -189,9 +196,10 @@ T512 static void unit_1(const tensor *w, int64_t u, const char *x, float *out)
 {
     const int64_t nb = n_blocks(w);
     const uint8_t *q = q8r_unit_base(w, u);
-    const float *xd = (const float *)(const void *)((const block_q8x *)(const void *)x + nb);
-    const int8_t *xq = (const int8_t *)(const void *)(xd + 9 * nb);
-    const int32_t *xb = (const int32_t *)(const void *)(xq + QK8_0 * nb);
+    const float *xd;
+    const int8_t *xq;
+    const int32_t *xb;
+    act_parts(x, nb, &xd, &xq, &xb);
     __m512 acc = _mm512_setzero_ps();
     for (int64_t j = 0; j < nb; j += 2, q += Q8R_PAIR_BYTES, xq += 2 * QK8_0) {
         __m512i a0 = _mm512_set1_epi32(xb[j]), b0 = _mm512_setzero_si512();
